@@ -1,0 +1,87 @@
+"""Settings for every part of the backend, read from ``CADENCIA_*`` env vars.
+
+Build one with :func:`load_settings`; nothing reads the environment at import time.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import platformdirs
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+def default_data_dir() -> Path:
+    """The user's data directory for cadencia (``~/.local/share/cadencia`` on Linux)."""
+    return Path(platformdirs.user_data_dir("cadencia", appauthor=False))
+
+
+class Settings(BaseSettings):
+    """Everything configurable. Every field has a sane default for a fresh machine."""
+
+    model_config = SettingsConfigDict(env_prefix="CADENCIA_", extra="ignore")
+
+    data_dir: Path = Field(default_factory=default_data_dir)
+    database_url: str | None = None
+    """State + event log + ERP. Default: ``sqlite:///<data_dir>/cadencia.sqlite3``."""
+    ledger_url: str | None = None
+    """Idempotency ledger. Default: the state database. ``dynamodb://TABLE?endpoint_url=&region=``."""
+    token: str | None = None
+    model: str = "scripted"
+    """Default model provider for agents (``scripted``, ``bedrock:MODEL_ID``, ``openai:MODEL``)."""
+    agent_models: dict[str, str] = Field(default_factory=dict)
+    """Per-agent overrides, e.g. ``{"infra": "planner"}`` (env: JSON)."""
+
+    host: str = "127.0.0.1"
+    port: int = 8765
+
+    teto_de_voltas: int = Field(default=4, ge=1, le=100)
+    """Loop ceiling: attempts per (conversa, entidade, ferramenta) before a human takes over."""
+    ledger_lease_seconds: float = Field(default=30.0, gt=0)
+    """A claim older than this that never completed is treated as ``resultado_incerto``."""
+    gate_correction_limit: int = Field(default=3, ge=1)
+
+    gateway_url: str | None = None
+    """Payment gateway base URL. Default: a local simulator started in-process."""
+    gateway_timeout_s: float = 5.0
+    gateway_secret_id: str = "cadencia/gateway-pagamento"
+    secrets_backend: str = "file"
+    """``file`` (data dir, mode 0600) or ``aws`` (Secrets Manager)."""
+
+    aws_region: str = "us-east-1"
+    aws_endpoint_url: str | None = None
+    """For moto or LocalStack; applies to every boto3 client built from these settings."""
+    cloudwatch_enabled: bool = False
+    iam_auth: bool = False
+    """PostgreSQL tool roles authenticate with RDS IAM tokens instead of passwords."""
+
+    max_body_bytes: int = 1_000_000
+    semgrep_bin: str | None = None
+    """Path of the semgrep executable when it is not on PATH (it lives in its own venv)."""
+
+    def resolved_database_url(self) -> str:
+        """The state database URL, defaulting to a SQLite file in the data dir."""
+        if self.database_url:
+            return self.database_url
+        return f"sqlite:///{self.data_dir / 'cadencia.sqlite3'}"
+
+    def resolved_ledger_url(self) -> str:
+        """The ledger URL, defaulting to the state database."""
+        return self.ledger_url or self.resolved_database_url()
+
+    def boto3_kwargs(self) -> dict[str, Any]:
+        """Keyword arguments for ``boto3.client(...)`` honouring region and endpoint."""
+        kwargs: dict[str, Any] = {"region_name": self.aws_region}
+        if self.aws_endpoint_url:
+            kwargs["endpoint_url"] = self.aws_endpoint_url
+        return kwargs
+
+
+def load_settings(**overrides: Any) -> Settings:
+    """Read settings from the environment, then apply non-None ``overrides``."""
+    clean = {k: v for k, v in overrides.items() if v is not None}
+    settings = Settings(**clean)
+    settings.data_dir = Path(settings.data_dir).expanduser()
+    return settings
