@@ -1,0 +1,137 @@
+"""Build a provider from a spec string, and resolve which spec each agent is bound to.
+
+Specs (``CADENCIA_MODEL`` and the values of ``CADENCIA_AGENT_MODELS``)::
+
+    scripted                        replay a JSON script (see ``scripted.py``)
+    bedrock:<modelId>               Bedrock Converse, client from ``Settings.boto3_kwargs()``
+    openai:<model>@<base_url>       OpenAI-compatible chat completions at ``base_url`` (with /v1)
+    openai:<model>                  same, base URL from settings/env (default api.openai.com/v1)
+    planner                         reserved: the rule-based infra planner, which is not a
+                                    model; the runtime checks :func:`is_planner` first
+
+OpenAI settings not (yet) on :class:`Settings` are read from the environment:
+``CADENCIA_OPENAI_BASE_URL`` / ``OPENAI_BASE_URL``, ``CADENCIA_OPENAI_API_KEY`` /
+``OPENAI_API_KEY`` and ``CADENCIA_OPENAI_TIMEOUT_S`` (seconds, default 60).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from backend.agents.providers.base import ModelProvider
+from backend.agents.providers.bedrock import BedrockProvider
+from backend.agents.providers.openai import OpenAIProvider
+from backend.agents.providers.scripted import Script, ScriptedProvider
+from backend.exceptions import ConfigError
+
+PLANNER = "planner"
+DEFAULT_OPENAI_BASE_URL = "https://api.openai.com/v1"
+
+
+def model_binding(agent_id: str, settings: Any) -> str:
+    """The provider spec bound to ``agent_id``.
+
+    Lookup order in ``settings.agent_models``: the exact id, then ``dev-*`` / ``dev`` for any
+    ``dev-<module>`` agent, then ``*``; otherwise ``settings.model``.
+    """
+    overrides: Mapping[str, str] = getattr(settings, "agent_models", None) or {}
+    keys = [agent_id]
+    if agent_id.startswith("dev-"):
+        keys += ["dev-*", "dev"]
+    keys.append("*")
+    for key in keys:
+        if overrides.get(key):
+            return overrides[key]
+    return str(getattr(settings, "model", "scripted") or "scripted")
+
+
+def is_planner(spec: str) -> bool:
+    """Whether ``spec`` names the rule-based infra planner rather than a model."""
+    return spec.strip() == PLANNER
+
+
+def make_provider(
+    spec: str,
+    *,
+    settings: Any,
+    scripts: Script | str | Path | Mapping[str, Any] | None = None,
+    agent_id: str = "*",
+    start_at: int = 0,
+    bedrock_client: Any = None,
+    http_client: Any = None,
+) -> ModelProvider:
+    """Build the provider named by ``spec``.
+
+    Args:
+        spec: see the module docstring.
+        settings: a :class:`backend.settings.Settings` (AWS region/endpoint, OpenAI URL).
+        scripts: the script for ``scripted`` (all agents; ``agent_id`` picks one).
+        agent_id: the agent the provider is for (picks its script, names tool-call ids).
+        start_at: for ``scripted``, the number of turns the agent already took.
+        bedrock_client: an injected ``bedrock-runtime`` client (tests, custom config).
+        http_client: an injected ``httpx.AsyncClient`` for ``openai``.
+
+    Raises:
+        ConfigError: unknown spec, ``planner``, or an OpenAI endpoint without an API key.
+        ScriptError: the script is malformed.
+    """
+    kind, _, rest = spec.strip().partition(":")
+    if kind == "scripted" and not rest:
+        return ScriptedProvider.for_agent(scripts or {}, agent_id, start_at=start_at)
+    if kind == PLANNER and not rest:
+        raise ConfigError(
+            "'planner' is the rule-based infra planner, not a model provider; "
+            "check is_planner(spec) and run the planner instead",
+            spec=spec,
+        )
+    if kind == "bedrock" and rest:
+        client = bedrock_client
+        if client is None:
+            import boto3
+
+            client = boto3.client("bedrock-runtime", **settings.boto3_kwargs())
+        return BedrockProvider(rest, client=client)
+    if kind == "openai" and rest:
+        return _openai(rest, settings=settings, http_client=http_client)
+    raise ConfigError(
+        f"unknown model provider spec {spec!r}: expected 'scripted', 'bedrock:<modelId>', "
+        "'openai:<model>[@<base_url>]' or 'planner'",
+        spec=spec,
+    )
+
+
+def _openai(rest: str, *, settings: Any, http_client: Any) -> OpenAIProvider:
+    model, _, base_url = rest.partition("@")
+    if not model:
+        raise ConfigError("openai spec needs a model: 'openai:<model>[@<base_url>]'", spec=rest)
+    base_url = (
+        base_url
+        or getattr(settings, "openai_base_url", None)
+        or os.environ.get("CADENCIA_OPENAI_BASE_URL")
+        or os.environ.get("OPENAI_BASE_URL")
+        or DEFAULT_OPENAI_BASE_URL
+    )
+    api_key = (
+        getattr(settings, "openai_api_key", None)
+        or os.environ.get("CADENCIA_OPENAI_API_KEY")
+        or os.environ.get("OPENAI_API_KEY")
+    )
+    if not api_key and base_url.rstrip("/") == DEFAULT_OPENAI_BASE_URL:
+        raise ConfigError(
+            "openai provider for api.openai.com needs an API key "
+            "(CADENCIA_OPENAI_API_KEY or OPENAI_API_KEY)",
+            model=model,
+        )
+    timeout_raw = os.environ.get("CADENCIA_OPENAI_TIMEOUT_S") or getattr(
+        settings, "openai_timeout_s", None
+    )
+    try:
+        timeout = float(timeout_raw) if timeout_raw else 60.0
+    except ValueError as exc:
+        raise ConfigError(f"CADENCIA_OPENAI_TIMEOUT_S is not a number: {timeout_raw!r}") from exc
+    return OpenAIProvider(
+        model, base_url=base_url, api_key=api_key, timeout=timeout, client=http_client
+    )
