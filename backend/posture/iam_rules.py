@@ -141,12 +141,16 @@ def _wildcard_actions(source: PolicySource, stmt: Statement) -> list[IamFinding]
     return out
 
 
-def _resource_star(source: PolicySource, stmt: Statement, granted: frozenset[str]) -> list[IamFinding]:
+def _resource_star(
+    source: PolicySource, stmt: Statement, granted: frozenset[str]
+) -> list[IamFinding]:
     if "*" not in stmt.resources:
         return []
     # rds-db and secretsmanager get their own, more specific findings below.
     data = sorted(
-        a for a in granted if _is_data_action(a) and not a.startswith(("rds-db:", "secretsmanager:"))
+        a
+        for a in granted
+        if _is_data_action(a) and not a.startswith(("rds-db:", "secretsmanager:"))
     )
     if not data:
         return []
@@ -220,7 +224,9 @@ def _rds_db(source: PolicySource, stmt: Statement, granted: frozenset[str]) -> l
     return out
 
 
-def _secret_arns(source: PolicySource, stmt: Statement, granted: frozenset[str]) -> list[IamFinding]:
+def _secret_arns(
+    source: PolicySource, stmt: Statement, granted: frozenset[str]
+) -> list[IamFinding]:
     secret_actions = sorted(
         a for a in granted if a.startswith("secretsmanager:") and a.lower() not in _STAR_ONLY
     )
@@ -265,14 +271,18 @@ def _may_match_gateway(resource: str) -> bool:
     return fnmatchcase(candidate, match["name"].replace("[", "[[]"))
 
 
-def _gateway_secret(source: PolicySource, stmt: Statement, granted: frozenset[str]) -> list[IamFinding]:
+def _gateway_secret(
+    source: PolicySource, stmt: Statement, granted: frozenset[str]
+) -> list[IamFinding]:
     if source.tool == REFUND_TOOL or "secretsmanager:getsecretvalue" not in _lower(granted):
         return []
     reaching = [r for r in stmt.resources if _may_match_gateway(r)]
     if not reaching:
         return []
-    who = f"role {source.role!r} ({describe_tool(source.tool)})" if source.role else (
-        describe_tool(source.tool)
+    who = (
+        f"role {source.role!r} ({describe_tool(source.tool)})"
+        if source.role
+        else (describe_tool(source.tool))
     )
     if source.tool is None:
         who += ", so consultar-status-pedido and atualizar-cadastro too,"
@@ -308,9 +318,7 @@ def _unused(source: PolicySource, stmt: Statement) -> list[IamFinding]:
     return out
 
 
-def check_role(
-    file: str, role: str, sources: Iterable[PolicySource]
-) -> list[IamFinding]:
+def check_role(file: str, role: str, sources: Iterable[PolicySource]) -> list[IamFinding]:
     """Role-wide rule: a known tool's role must hold every action the tool needs.
 
     Only meaningful when all of the role's policies are visible (a Terraform

@@ -136,7 +136,9 @@ class _Extractor:
         return dict(self.renderer.render({"Version": "2012-10-17", "Statement": statements}))
 
     # -- assembly ----------------------------------------------------------------
-    def add(self, origin: Block, name: str, value: Any, roles: list[tuple[str | None, Tool | None]]) -> None:
+    def add(
+        self, origin: Block, name: str, value: Any, roles: list[tuple[str | None, Tool | None]]
+    ) -> None:
         before = len(self.renderer.unresolved)
         doc, note = self.document(value, origin)
         if doc is None:
