@@ -1,0 +1,358 @@
+"""Ledger storage on DynamoDB through an injected boto3 client.
+
+Key design (one table, hash key ``pk`` only, TTL attribute ``expira_em``)::
+
+    pk = "teto#<conversa>#<entidade>#<ferramenta>"   attempts N, blocked N, expira_em N
+    pk = "<chave de idempotencia>"                   status, payload_hash, lease_until, ...
+
+The seed's ``Query`` with ``begins_with`` on the partition key cannot work (a key condition
+needs the exact partition key), so attempts are not counted by listing claims: the ceiling
+is ONE atomic bounded increment on a counter item (``ADD attempts :one`` guarded by
+``attempts < :max``). Only when that succeeds is the claim written, as a conditional
+``PutItem`` (``attribute_not_exists(pk)``). The two writes are not one transaction, and
+they need not be: the increment alone decides the ceiling and the put alone decides the
+claim, each atomic on its own.
+
+Claims carry no ``expira_em``: "at most once per pedido" must outlive any retention period.
+Counters do (``counter_ttl_seconds``), so abandoned conversations do not accumulate forever.
+``_expire`` and ``_by_status`` scan the table; they are operator/maintenance paths
+(``reconcile``, the approvals screen), never the per-call hot path, which only touches
+single items by key.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from decimal import Decimal
+from typing import Any
+
+from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
+from botocore.exceptions import BotoCoreError, ClientError
+
+from backend.exceptions import LedgerError
+from backend.ledger.base import Ledger, RecordStatus, StoredReservation
+
+_CONDITION_FAILED = "ConditionalCheckFailedException"
+_CLAIM_FIELDS = ("ferramenta", "conversa_id", "entidade_id", "payload_hash", "valor")
+_serializer = TypeSerializer()
+_deserializer = TypeDeserializer()
+
+
+class _ConditionFailed(Exception):
+    """A conditional write found the item in another state (``item`` is its old image)."""
+
+    def __init__(self, item: dict[str, Any] | None) -> None:
+        super().__init__("conditional check failed")
+        self.item = item
+
+
+def _to_python(value: Any) -> Any:
+    if isinstance(value, Decimal):
+        return int(value) if value == value.to_integral_value() else float(value)
+    if isinstance(value, dict):
+        return {k: _to_python(v) for k, v in value.items()}
+    if isinstance(value, (list, set)):
+        return [_to_python(v) for v in value]
+    return value
+
+
+def _decode(item: dict[str, Any]) -> dict[str, Any]:
+    return {k: _to_python(_deserializer.deserialize(v)) for k, v in item.items()}
+
+
+def _encode(value: Any) -> dict[str, Any]:
+    if isinstance(value, float):
+        value = Decimal(repr(value))
+    return _serializer.serialize(value)  # type: ignore[no-any-return]
+
+
+def _record_row(item: dict[str, Any]) -> dict[str, Any] | None:
+    """A storage item as the row shape :class:`LedgerRecord` reads (None for counters)."""
+    row = _decode(item)
+    if "status" not in row:
+        return None
+    row["chave"] = row.pop("pk")
+    row.setdefault("valor", None)
+    row.setdefault("resultado", None)
+    return row
+
+
+class DynamoLedger(Ledger):
+    """Storage for :class:`~backend.ledger.base.Ledger` on one DynamoDB table."""
+
+    def __init__(
+        self,
+        client: Any,
+        table: str,
+        *,
+        teto: int = 4,
+        lease_seconds: float = 30.0,
+        counter_ttl_seconds: int | None = 30 * 24 * 3600,
+    ) -> None:
+        super().__init__(teto=teto, lease_seconds=lease_seconds)
+        self.client = client
+        self.table = table
+        self.counter_ttl_seconds = counter_ttl_seconds
+
+    # -- boundary ---------------------------------------------------------------------------
+
+    def _call(self, operation: str, **kwargs: Any) -> dict[str, Any]:
+        """Run one client operation; botocore errors become :class:`LedgerError`."""
+        try:
+            response: dict[str, Any] = getattr(self.client, operation)(
+                TableName=self.table, **kwargs
+            )
+            return response
+        except ClientError as exc:
+            code = exc.response.get("Error", {}).get("Code", "")
+            if code == _CONDITION_FAILED:
+                raise _ConditionFailed(exc.response.get("Item")) from exc
+            hint = " (create it with backend.ledger.dynamodb.create_table)" if (
+                code == "ResourceNotFoundException"
+            ) else ""
+            raise LedgerError(
+                f"DynamoDB {operation} on {self.table!r} failed: {code}{hint}",
+                table=self.table,
+                operation=operation,
+                code=code,
+            ) from exc
+        except BotoCoreError as exc:
+            raise LedgerError(
+                f"DynamoDB {operation} on {self.table!r} failed: {exc}",
+                table=self.table,
+                operation=operation,
+            ) from exc
+
+    @staticmethod
+    def _key(pk: str) -> dict[str, Any]:
+        return {"pk": {"S": pk}}
+
+    # -- storage ----------------------------------------------------------------------------
+
+    def _reserve(
+        self, counter: str, teto: int, claim_row: dict[str, Any] | None, now: str
+    ) -> StoredReservation:
+        attempts, blocked = self._bump(counter, teto, now)
+        if blocked or claim_row is None:
+            return StoredReservation(attempts, blocked, False, None)
+        item = {"pk": _encode(claim_row["chave"]), "status": _encode("tentando")}
+        for field in (*_CLAIM_FIELDS, "lease_until"):
+            if claim_row.get(field) is not None:
+                item[field] = _encode(claim_row[field])
+        item["created_at"] = item["updated_at"] = _encode(now)
+        try:
+            self._call(
+                "put_item",
+                Item=item,
+                ConditionExpression="attribute_not_exists(pk)",
+                ReturnValuesOnConditionCheckFailure="ALL_OLD",
+            )
+        except _ConditionFailed as failed:
+            existing = _record_row(failed.item) if failed.item else self._get(claim_row["chave"])
+            return StoredReservation(attempts, blocked, False, existing)
+        return StoredReservation(attempts, blocked, True, None)
+
+    def _bump(self, counter: str, teto: int, now: str) -> tuple[int, int]:
+        """The bounded increment: ``attempts`` below ``teto`` grows, else ``blocked`` does."""
+        values: dict[str, Any] = {":one": {"N": "1"}, ":now": {"S": now}}
+        set_clause = "SET updated_at = :now"
+        if self.counter_ttl_seconds is not None:
+            values[":exp"] = {"N": str(int(time.time()) + self.counter_ttl_seconds)}
+            set_clause += ", expira_em = :exp"
+        try:
+            got = self._call(
+                "update_item",
+                Key=self._key(counter),
+                UpdateExpression=f"ADD attempts :one {set_clause}",
+                ConditionExpression="attribute_not_exists(attempts) OR attempts < :max",
+                ExpressionAttributeValues={**values, ":max": {"N": str(teto)}},
+                ReturnValues="UPDATED_NEW",
+            )
+            return int(got["Attributes"]["attempts"]["N"]), 0
+        except _ConditionFailed:
+            got = self._call(
+                "update_item",
+                Key=self._key(counter),
+                UpdateExpression=f"ADD blocked :one {set_clause}",
+                ExpressionAttributeValues=values,
+                ReturnValues="ALL_NEW",
+            )
+            row = _decode(got["Attributes"])
+            return int(row.get("attempts", 0)), int(row["blocked"])
+
+    def _get(self, chave: str) -> dict[str, Any] | None:
+        got = self._call("get_item", Key=self._key(chave), ConsistentRead=True)
+        item = got.get("Item")
+        return _record_row(item) if item else None
+
+    def _retake(self, chave: str, claim_row: dict[str, Any], now: str) -> bool:
+        values: dict[str, Any] = {
+            ":tentando": {"S": "tentando"},
+            ":falhou": {"S": "falhou"},
+            ":conversa": _encode(claim_row["conversa_id"]),
+            ":hash": _encode(claim_row["payload_hash"]),
+            ":lease": _encode(claim_row["lease_until"]),
+            ":now": {"S": now},
+        }
+        sets = [
+            "#st = :tentando",
+            "conversa_id = :conversa",
+            "payload_hash = :hash",
+            "lease_until = :lease",
+            "updated_at = :now",
+        ]
+        removes = ["resultado"]
+        if claim_row.get("valor") is None:
+            removes.append("valor")
+        else:
+            sets.append("valor = :valor")
+            values[":valor"] = _encode(claim_row["valor"])
+        try:
+            self._call(
+                "update_item",
+                Key=self._key(chave),
+                UpdateExpression=f"SET {', '.join(sets)} REMOVE {', '.join(removes)}",
+                ConditionExpression="#st = :falhou",
+                ExpressionAttributeNames={"#st": "status"},
+                ExpressionAttributeValues=values,
+            )
+        except _ConditionFailed:
+            return False
+        return True
+
+    def _finish(
+        self,
+        chave: str,
+        expected: RecordStatus,
+        status: RecordStatus,
+        resultado: dict[str, Any] | None,
+        now: str,
+    ) -> bool:
+        values: dict[str, Any] = {
+            ":expected": {"S": expected},
+            ":status": {"S": status},
+            ":now": {"S": now},
+        }
+        if resultado is None:
+            update = "SET #st = :status, updated_at = :now REMOVE resultado"
+        else:
+            update = "SET #st = :status, updated_at = :now, resultado = :res"
+            values[":res"] = {"S": json.dumps(resultado, ensure_ascii=False, default=str)}
+        try:
+            self._call(
+                "update_item",
+                Key=self._key(chave),
+                UpdateExpression=update,
+                ConditionExpression="#st = :expected",
+                ExpressionAttributeNames={"#st": "status"},
+                ExpressionAttributeValues=values,
+            )
+        except _ConditionFailed:
+            return False
+        return True
+
+    def _expire(self, epoch: float, now: str) -> list[str]:
+        condition = "#st = :tentando AND lease_until < :epoch"
+        values = {":tentando": {"S": "tentando"}, ":epoch": _encode(epoch)}
+        expired: list[str] = []
+        for item in self._scan(condition, values):
+            try:
+                # Re-checked per item: a claim completed after the scan read it stays as is.
+                self._call(
+                    "update_item",
+                    Key={"pk": item["pk"]},
+                    UpdateExpression="SET #st = :incerto, updated_at = :now",
+                    ConditionExpression=condition,
+                    ExpressionAttributeNames={"#st": "status"},
+                    ExpressionAttributeValues={
+                        **values,
+                        ":incerto": {"S": "resultado_incerto"},
+                        ":now": {"S": now},
+                    },
+                )
+            except _ConditionFailed:
+                continue
+            expired.append(item["pk"]["S"])
+        return expired
+
+    def _by_status(self, status: RecordStatus) -> list[dict[str, Any]]:
+        items = self._scan("#st = :status", {":status": {"S": status}})
+        rows = [row for row in map(_record_row, items) if row is not None]
+        return sorted(rows, key=lambda r: str(r["created_at"]))
+
+    def _scan(self, condition: str, values: dict[str, Any]) -> list[dict[str, Any]]:
+        """Every item matching ``condition`` (operator paths only; reads the whole table)."""
+        items: list[dict[str, Any]] = []
+        kwargs: dict[str, Any] = {
+            "FilterExpression": condition,
+            "ExpressionAttributeNames": {"#st": "status"},
+            "ExpressionAttributeValues": values,
+            "ConsistentRead": True,
+        }
+        while True:
+            page = self._call("scan", **kwargs)
+            items.extend(page.get("Items", []))
+            if "LastEvaluatedKey" not in page:
+                return items
+            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+    def _counter(self, counter: str) -> tuple[int, int] | None:
+        got = self._call("get_item", Key=self._key(counter), ConsistentRead=True)
+        item = got.get("Item")
+        if not item:
+            return None
+        row = _decode(item)
+        return int(row.get("attempts", 0)), int(row.get("blocked", 0))
+
+
+def create_table(client: Any, name: str, *, wait: bool = True) -> bool:
+    """Create the ledger table (on-demand, hash key ``pk``, TTL ``expira_em``) if missing.
+
+    Idempotent: returns True when it created the table, False when it already existed.
+    The layout matches ``deploy/terraform`` (``hash_key = "pk"``).
+    """
+    created = True
+    try:
+        client.create_table(
+            TableName=name,
+            BillingMode="PAY_PER_REQUEST",
+            AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+            KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+        )
+    except ClientError as exc:
+        if exc.response.get("Error", {}).get("Code") != "ResourceInUseException":
+            raise LedgerError(f"cannot create DynamoDB table {name!r}: {exc}", table=name) from exc
+        created = False
+    except BotoCoreError as exc:
+        raise LedgerError(f"cannot create DynamoDB table {name!r}: {exc}", table=name) from exc
+    try:
+        if wait:
+            client.get_waiter("table_exists").wait(
+                TableName=name, WaiterConfig={"Delay": 1, "MaxAttempts": 60}
+            )
+        if created:
+            client.update_time_to_live(
+                TableName=name,
+                TimeToLiveSpecification={"Enabled": True, "AttributeName": "expira_em"},
+            )
+    except ClientError as exc:
+        # Real DynamoDB refuses to re-enable TTL that is already on; that is fine.
+        if "already enabled" not in str(exc).lower():
+            raise LedgerError(f"cannot configure DynamoDB table {name!r}: {exc}", table=name) from exc
+    except BotoCoreError as exc:
+        raise LedgerError(f"cannot configure DynamoDB table {name!r}: {exc}", table=name) from exc
+    return created
+
+
+def drop_table(client: Any, name: str) -> bool:
+    """Delete the ledger table; False when it did not exist (for ``teardown``)."""
+    try:
+        client.delete_table(TableName=name)
+    except ClientError as exc:
+        if exc.response.get("Error", {}).get("Code") == "ResourceNotFoundException":
+            return False
+        raise LedgerError(f"cannot delete DynamoDB table {name!r}: {exc}", table=name) from exc
+    except BotoCoreError as exc:
+        raise LedgerError(f"cannot delete DynamoDB table {name!r}: {exc}", table=name) from exc
+    return True
