@@ -1,0 +1,108 @@
+"""``cadencia audit``: least-privilege audits, one sub-command each.
+
+``audit iam`` lives here. Other audits register themselves through
+:data:`AUDIT_SUBCOMMANDS`: each entry is ``"module:function"`` where
+``function(subparsers)`` adds one sub-parser and sets ``handler``. Imports stay lazy
+so ``cadencia --help`` does not load parliament or python-hcl2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from backend.posture.iam import IamReport
+
+# Registry of further audits. `audit grants` (PostgreSQL privileges) plugs in here:
+#     "backend.posture.grants_audit:register",
+AUDIT_SUBCOMMANDS: tuple[str, ...] = ()
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``audit`` and its sub-commands to the ``cadencia`` parser."""
+    parser = subparsers.add_parser(
+        "audit",
+        help="least-privilege audits (exit 1 on a violation)",
+        description="Least-privilege audits. Each exits 0 when clean, 1 on a violation, "
+        "2 when its input cannot be read.",
+    )
+    sub = parser.add_subparsers(dest="audit_command", metavar="AUDIT", required=True)
+    register_iam(sub)
+    for spec in AUDIT_SUBCOMMANDS:
+        module_name, _, function = spec.partition(":")
+        getattr(importlib.import_module(module_name), function)(sub)
+
+
+def register_iam(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``audit iam PATH... [--tool T] [--json]``."""
+    parser = subparsers.add_parser(
+        "iam",
+        help="lint IAM policies and Terraform for least privilege",
+        description="Audit IAM policy JSON files and Terraform directories: wildcard "
+        "actions, Resource '*' on data/secret actions, wildcard db users and secret ARNs, "
+        "roles other than emitir-reembolso's reaching the gateway secret, grants a tool "
+        "never uses (plus parliament's general checks).",
+    )
+    parser.add_argument("paths", nargs="+", metavar="PATH", help="policy .json file or .tf dir")
+    parser.add_argument(
+        "--tool",
+        default=None,
+        help="tool whose role the JSON policies belong to (consulta, reembolso, cadastro); "
+        "default: guessed from role/file name, else the role counts as shared",
+    )
+    parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    parser.set_defaults(handler=run_iam)
+
+
+def run_iam(args: argparse.Namespace) -> int:
+    """Run the IAM audit; 0 clean, 1 violation (errors from the paths propagate → 2)."""
+    from backend.posture.iam import audit_iam
+    from backend.posture.iam_tools import parse_tool
+
+    tool = parse_tool(args.tool) if args.tool else None
+    report = audit_iam(args.paths, tool=tool)
+    if args.json:
+        print(json.dumps(report.model_dump(mode="json"), indent=2, ensure_ascii=False))
+    else:
+        _print_iam(report)
+    return 1 if report.verdict == "fail" else 0
+
+
+def _print_iam(report: IamReport) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    files = sorted({p.file for p in report.policies} | {f.file for f in report.findings})
+    for file in files:
+        findings = [f for f in report.findings if f.file == file]
+        policies = [p for p in report.policies if p.file == file]
+        errors = sum(f.severity == "error" for f in findings)
+        mark = "[bold red]FAIL[/]" if errors else "[bold green]ok[/]"
+        console.print(f"\n{mark} [bold]{file}[/] — {len(policies)} policies, {errors} errors")
+        for policy in policies:
+            who = f"role {policy.role}" if policy.role else "no role (shared by all tools)"
+            tool = policy.tool or "any tool"
+            console.print(f"  [dim]{policy.policy}: {who}, {tool}[/]")
+        if not findings:
+            continue
+        table = Table(show_header=True, header_style="bold", expand=True)
+        table.add_column("", width=4)
+        table.add_column("policy / role", ratio=2, overflow="fold")
+        table.add_column("statement", ratio=1, overflow="fold")
+        table.add_column("rule", no_wrap=True)
+        table.add_column("problem", ratio=4, overflow="fold")
+        for f in findings:
+            level = "[red]ERR[/]" if f.severity == "error" else "[yellow]warn[/]"
+            where = f.policy + (f"\n{f.role}" if f.role else "")
+            table.add_row(level, where, f.statement, f.rule, f.message)
+        console.print(table)
+    errors = len(report.errors)
+    warnings = len(report.findings) - errors
+    if report.verdict == "fail":
+        console.print(f"\n[bold red]audit iam: FAIL[/] — {errors} violations, {warnings} warnings")
+    else:
+        console.print(f"\n[bold green]audit iam: pass[/] — 0 violations, {warnings} warnings")
