@@ -14,6 +14,7 @@ import shlex
 from collections import defaultdict
 from collections.abc import Callable
 from pathlib import PurePosixPath
+from typing import Any
 
 import yaml
 
@@ -293,7 +294,7 @@ def _fix_workflow(text: str, keys: set[str]) -> str:
     if _any(keys, "pull_request_target", "pull-request-target"):
         doc["on"] = _replace_trigger(doc.get("on"))
     if _any(keys, "permission"):
-        ordered: dict[object, object] = {}
+        ordered: dict[Any, Any] = {}
         for k, v in doc.items():
             if k == "jobs" and "permissions" not in doc:
                 ordered["permissions"] = {"contents": "read"}
@@ -301,7 +302,8 @@ def _fix_workflow(text: str, keys: set[str]) -> str:
                 ordered[k] = v
         ordered.setdefault("permissions", {"contents": "read"})
         doc = ordered
-    if _any(keys, "github.event", "injection", "interpolat", "run-shell", "script"):
+    if _any(keys, "github.event", "github.head_ref", "injection", "interpolat", "run-shell",
+            "script"):
         for job in (doc.get("jobs") or {}).values():
             for step in (job or {}).get("steps", []) or []:
                 if isinstance(step, dict) and isinstance(step.get("run"), str):
@@ -336,6 +338,7 @@ def _lift_expressions(step: dict[str, object]) -> None:
         env[name] = "${{ " + expr + " }}"
         return f'"${{{name}}}"'
 
-    step["run"] = re.sub(r"\$\{\{\s*(github\.event\.[^}]+?)\s*\}\}", repl, str(step["run"]))
+    step["run"] = re.sub(r"\$\{\{\s*(github\.(?:event\.|head_ref)[^}]*?)\s*\}\}", repl,
+                         str(step["run"]))
     if env:
         step["env"] = env

@@ -1,0 +1,119 @@
+"""Per-tool ERP connections: each tool reaches the ERP as its own role, nothing more.
+
+On PostgreSQL a tool logs in as its login role (``cadencia_agente_*``) with its own
+credentials, so the database itself refuses what the grants spec does not allow. On
+SQLite the same spec becomes an authorizer on the tool's own connection.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from backend.erp.grants import sqlite_authorizer
+from backend.exceptions import StorageError
+from backend.store.db import Database, PostgresDatabase, SqliteDatabase, Tx
+from backend.store.queries import load_queries
+
+CredentialFn = Callable[[str], str]
+"""Returns the password (or IAM token) of a tool role; called only when a tool connects."""
+
+
+class ToolConnection:
+    """A connection to the ERP as one tool role."""
+
+    def __init__(self, db: Database, role: str, credential: CredentialFn | None) -> None:
+        self.role = role
+        self._db = db
+        self._lock = threading.Lock()
+        self._sqlite: Any = None
+        self._pool: Any = None
+        self._credential = credential
+
+    @contextmanager
+    def transaction(self) -> Iterator[Tx]:
+        """One transaction as this role."""
+        if isinstance(self._db, SqliteDatabase):
+            with self._lock:
+                if self._sqlite is None:
+                    self._sqlite = self._db.connect(authorizer=sqlite_authorizer(self.role))
+                conn = self._sqlite
+                cursor = conn.cursor()
+                try:
+                    cursor.execute("BEGIN IMMEDIATE")
+                    yield Tx(cursor, load_queries("sqlite"), "sqlite")
+                    cursor.execute("COMMIT")
+                except BaseException as exc:
+                    if conn.in_transaction:
+                        conn.execute("ROLLBACK")
+                    import sqlite3
+
+                    if isinstance(exc, sqlite3.Error):
+                        raise StorageError(f"ERP refused {self.role}: {exc}") from exc
+                    raise
+                finally:
+                    cursor.close()
+            return
+        if isinstance(self._db, PostgresDatabase):
+            import psycopg
+
+            pool = self._pg_pool()
+            try:
+                with pool.connection() as conn, conn.transaction(), conn.cursor() as cursor:
+                    yield Tx(cursor, load_queries("postgres"), "postgres")
+            except psycopg.Error as exc:
+                raise StorageError(f"ERP refused {self.role}: {exc}") from exc
+            return
+        raise StorageError(f"no ERP connection for {type(self._db).__name__}")
+
+    def _pg_pool(self) -> Any:
+        from psycopg.conninfo import conninfo_to_dict, make_conninfo
+        from psycopg.rows import dict_row
+        from psycopg_pool import ConnectionPool
+
+        with self._lock:
+            if self._pool is None:
+                if self._credential is None:
+                    raise StorageError(f"no credentials for ERP role {self.role}")
+                params = conninfo_to_dict(self._db.url)
+                params["user"] = self.role
+                params.pop("password", None)
+                self._pool = ConnectionPool(
+                    make_conninfo(**params),
+                    min_size=1,
+                    max_size=4,
+                    kwargs={"row_factory": dict_row},
+                    connection_class=_role_connection_class(self._credential, self.role),
+                    max_lifetime=600,  # shorter than an RDS IAM token's 15 minutes
+                    open=True,
+                    timeout=15,
+                )
+            return self._pool
+
+    def close(self) -> None:
+        """Close whatever this role opened."""
+        with self._lock:
+            if self._sqlite is not None:
+                self._sqlite.close()
+                self._sqlite = None
+            if self._pool is not None:
+                self._pool.close()
+                self._pool = None
+
+
+def _role_connection_class(credential: CredentialFn, role: str) -> type:
+    """A psycopg Connection class that asks for the role's credential on every connect.
+
+    Fresh per connection so an RDS IAM auth token (valid 15 minutes) is never reused stale.
+    """
+    import psycopg
+
+    class RoleConnection(psycopg.Connection):  # type: ignore[type-arg]
+        @classmethod
+        def connect(cls, conninfo: str = "", **kwargs: Any) -> Any:  # type: ignore[override]
+            kwargs["password"] = credential(role)
+            return super().connect(conninfo, **kwargs)
+
+    return RoleConnection

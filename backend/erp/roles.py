@@ -1,0 +1,91 @@
+"""Create the three tool login roles on PostgreSQL and apply the grants spec.
+
+Idempotent: roles that exist are kept (roles are cluster-wide, so another database may
+already have made them); their password is (re)set only when this data dir's secret
+store has none, and the stored one is used from then on. Grants are always re-rendered
+from :mod:`backend.erp.grants` after a ``REVOKE ALL``, so a drifted grant is repaired.
+"""
+
+from __future__ import annotations
+
+import secrets as _secrets
+from typing import TYPE_CHECKING
+
+from backend.erp.grants import TOOL_ROLES, render_postgres_grants
+from backend.exceptions import SecretError, StorageError
+from backend.store.db import PostgresDatabase
+
+if TYPE_CHECKING:
+    from backend.erp.connections import CredentialFn
+    from backend.secrets.base import SecretStore
+    from backend.settings import Settings
+
+
+def role_secret_id(role: str) -> str:
+    """Where a tool role's password lives in the secret store."""
+    return f"db/{role}"
+
+
+def ensure_tool_roles(db: PostgresDatabase, store: SecretStore, *, iam_auth: bool = False) -> list[str]:
+    """Create missing roles, set credentials, apply grants. Returns the roles created."""
+    import psycopg
+    from psycopg import sql
+
+    created: list[str] = []
+    try:
+        with db.pool.connection() as conn, conn.transaction():
+            # Two processes migrating at once must not both try CREATE ROLE.
+            conn.execute("SELECT pg_advisory_xact_lock(738700003)")
+            for role in TOOL_ROLES:
+                exists = conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (role,)).fetchone()
+                if not exists:
+                    conn.execute(
+                        sql.SQL(
+                            "CREATE ROLE {} LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOINHERIT"
+                        ).format(sql.Identifier(role))
+                    )
+                    created.append(role)
+                if not iam_auth:
+                    # Setting the stored password again is a no-op on a second run and
+                    # repairs a role whose password another data dir changed.
+                    try:
+                        password = store.get(role_secret_id(role))
+                    except SecretError:
+                        password = _secrets.token_urlsafe(24)
+                        store.put(role_secret_id(role), password)
+                    conn.execute(
+                        sql.SQL("ALTER ROLE {} PASSWORD {}").format(
+                            sql.Identifier(role), sql.Literal(password)
+                        )
+                    )
+                if iam_auth:
+                    has_rds_iam = conn.execute("SELECT 1 FROM pg_roles WHERE rolname='rds_iam'").fetchone()
+                    if has_rds_iam:
+                        conn.execute(sql.SQL("GRANT rds_iam TO {}").format(sql.Identifier(role)))
+            conn.execute(render_postgres_grants())
+    except psycopg.Error as exc:
+        raise StorageError(f"could not create tool roles or apply grants: {exc}") from exc
+    return created
+
+
+def credential_fn(settings: Settings, store: SecretStore, db_url: str) -> CredentialFn:
+    """How tool connections authenticate: stored passwords, or RDS IAM auth tokens."""
+    if not settings.iam_auth:
+        return lambda role: store.get(role_secret_id(role))
+    import boto3
+    from psycopg.conninfo import conninfo_to_dict
+
+    params = conninfo_to_dict(db_url)
+    client = boto3.client("rds", **settings.boto3_kwargs())
+
+    def token(role: str) -> str:
+        return str(
+            client.generate_db_auth_token(
+                DBHostname=params.get("host", "localhost"),
+                Port=int(params.get("port", 5432)),
+                DBUsername=role,
+                Region=settings.aws_region,
+            )
+        )
+
+    return token

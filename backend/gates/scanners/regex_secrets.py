@@ -1,0 +1,61 @@
+"""A floor under the secret scanners: AWS keys and PEM private keys by regex.
+
+Runs in-process, so it still catches the worst leaks if detect-secrets or semgrep is
+missing, and no comment or config in the PR can turn it off.
+"""
+
+from __future__ import annotations
+
+import re
+
+from backend.gates.findings import Finding, ScanResult
+from backend.gates.scanners._base import ScanContext
+
+TOOL = "secret-regex"
+PATTERNS: tuple[tuple[str, re.Pattern[str], str], ...] = (
+    (
+        "aws-access-key-id",
+        re.compile(r"(?<![A-Z0-9])(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|AROA|APKA)[A-Z0-9]{16}(?![A-Z0-9])"),
+        "AWS access key id",
+    ),
+    (
+        "aws-secret-access-key",
+        re.compile(
+            r"(?i)aws[_\-. ]?(?:secret[_\-. ]?(?:access[_\-. ]?)?key|secret)[\"']?\s*[:=]\s*[\"']?"
+            r"(?-i:[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"
+        ),
+        "AWS secret access key",
+    ),
+    (
+        "private-key",
+        re.compile(r"-----BEGIN (?:RSA |DSA |EC |OPENSSH |ENCRYPTED |PGP )?PRIVATE KEY(?: BLOCK)?-----"),
+        "private key",
+    ),
+)
+
+
+def scan(ctx: ScanContext) -> ScanResult | None:
+    """Scan every text file of the copy; ``None`` when the copy is empty."""
+    if not ctx.files:
+        return None
+    findings: list[Finding] = []
+    for rel in ctx.files:
+        try:
+            text = (ctx.root / rel).read_text(encoding="utf-8")
+        except (UnicodeDecodeError, OSError):
+            continue
+        findings.extend(find_secrets(text, rel))
+    return ScanResult.from_findings(TOOL, findings)
+
+
+def find_secrets(text: str, file: str = "") -> list[Finding]:
+    """Every AWS key or private key header in ``text``, one finding per match."""
+    findings = []
+    for rule, pattern, label in PATTERNS:
+        for match in pattern.finditer(text):
+            line = text.count("\n", 0, match.start()) + 1
+            findings.append(
+                Finding(file=file, line=line, tool=TOOL, rule=rule, severity="error",
+                        message=f"{label} committed in plain text; remove it and rotate it")
+            )
+    return findings

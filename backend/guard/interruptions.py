@@ -1,0 +1,175 @@
+"""Human takeovers ("interrupções"): opened by the guard, worked by operators.
+
+One takeover per (conversa, entidade, ferramenta, motivo), however many attempts hit the
+ceiling. Claiming is first-come: a second operator gets :class:`ConflictError`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from backend.events import EventLog, utcnow_iso
+from backend.exceptions import ConflictError, NotFoundError
+from backend.store.db import Row, dumps, loads
+
+Motivo = Literal["teto_de_voltas", "conflito_de_valor", "resultado_incerto"]
+
+
+@dataclass(frozen=True)
+class Interruption:
+    """A conversation waiting for a human."""
+
+    id: int
+    conversa_id: str
+    entidade_id: str
+    ferramenta: str
+    motivo: str
+    argumentos: dict[str, Any]
+    attempts: int
+    status: str
+    claimed_by: str | None
+    resolution: str | None
+    reply: str | None
+    opened_at: str
+    updated_at: str
+
+    @classmethod
+    def from_row(cls, row: Row) -> Interruption:
+        """Build from a database row."""
+        return cls(**{**row, "id": int(row["id"]), "argumentos": loads(row["argumentos"]) or {}})
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form (the API's interruption item)."""
+        return {
+            "id": self.id,
+            "conversation": self.conversa_id,
+            "pedido": self.entidade_id,
+            "ferramenta": self.ferramenta,
+            "motivo": self.motivo,
+            "argumentos": self.argumentos,
+            "attempts": self.attempts,
+            "status": self.status,
+            "since": self.opened_at,
+            "claimed_by": self.claimed_by,
+            "resolution": self.resolution,
+            "reply": self.reply,
+        }
+
+
+class Interruptions:
+    """Open, list, claim and close takeovers; every change is an event."""
+
+    def __init__(self, events: EventLog) -> None:
+        self.events = events
+        self.db = events.db
+
+    def open(
+        self,
+        *,
+        conversa_id: str,
+        entidade_id: str,
+        ferramenta: str,
+        motivo: Motivo,
+        argumentos: dict[str, Any],
+        attempts: int,
+    ) -> tuple[int, bool]:
+        """Open the takeover for this combination unless one is already open.
+
+        Returns ``(id, created)``.
+        """
+        params = {
+            "conversa_id": conversa_id,
+            "entidade_id": entidade_id,
+            "ferramenta": ferramenta,
+            "motivo": motivo,
+            "argumentos": dumps(argumentos),
+            "attempts": attempts,
+            "now": utcnow_iso(),
+        }
+        published = []
+        with self.db.transaction() as tx:
+            row = tx.one("interruption_open", params)
+            if row is not None:
+                created, ident = True, int(row["id"])
+                published.append(
+                    self.events.append_in(
+                        tx,
+                        "interrupcao.aberta",
+                        {"id": ident, **{k: v for k, v in params.items() if k != "now"},
+                         "argumentos": argumentos},
+                        agent="atendimento",
+                    )
+                )
+            else:
+                created = False
+                tx.execute("interruption_touch", params)
+                existing = tx.all("interruptions_unresolved")
+                ident = next(
+                    (
+                        int(r["id"])
+                        for r in existing
+                        if (r["conversa_id"], r["entidade_id"], r["ferramenta"], r["motivo"])
+                        == (conversa_id, entidade_id, ferramenta, motivo)
+                    ),
+                    0,
+                )
+        self.events.publish(published)
+        return ident, created
+
+    def get(self, ident: int) -> Interruption:
+        """One takeover; :class:`NotFoundError` when unknown."""
+        with self.db.transaction(write=False) as tx:
+            row = tx.one("interruption_get", {"id": ident})
+        if row is None:
+            raise NotFoundError(f"no interruption with id {ident}", id=ident)
+        return Interruption.from_row(row)
+
+    def unresolved(self) -> list[Interruption]:
+        """Open and claimed takeovers, oldest first."""
+        with self.db.transaction(write=False) as tx:
+            return [Interruption.from_row(r) for r in tx.all("interruptions_unresolved")]
+
+    def claim(self, ident: int, operator: str) -> Interruption:
+        """Take over a conversation; only one operator at a time."""
+        with self.db.transaction() as tx:
+            changed = tx.execute("interruption_claim", {"id": ident, "operator": operator, "now": utcnow_iso()})
+            row = tx.one("interruption_get", {"id": ident})
+            if row is None:
+                raise NotFoundError(f"no interruption with id {ident}", id=ident)
+            if not changed:
+                current = Interruption.from_row(row)
+                raise ConflictError(
+                    f"interruption {ident} is {current.status}"
+                    + (f" by {current.claimed_by}" if current.claimed_by else ""),
+                    id=ident,
+                )
+            event = self.events.append_in(
+                tx, "interrupcao.assumida", {"id": ident, "operator": operator}, agent="operador"
+            )
+        self.events.publish([event])
+        return Interruption.from_row(row)
+
+    def close(self, ident: int, operator: str, resolution: str, reply: str) -> Interruption:
+        """Mark resolved; only the operator who claimed it may."""
+        with self.db.transaction() as tx:
+            changed = tx.execute(
+                "interruption_resolve",
+                {"id": ident, "operator": operator, "resolution": resolution, "reply": reply,
+                 "now": utcnow_iso()},
+            )
+            row = tx.one("interruption_get", {"id": ident})
+            if row is None:
+                raise NotFoundError(f"no interruption with id {ident}", id=ident)
+            if not changed:
+                raise ConflictError(
+                    f"interruption {ident} must be claimed by {operator} before resolving", id=ident
+                )
+            event = self.events.append_in(
+                tx,
+                "interrupcao.resolvida",
+                {"id": ident, "operator": operator, "resolution": resolution},
+                agent="operador",
+            )
+        self.events.publish([event])
+        return Interruption.from_row(row)

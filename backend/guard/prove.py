@@ -1,0 +1,151 @@
+"""``cadencia prove``: replay malformed reasoning against a design and count REAL debits.
+
+Each scenario line is one conversation whose model insists on the same tool. The figures
+in the summary come from the gateway's journal, never from what the guard believes.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ValidationError as PydanticValidationError
+
+from backend.erp.seed import upsert_pedidos
+from backend.exceptions import ValidationError
+from backend.guard.orchestrator import Architecture
+from backend.guard.service import build_guard
+from backend.settings import Settings, load_settings
+
+
+class Chamada(BaseModel):
+    """One tool call the (malformed) reasoning makes."""
+
+    model_config = ConfigDict(extra="forbid")
+    ferramenta: str
+    argumentos: Any = None
+
+
+class Turno(BaseModel):
+    """One customer message and the calls the agent made for it."""
+
+    model_config = ConfigDict(extra="forbid")
+    cliente: str
+    chamadas: list[Chamada] = Field(default_factory=list, max_length=100)
+
+
+class PedidoDoCenario(BaseModel):
+    """An order the scenario needs in the ERP."""
+
+    model_config = ConfigDict(extra="allow")
+    pedidoId: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")  # noqa: N815
+    valorPedido: str = Field(pattern=r"^\d{1,10}(\.\d{1,2})?$")  # noqa: N815
+    clienteId: str | None = Field(default=None, pattern=r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")  # noqa: N815
+
+
+class Conversa(BaseModel):
+    """One scenario line."""
+
+    model_config = ConfigDict(extra="forbid")
+    conversaId: str = Field(min_length=1, max_length=128)  # noqa: N815
+    pedidos: list[PedidoDoCenario] = Field(default_factory=list)
+    turnos: list[Turno]
+
+
+def load_scenario(path: Path) -> list[Conversa]:
+    """Parse a JSONL scenario; :class:`ValidationError` names the bad line."""
+    conversas: list[Conversa] = []
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise ValidationError(f"cannot read scenario {path}: {exc.strerror}") from exc
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            conversas.append(Conversa.model_validate_json(line))
+        except PydanticValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(map(str, first["loc"])) or "line"
+            raise ValidationError(f"{path}:{number}: {where}: {first['msg']}") from exc
+    if not conversas:
+        raise ValidationError(f"scenario {path} has no conversations")
+    return conversas
+
+
+@dataclass
+class ProveResult:
+    """Attempt records and the summary of one run."""
+
+    records: list[dict[str, Any]]
+    summary: dict[str, Any]
+
+
+def prove(
+    conversas: Iterable[Conversa],
+    architecture: Architecture,
+    *,
+    settings: Settings | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> ProveResult:
+    """Replay ``conversas`` against ``architecture`` on a fresh store (unless ``settings``
+    name a database/ledger) with a local gateway simulator, and measure."""
+    conversas = list(conversas)
+    with tempfile.TemporaryDirectory(prefix="cadencia-prove-") as tmp:
+        if settings is None:
+            settings = load_settings(data_dir=Path(tmp))
+        settings = settings.model_copy(update={"gateway_url": None})
+        if not settings.database_url:
+            settings = settings.model_copy(
+                update={"database_url": f"sqlite:///{Path(tmp) / 'prove.sqlite3'}", "data_dir": Path(tmp)}
+            )
+        guard = build_guard(settings, architecture=architecture)
+        try:
+            upsert_pedidos(guard.db, (p.model_dump() for c in conversas for p in c.pedidos))
+            records: list[dict[str, Any]] = []
+            for index, conversa in enumerate(conversas, 1):
+                for turno in conversa.turnos:
+                    guard.conversations.append(conversa.conversaId, "cliente", turno.cliente)
+                    for chamada in turno.chamadas:
+                        attempt = guard.orchestrator.call(
+                            conversa.conversaId, chamada.ferramenta, chamada.argumentos
+                        )
+                        records.append(attempt.record)
+                        guard.conversations.append(conversa.conversaId, "agente", attempt.mensagem)
+                if progress:
+                    progress(index, len(conversas))
+            assert guard.simulator is not None
+            debits = guard.simulator.debits()
+        finally:
+            guard.close()
+    return ProveResult(records, summarize(architecture, conversas, records, debits))
+
+
+def summarize(
+    architecture: str, conversas: list[Conversa], records: list[dict[str, Any]], debits: list[Any]
+) -> dict[str, Any]:
+    """The ``--resumo`` keys (DESIGN.md) from records and the gateway journal."""
+    debited_pedidos = {d.pedido_id for d in debits}
+    teto_convs = {r["conversaId"] for r in records if r["resultado"] == "bloqueado_por_teto"}
+    return {
+        "architecture": architecture,
+        "conversations": len(conversas),
+        "refund_calls": sum(1 for r in records if r["ferramenta"] == "emitir-reembolso"),
+        "gateway_debits": len(debits),
+        "duplicate_debits": len(debits) - len(debited_pedidos),
+        "interrupted_by_ceiling": len(teto_convs),
+        "blocked_by_idempotency": sum(1 for r in records if r["resultado"] == "bloqueado_por_idempotencia"),
+        "invalid_arguments": sum(1 for r in records if r["resultado"] == "argumentos_invalidos"),
+    }
+
+
+def write_json(path: Path, value: Any) -> None:
+    """Write JSON atomically (a crash never leaves half a file)."""
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(value, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    tmp.replace(path)

@@ -1,0 +1,226 @@
+"""One small interface over SQLite (embedded default) and PostgreSQL (psycopg 3).
+
+Callers run named queries from ``sql/`` inside :meth:`Database.transaction`; rows come
+back as plain dicts with timestamps as ISO-8601 strings and JSON columns decoded, so
+code above this module never sees which engine it talks to.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from datetime import datetime
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+from backend.exceptions import ConfigError, StorageError
+from backend.store.queries import Dialect, load_queries
+
+Row = dict[str, Any]
+
+
+def _normalize(row: Mapping[str, Any]) -> Row:
+    out: Row = {}
+    for key, value in row.items():
+        if isinstance(value, datetime):
+            value = value.isoformat()
+        elif isinstance(value, Decimal):
+            value = str(value)
+        out[key] = value
+    return out
+
+
+class Tx:
+    """A transaction in progress: run named queries, get dict rows back."""
+
+    def __init__(self, cursor: Any, queries: dict[str, str], dialect: Dialect) -> None:
+        self._cursor = cursor
+        self._queries = queries
+        self.dialect = dialect
+
+    def execute(self, name: str, params: Mapping[str, Any] | None = None) -> int:
+        """Run query ``name``; return the number of rows it changed."""
+        self._run(self._queries[name], params)
+        return int(self._cursor.rowcount or 0)
+
+    def execute_sql(self, sql: str, params: Mapping[str, Any] | None = None) -> int:
+        """Run literal SQL built by the caller from allow-listed identifiers only."""
+        self._run(sql, params)
+        return int(self._cursor.rowcount or 0)
+
+    def one(self, name: str, params: Mapping[str, Any] | None = None) -> Row | None:
+        """Run query ``name`` and return its first row, or None."""
+        self._run(self._queries[name], params)
+        row = self._cursor.fetchone()
+        return _normalize(row) if row is not None else None
+
+    def all(self, name: str, params: Mapping[str, Any] | None = None) -> list[Row]:
+        """Run query ``name`` and return every row."""
+        self._run(self._queries[name], params)
+        return [_normalize(r) for r in self._cursor.fetchall()]
+
+    def _run(self, sql: str, params: Mapping[str, Any] | None) -> None:
+        self._cursor.execute(sql, dict(params or {}))
+
+
+class Database:
+    """A database reached through a URL; see :func:`open_database`."""
+
+    dialect: Dialect
+    url: str
+
+    @contextmanager
+    def transaction(self, *, write: bool = True) -> Iterator[Tx]:  # pragma: no cover - abstract
+        raise NotImplementedError
+        yield
+
+    def close(self) -> None:
+        """Release connections."""
+
+
+def _sqlite_row(cursor: sqlite3.Cursor, row: tuple[Any, ...]) -> dict[str, Any]:
+    return {d[0]: v for d, v in zip(cursor.description, row, strict=True)}
+
+
+class SqliteDatabase(Database):
+    """SQLite in WAL mode; one connection per thread, writes under ``BEGIN IMMEDIATE``."""
+
+    dialect: Dialect = "sqlite"
+
+    def __init__(self, path: Path, *, url: str) -> None:
+        self.path = path
+        self.url = url
+        self._local = threading.local()
+        self._all: list[sqlite3.Connection] = []
+        self._lock = threading.Lock()
+        self._queries = load_queries("sqlite")
+        path.parent.mkdir(parents=True, exist_ok=True)
+
+    def connect(self, authorizer: Any = None) -> sqlite3.Connection:
+        """A new connection with the project's pragmas (optionally under an authorizer)."""
+        conn = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
+        conn.row_factory = _sqlite_row
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")
+        conn.execute("PRAGMA foreign_keys=ON")
+        conn.execute("PRAGMA busy_timeout=30000")
+        if authorizer is not None:
+            conn.set_authorizer(authorizer)
+        return conn
+
+    def _conn(self) -> sqlite3.Connection:
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = self.connect()
+            self._local.conn = conn
+            with self._lock:
+                self._all.append(conn)
+        return conn
+
+    @contextmanager
+    def transaction(self, *, write: bool = True) -> Iterator[Tx]:
+        conn = self._conn()
+        cursor = conn.cursor()
+        try:
+            cursor.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+            yield Tx(cursor, self._queries, "sqlite")
+            cursor.execute("COMMIT")
+        except BaseException as exc:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            if isinstance(exc, sqlite3.Error):
+                raise StorageError(f"SQLite error: {exc}") from exc
+            raise
+        finally:
+            cursor.close()
+
+    def close(self) -> None:
+        with self._lock:
+            for conn in self._all:
+                conn.close()
+            self._all.clear()
+        self._local = threading.local()
+
+
+class PostgresDatabase(Database):
+    """PostgreSQL through a psycopg connection pool; rows as dicts."""
+
+    dialect: Dialect = "postgres"
+
+    def __init__(self, url: str, *, min_size: int = 1, max_size: int = 8) -> None:
+        import psycopg
+        from psycopg.rows import dict_row
+        from psycopg_pool import ConnectionPool
+
+        self.url = url
+        self._queries = load_queries("postgres")
+        try:
+            self.pool = ConnectionPool(
+                url,
+                min_size=min_size,
+                max_size=max_size,
+                kwargs={"row_factory": dict_row, "autocommit": False},
+                open=True,
+                timeout=30,
+            )
+            self.pool.wait(timeout=30)
+        except (psycopg.Error, Exception) as exc:  # PoolTimeout is not a psycopg.Error
+            raise StorageError(f"cannot connect to PostgreSQL at {_redact(url)}: {exc}") from exc
+
+    @contextmanager
+    def transaction(self, *, write: bool = True) -> Iterator[Tx]:
+        import psycopg
+
+        try:
+            with self.pool.connection() as conn, conn.transaction(), conn.cursor() as cursor:
+                yield Tx(cursor, self._queries, "postgres")
+        except psycopg.Error as exc:
+            raise StorageError(f"PostgreSQL error: {exc}") from exc
+
+    def close(self) -> None:
+        self.pool.close()
+
+
+def _redact(url: str) -> str:
+    parsed = urlparse(url)
+    if parsed.password:
+        return url.replace(f":{parsed.password}@", ":***@")
+    return url
+
+
+def sqlite_path(url: str) -> Path:
+    """The file path of a ``sqlite:///PATH`` URL."""
+    parsed = urlparse(url)
+    path = (parsed.netloc + parsed.path) if parsed.netloc else parsed.path
+    if not path:
+        raise ConfigError(f"sqlite URL has no file path: {url!r}")
+    return Path(path).expanduser()
+
+
+def open_database(url: str) -> Database:
+    """Open the database named by ``url`` (``sqlite:///FILE`` or ``postgresql://...``)."""
+    scheme = urlparse(url).scheme
+    if scheme == "sqlite":
+        return SqliteDatabase(sqlite_path(url), url=url)
+    if scheme in ("postgresql", "postgres"):
+        return PostgresDatabase(url)
+    raise ConfigError(
+        f"unsupported database URL scheme {scheme!r}: use sqlite:///FILE or postgresql://..."
+    )
+
+
+def dumps(value: Any) -> str:
+    """JSON for storage: compact, UTF-8 kept, decimals as strings."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+def loads(value: Any) -> Any:
+    """Decode a JSON column (PostgreSQL hands JSONB back already decoded)."""
+    if value is None or isinstance(value, (dict, list)):
+        return value
+    return json.loads(value)

@@ -1,0 +1,91 @@
+"""Apply the numbered, append-only migrations in ``sql/<dialect>/migrations``."""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import UTC, datetime
+
+from backend.exceptions import MigrationError
+from backend.store.db import Database, PostgresDatabase, SqliteDatabase
+from backend.store.queries import migration_files
+
+# An arbitrary constant: every process migrating the same PostgreSQL waits on it.
+_PG_MIGRATION_LOCK = 738_700_001
+
+
+def migrate(db: Database) -> list[int]:
+    """Apply pending migrations; return the versions applied (empty when up to date)."""
+    if isinstance(db, SqliteDatabase):
+        return _migrate_sqlite(db)
+    if isinstance(db, PostgresDatabase):
+        return _migrate_postgres(db)
+    raise MigrationError(f"no migrations for {type(db).__name__}")
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat()
+
+
+def _migrate_sqlite(db: SqliteDatabase) -> list[int]:
+    conn = db.connect()
+    applied: list[int] = []
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        conn.execute(
+            "CREATE TABLE IF NOT EXISTS schema_migrations "
+            "(version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
+        )
+        done = {r["version"] for r in conn.execute("SELECT version FROM schema_migrations")}
+        for version, name, sql in migration_files("sqlite"):
+            if version in done:
+                continue
+            for statement in _split(sql):
+                conn.execute(statement)
+            conn.execute(
+                "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
+                (version, name, _now()),
+            )
+            applied.append(version)
+        conn.execute("COMMIT")
+    except sqlite3.Error as exc:
+        conn.execute("ROLLBACK")
+        raise MigrationError(f"SQLite migration failed: {exc}") from exc
+    finally:
+        conn.close()
+    return applied
+
+
+def _split(sql: str) -> list[str]:
+    """Split a migration into statements (migrations contain no semicolons in literals)."""
+    return [s.strip() for s in sql.split(";") if s.strip() and not _only_comments(s)]
+
+
+def _only_comments(chunk: str) -> bool:
+    return all(not line.strip() or line.strip().startswith("--") for line in chunk.splitlines())
+
+
+def _migrate_postgres(db: PostgresDatabase) -> list[int]:
+    import psycopg
+
+    applied: list[int] = []
+    try:
+        with db.pool.connection() as conn, conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (_PG_MIGRATION_LOCK,))
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, "
+                "name TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL)"
+            )
+            rows = conn.execute("SELECT version FROM schema_migrations").fetchall()
+            done = {r["version"] for r in rows}
+            for version, name, sql in migration_files("postgres"):
+                if version in done:
+                    continue
+                conn.execute(sql)
+                conn.execute(
+                    "INSERT INTO schema_migrations (version, name, applied_at) VALUES (%s, %s, %s)",
+                    (version, name, _now()),
+                )
+                applied.append(version)
+    except psycopg.Error as exc:
+        raise MigrationError(f"PostgreSQL migration failed: {exc}") from exc
+    return applied

@@ -1,0 +1,4 @@
+-- SQLite-only queries and overrides.
+
+-- name: event_notify
+SELECT 1

@@ -1,0 +1,124 @@
+"""Fixtures shared by every test level: real PostgreSQL, moto over HTTP, stores.
+
+With ``CI=true`` a test whose service is missing FAILS instead of skipping.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from backend.settings import Settings, load_settings
+from backend.store.db import Database, open_database
+from backend.store.migrate import migrate
+
+IN_CI = os.environ.get("CI") == "true"
+
+
+def require(condition: bool, what: str) -> None:
+    """Skip locally, fail in CI, when a real component the test needs is missing."""
+    if condition:
+        return
+    if IN_CI:
+        pytest.fail(f"{what} is required in CI but is not available")
+    pytest.skip(f"{what} not available")
+
+
+def require_binary(name: str) -> str:
+    """The path of executable ``name``; skip (fail in CI) if it is missing."""
+    path = shutil.which(name)
+    require(path is not None, f"the {name!r} executable")
+    assert path is not None
+    return path
+
+
+@pytest.fixture(scope="session")
+def pg_admin_url() -> str:
+    """Admin URL of the PostgreSQL server started by .ci/run (``CADENCIA_TEST_PG_URL``)."""
+    url = os.environ.get("CADENCIA_TEST_PG_URL")
+    require(bool(url), "PostgreSQL (set CADENCIA_TEST_PG_URL; .ci/run starts one)")
+    assert url is not None
+    return url
+
+
+def _with_db(url: str, dbname: str) -> str:
+    from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+    params = conninfo_to_dict(url)
+    params["dbname"] = dbname
+    return make_conninfo(**params)
+
+
+@pytest.fixture
+def pg_url(pg_admin_url: str) -> Iterator[str]:
+    """A brand-new, empty PostgreSQL database for one test; dropped afterwards."""
+    import psycopg
+
+    name = f"cadencia_t_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(pg_admin_url, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    url = _with_db(pg_admin_url, name)
+    yield url
+    with psycopg.connect(pg_admin_url, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path) -> Path:
+    """A private data dir for one test."""
+    path = tmp_path / "data"
+    path.mkdir()
+    return path
+
+
+@pytest.fixture
+def settings(data_dir: Path) -> Settings:
+    """Settings pointing at the test's data dir (embedded SQLite)."""
+    return load_settings(data_dir=data_dir, database_url=f"sqlite:///{data_dir / 'state.sqlite3'}")
+
+
+@pytest.fixture
+def sqlite_db(settings: Settings) -> Iterator[Database]:
+    """A migrated SQLite database in the test's data dir."""
+    db = open_database(settings.resolved_database_url())
+    migrate(db)
+    yield db
+    db.close()
+
+
+@pytest.fixture
+def pg_db(pg_url: str) -> Iterator[Database]:
+    """A migrated PostgreSQL database."""
+    db = open_database(pg_url)
+    migrate(db)
+    yield db
+    db.close()
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def any_db(request: pytest.FixtureRequest) -> Database:
+    """The same test on SQLite and on real PostgreSQL."""
+    return request.getfixturevalue("sqlite_db" if request.param == "sqlite" else "pg_db")
+
+
+@pytest.fixture(scope="session")
+def moto_endpoint() -> Iterator[str]:
+    """moto's server over real HTTP on loopback, for the whole session."""
+    try:
+        from moto.server import ThreadedMotoServer
+    except ImportError:
+        require(False, "moto[server]")
+        raise
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    os.environ.setdefault("AWS_ACCESS_KEY_ID", "testing")
+    os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "testing")
+    os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
+    yield f"http://{host}:{port}"
+    server.stop()
