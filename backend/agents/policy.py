@@ -84,7 +84,6 @@ _AUTONOMY_OUTCOME: dict[str, Outcome] = {
 }
 
 Table = Mapping[tuple[str, str], str]
-PermissionsSource = "PermissionsFile | Mapping[str, Any] | Path | Callable[[], Any] | None"
 
 
 @dataclass(frozen=True)
