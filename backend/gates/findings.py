@@ -60,7 +60,9 @@ class ScanResult:
     detail: str | None = None
 
     @classmethod
-    def from_findings(cls, tool: str, findings: list[Finding], detail: str | None = None) -> ScanResult:
+    def from_findings(
+        cls, tool: str, findings: list[Finding], detail: str | None = None
+    ) -> ScanResult:
         """``fail`` if any finding is blocking, else ``pass``."""
         ordered = tuple(sorted(findings))
         status: ScanStatus = "fail" if any(f.blocking for f in ordered) else "pass"

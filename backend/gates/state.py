@@ -215,7 +215,11 @@ def next_gate_status(
             raise conflict(f"this verdict belongs to {expected}")
         if event.passed:
             return to(replace(current, status=on_pass))
-        return to(_send_back(current, f"{kind.removesuffix('_verdict')} gate failed", correction_limit, event))
+        return to(
+            _send_back(
+                current, f"{kind.removesuffix('_verdict')} gate failed", correction_limit, event
+            )
+        )
 
     if kind == "approve":
         if status != "awaiting_human":
@@ -245,9 +249,6 @@ def _send_back(
     """A failure: back to the author, or blocked once the corrections are used up."""
     if current.correction_count >= limit:
         detail = f": {event.reason}" if event.reason else ""
-        reason = (
-            f"{what} after {current.correction_count} correction(s) "
-            f"(limit {limit}){detail}"
-        )
+        reason = f"{what} after {current.correction_count} correction(s) (limit {limit}){detail}"
         return replace(current, status="blocked", blocked_reason=reason)
     return replace(current, status="changes_requested", blocked_reason=None)

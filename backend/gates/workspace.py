@@ -132,8 +132,11 @@ def prepared_copy(source: Mapping[str, str] | Path) -> Iterator[Workspace]:
         PathError: a bad path in the payload (nothing is written), or a directory
             that does not exist.
     """
-    payload = validate_files(source) if isinstance(source, Mapping) else None
-    if payload is None:
+    payload: dict[PurePosixPath, str] | None = None
+    src: Path | None = None
+    if isinstance(source, Mapping):
+        payload = validate_files(source)
+    else:
         src = Path(source)
         if not src.is_dir():
             raise PathError(f"not a directory: {src}", path=str(src))
@@ -145,12 +148,12 @@ def prepared_copy(source: Mapping[str, str] | Path) -> Iterator[Workspace]:
                 target = root.joinpath(*rel.parts)
                 target.parent.mkdir(parents=True, exist_ok=True)
                 target.write_text(content, encoding="utf-8")
-        else:
-            ignored = _copy_tree(Path(source), root)
+        elif src is not None:
+            ignored = _copy_tree(src, root)
         removed = _remove_suppression_files(root)
         files = _list_files(root)
-        for rel in files:
-            _strip_inline_suppressions(root / rel)
+        for name in files:
+            _strip_inline_suppressions(root / name)
         yield Workspace(root=root, files=files, removed=removed, ignored=tuple(ignored))
     finally:
         shutil.rmtree(root, ignore_errors=True)

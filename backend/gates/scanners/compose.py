@@ -24,7 +24,9 @@ def scan(ctx: ScanContext) -> ScanResult | None:
         return None
     findings: list[Finding] = []
     for rel in targets:
-        findings.extend(check_compose((ctx.root / rel).read_text(encoding="utf-8", errors="replace"), rel))
+        findings.extend(
+            check_compose((ctx.root / rel).read_text(encoding="utf-8", errors="replace"), rel)
+        )
     return ScanResult.from_findings(TOOL, findings)
 
 
@@ -50,27 +52,55 @@ def _check_service(name: str, service: yaml.MappingNode, file: str) -> list[Find
     findings: list[Finding] = []
     privileged = _get(service, "privileged")
     if isinstance(privileged, yaml.ScalarNode) and str(privileged.value).lower() in _TRUE:
-        findings.append(_finding(file, _line(privileged), "compose-privileged", "error",
-                                 f"service {name!r} runs privileged: full access to the host"))
+        findings.append(
+            _finding(
+                file,
+                _line(privileged),
+                "compose-privileged",
+                "error",
+                f"service {name!r} runs privileged: full access to the host",
+            )
+        )
     network = _get(service, "network_mode")
     if isinstance(network, yaml.ScalarNode) and str(network.value) == "host":
-        findings.append(_finding(file, _line(network), "compose-host-network", "error",
-                                 f"service {name!r} uses the host network: its ports bypass isolation"))
+        findings.append(
+            _finding(
+                file,
+                _line(network),
+                "compose-host-network",
+                "error",
+                f"service {name!r} uses the host network: its ports bypass isolation",
+            )
+        )
     ports = _get(service, "ports")
     if isinstance(ports, yaml.SequenceNode):
         for port in ports.value:
             exposed = _port_on_all_interfaces(port)
             if exposed:
-                findings.append(_finding(file, _line(port), "compose-port-all-interfaces", "error",
-                                         f"service {name!r} publishes {exposed} on every interface; "
-                                         "bind it to 127.0.0.1 (e.g. \"127.0.0.1:8000:8000\")"))
+                findings.append(
+                    _finding(
+                        file,
+                        _line(port),
+                        "compose-port-all-interfaces",
+                        "error",
+                        f"service {name!r} publishes {exposed} on every interface; "
+                        'bind it to 127.0.0.1 (e.g. "127.0.0.1:8000:8000")',
+                    )
+                )
     volumes = _get(service, "volumes")
     if isinstance(volumes, yaml.SequenceNode):
         for volume in volumes.value:
             source = _volume_source(volume)
             if source is not None and source.rstrip("/").endswith("docker.sock"):
-                findings.append(_finding(file, _line(volume), "compose-docker-socket", "error",
-                                         f"service {name!r} mounts the docker socket ({source}): root on the host"))
+                findings.append(
+                    _finding(
+                        file,
+                        _line(volume),
+                        "compose-docker-socket",
+                        "error",
+                        f"service {name!r} mounts the docker socket ({source}): root on the host",
+                    )
+                )
     return findings
 
 
@@ -97,7 +127,9 @@ def _port_on_all_interfaces(node: yaml.Node) -> str | None:
         host_ip = _get(node, "host_ip")
         target = _get(node, "target")
         label = str(target.value) if isinstance(target, yaml.ScalarNode) else "a port"
-        if host_ip is None or (isinstance(host_ip, yaml.ScalarNode) and _is_any(str(host_ip.value))):
+        if host_ip is None or (
+            isinstance(host_ip, yaml.ScalarNode) and _is_any(str(host_ip.value))
+        ):
             return f"port {label}"
     return None
 

@@ -66,27 +66,56 @@ def _check_image(image: str, aliases: set[str], file: str, line: int) -> list[Fi
     last = ref.rsplit("/", 1)[-1]
     tag = last.split(":", 1)[1] if ":" in last else None
     if tag is None:
-        return [_finding(file, line, "dockerfile-untagged-image", "error",
-                         f"base image {ref!r} has no tag: it floats like 'latest'; pin a version")]
+        return [
+            _finding(
+                file,
+                line,
+                "dockerfile-untagged-image",
+                "error",
+                f"base image {ref!r} has no tag: it floats like 'latest'; pin a version",
+            )
+        ]
     if tag.lower() == "latest":
-        return [_finding(file, line, "dockerfile-latest-tag", "error",
-                         f"base image {ref!r} uses 'latest'; pin a version")]
+        return [
+            _finding(
+                file,
+                line,
+                "dockerfile-latest-tag",
+                "error",
+                f"base image {ref!r} uses 'latest'; pin a version",
+            )
+        ]
     return []
 
 
 def _check_user(structure: list[dict[str, object]], final_from: object, file: str) -> list[Finding]:
     users = [
-        item for item in structure
+        item
+        for item in structure
         if item["instruction"] == "USER" and _int(item["startline"]) > _int(final_from)
     ]
     if not users:
-        return [_finding(file, _int(final_from) + 1, "dockerfile-no-user", "error",
-                         "final stage has no USER: the container runs as root; add a non-root numeric USER")]
+        return [
+            _finding(
+                file,
+                _int(final_from) + 1,
+                "dockerfile-no-user",
+                "error",
+                "final stage has no USER: the container runs as root; add a non-root numeric USER",
+            )
+        ]
     last = users[-1]
     who = str(last["value"]).strip().split(":", 1)[0].strip()
     if who in {"root", "0"}:
-        return [_finding(file, _int(last["startline"]) + 1, "dockerfile-root-user", "error",
-                         f"final USER is {who!r}: the container runs as root; use a non-root numeric USER")]
+        return [
+            _finding(
+                file,
+                _int(last["startline"]) + 1,
+                "dockerfile-root-user",
+                "error",
+                f"final USER is {who!r}: the container runs as root; use a non-root numeric USER",
+            )
+        ]
     return []
 
 
@@ -101,9 +130,16 @@ def _check_add(structure: list[dict[str, object]], file: str) -> list[Finding]:
         if any(f.startswith("--checksum=") for f in flags):
             continue  # BuildKit verifies the download
         for src in sources:
-            if _URL.match(src.strip("[]\",")):
-                findings.append(_finding(file, _int(item["startline"]) + 1, "dockerfile-add-url", "error",
-                                         f"ADD of remote URL {src}: download with a checksum or use COPY"))
+            if _URL.match(src.strip('[]",')):
+                findings.append(
+                    _finding(
+                        file,
+                        _int(item["startline"]) + 1,
+                        "dockerfile-add-url",
+                        "error",
+                        f"ADD of remote URL {src}: download with a checksum or use COPY",
+                    )
+                )
     return findings
 
 
@@ -112,5 +148,11 @@ def _int(value: object) -> int:
 
 
 def _finding(file: str, line: int, rule: str, severity: str, message: str) -> Finding:
-    return Finding(file=file, line=line, tool=TOOL, rule=rule, severity=severity,  # type: ignore[arg-type]
-                   message=message)
+    return Finding(
+        file=file,
+        line=line,
+        tool=TOOL,
+        rule=rule,
+        severity=severity,  # type: ignore[arg-type]
+        message=message,
+    )

@@ -5,17 +5,38 @@ from __future__ import annotations
 import json
 
 from backend.gates.findings import Finding, ScanResult, Severity
-from backend.gates.scanners._base import RULES_DIR, ScanContext, ToolFailed, find_binary, run_tool, tail
+from backend.gates.scanners._base import (
+    RULES_DIR,
+    ScanContext,
+    ToolFailed,
+    find_binary,
+    run_tool,
+    tail,
+)
 from backend.gates.targets import is_dockerfile
 
 TOOL = "hadolint"
 CONFIG = RULES_DIR / "hadolint.yaml"
-_SEVERITY: dict[str, Severity] = {"error": "error", "warning": "warning", "info": "info", "style": "info"}
+_SEVERITY: dict[str, Severity] = {
+    "error": "error",
+    "warning": "warning",
+    "info": "info",
+    "style": "info",
+}
 
 
 def command(binary: str, targets: list[str]) -> list[str]:
     """The exact command line (the benchmark runs it directly too)."""
-    return [binary, "--config", str(CONFIG), "--disable-ignore-pragma", "--no-fail", "-f", "json", *targets]
+    return [
+        binary,
+        "--config",
+        str(CONFIG),
+        "--disable-ignore-pragma",
+        "--no-fail",
+        "-f",
+        "json",
+        *targets,
+    ]
 
 
 def scan(ctx: ScanContext) -> ScanResult | None:

@@ -15,7 +15,9 @@ TOOL = "secret-regex"
 PATTERNS: tuple[tuple[str, re.Pattern[str], str], ...] = (
     (
         "aws-access-key-id",
-        re.compile(r"(?<![A-Z0-9])(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|AROA|APKA)[A-Z0-9]{16}(?![A-Z0-9])"),
+        re.compile(
+            r"(?<![A-Z0-9])(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|AROA|APKA)[A-Z0-9]{16}(?![A-Z0-9])"
+        ),
         "AWS access key id",
     ),
     (
@@ -28,7 +30,9 @@ PATTERNS: tuple[tuple[str, re.Pattern[str], str], ...] = (
     ),
     (
         "private-key",
-        re.compile(r"-----BEGIN (?:RSA |DSA |EC |OPENSSH |ENCRYPTED |PGP )?PRIVATE KEY(?: BLOCK)?-----"),
+        re.compile(
+            r"-----BEGIN (?:RSA |DSA |EC |OPENSSH |ENCRYPTED |PGP )?PRIVATE KEY(?: BLOCK)?-----"
+        ),
         "private key",
     ),
 )
@@ -55,7 +59,13 @@ def find_secrets(text: str, file: str = "") -> list[Finding]:
         for match in pattern.finditer(text):
             line = text.count("\n", 0, match.start()) + 1
             findings.append(
-                Finding(file=file, line=line, tool=TOOL, rule=rule, severity="error",
-                        message=f"{label} committed in plain text; remove it and rotate it")
+                Finding(
+                    file=file,
+                    line=line,
+                    tool=TOOL,
+                    rule=rule,
+                    severity="error",
+                    message=f"{label} committed in plain text; remove it and rotate it",
+                )
             )
     return findings

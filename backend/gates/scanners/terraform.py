@@ -42,8 +42,14 @@ def scan(ctx: ScanContext) -> ScanResult | None:
 def parse(stdout: str, stderr: str) -> list[Finding]:
     """Unformatted files from stdout, syntax errors from stderr's ``Error:`` blocks."""
     findings = [
-        Finding(file=line.strip().removeprefix("./"), line=None, tool=TOOL, rule="terraform-fmt",
-                severity="warning", message="not in canonical format: run `terraform fmt`")
+        Finding(
+            file=line.strip().removeprefix("./"),
+            line=None,
+            tool=TOOL,
+            rule="terraform-fmt",
+            severity="warning",
+            message="not in canonical format: run `terraform fmt`",
+        )
         for line in stdout.splitlines()
         if line.strip()
     ]

@@ -1,0 +1,232 @@
+"""The gate runner: deterministic QA and SecOps gates over a temporary copy, no LLM.
+
+``run_gates`` runs both gates (the CLI), ``run_qa``/``run_secops`` one each (the
+product runs QA first and SecOps only after a QA pass). Scanners of a gate run in
+parallel threads; each is a subprocess or pure Python, so the GIL is not the limit.
+
+Skipped scanners: a scanner that should have run but could not (missing binary,
+timeout, untrustworthy output) is listed under its gate's ``skipped`` and makes the
+gate ``skipped`` unless another scanner already failed it. A skipped gate is not a
+pass, so the verdict is ``changes_requested``: the gate fails closed, and the JSON
+says which scanner was missing instead of passing in silence. A scanner with nothing
+to look at (no Dockerfile, no Terraform, no IAM policy) is simply not run.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from backend.gates.findings import Finding, ScanResult, ScanStatus
+from backend.gates.scanners import (
+    compose,
+    detect_secrets,
+    dockerfile,
+    hadolint,
+    parliament,
+    regex_secrets,
+    semgrep,
+    terraform,
+)
+from backend.gates.scanners._base import DEFAULT_TIMEOUT_S, REPO_ROOT, ScanContext, find_binary
+from backend.gates.workspace import Workspace, prepared_copy
+from backend.settings import Settings, load_settings
+
+log = logging.getLogger(__name__)
+
+GateName = Literal["qa", "secops"]
+Verdict = Literal["pass", "changes_requested"]
+Scanner = Callable[[ScanContext], ScanResult | None]
+
+GATES: dict[GateName, tuple[tuple[str, Scanner], ...]] = {
+    "qa": (
+        (hadolint.TOOL, hadolint.scan),
+        (dockerfile.TOOL, dockerfile.scan),
+        (compose.TOOL, compose.scan),
+        (terraform.TOOL, terraform.scan),
+    ),
+    "secops": (
+        (detect_secrets.TOOL, detect_secrets.scan),
+        (regex_secrets.TOOL, regex_secrets.scan),
+        (semgrep.TOOL, semgrep.scan),
+        (parliament.TOOL, parliament.scan),
+    ),
+}
+
+
+@dataclass(frozen=True)
+class GateResult:
+    """One gate's outcome.
+
+    Attributes:
+        gate: ``qa`` or ``secops``.
+        scans: one result per scanner that had something to look at.
+    """
+
+    gate: GateName
+    scans: tuple[ScanResult, ...]
+
+    @property
+    def status(self) -> ScanStatus:
+        """``fail`` if any scanner failed, else ``skipped`` if any was skipped, else ``pass``."""
+        statuses = {s.status for s in self.scans}
+        if "fail" in statuses:
+            return "fail"
+        if "skipped" in statuses:
+            return "skipped"
+        return "pass"
+
+    @property
+    def passed(self) -> bool:
+        """True only for a real pass: the verdict to record in the gate state machine."""
+        return self.status == "pass"
+
+    @property
+    def findings(self) -> list[Finding]:
+        """Every finding of the gate, ordered by file, line, tool, rule."""
+        return sorted(f for s in self.scans for f in s.findings)
+
+    @property
+    def skipped(self) -> list[str]:
+        """Names of the scanners that could not run."""
+        return [s.tool for s in self.scans if s.status == "skipped"]
+
+    def to_json(self) -> dict[str, object]:
+        """The gate object of DESIGN.md's ``gate --json`` (plus the ``skipped`` list)."""
+        return {
+            "gate": self.gate,
+            "status": self.status,
+            "findings": [f.to_json() for f in self.findings],
+            "skipped": self.skipped,
+        }
+
+
+@dataclass(frozen=True)
+class GateReport:
+    """Both gates' outcomes for one PR or directory.
+
+    Attributes:
+        gates: results in order (``qa`` then ``secops``).
+        removed: suppression files the PR brought that were deleted before scanning.
+        ignored: symlinks/special files of a scanned directory that were not copied.
+    """
+
+    gates: tuple[GateResult, ...]
+    removed: tuple[str, ...] = ()
+    ignored: tuple[str, ...] = ()
+
+    @property
+    def verdict(self) -> Verdict:
+        """``pass`` only when every gate passed (a skipped gate is not a pass)."""
+        return "pass" if self.gates and all(g.passed for g in self.gates) else "changes_requested"
+
+    @property
+    def findings(self) -> list[Finding]:
+        """Every finding of every gate (what goes to the author's ``correct(findings)``)."""
+        return [f for g in self.gates for f in g.findings]
+
+    def gate(self, name: GateName) -> GateResult:
+        """The result of one gate.
+
+        Raises:
+            KeyError: that gate was not run.
+        """
+        for result in self.gates:
+            if result.gate == name:
+                return result
+        raise KeyError(name)
+
+    def to_json(self) -> dict[str, object]:
+        """DESIGN.md's ``gate --json`` document, as a JSON-ready dict."""
+        return {"verdict": self.verdict, "gates": [g.to_json() for g in self.gates]}
+
+
+def run_gates(
+    source: Mapping[str, str] | Path,
+    settings: Settings | None = None,
+    *,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+) -> GateReport:
+    """Run the QA and SecOps gates on a PR payload or a directory.
+
+    Args:
+        source: ``{relative path: text}`` of the PR's files, or a directory.
+        settings: for the semgrep location; read from the environment when omitted.
+        timeout_s: limit for each scanner subprocess.
+
+    Raises:
+        PathError: a payload path is absolute, has ``..`` or is inside ``.git/``
+            (nothing is written), or the directory does not exist.
+    """
+    return _run(source, ("qa", "secops"), settings, timeout_s)
+
+
+def run_qa(
+    source: Mapping[str, str] | Path,
+    settings: Settings | None = None,
+    *,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+) -> GateResult:
+    """Run only the QA gate (hadolint, Dockerfile and compose checks, terraform fmt)."""
+    return _run(source, ("qa",), settings, timeout_s).gates[0]
+
+
+def run_secops(
+    source: Mapping[str, str] | Path,
+    settings: Settings | None = None,
+    *,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+) -> GateResult:
+    """Run only the SecOps gate (detect-secrets, regex floor, semgrep, parliament)."""
+    return _run(source, ("secops",), settings, timeout_s).gates[0]
+
+
+def resolve_semgrep(settings: Settings | None = None) -> str | None:
+    """``Settings.semgrep_bin`` / ``CADENCIA_SEMGREP_BIN``, else PATH, else ``<repo>/.venv-tools``."""
+    settings = settings or load_settings()
+    if settings.semgrep_bin:
+        return settings.semgrep_bin if Path(settings.semgrep_bin).is_file() else None
+    return find_binary("semgrep", REPO_ROOT / ".venv-tools" / "bin" / "semgrep")
+
+
+def _run(
+    source: Mapping[str, str] | Path,
+    gates: Sequence[GateName],
+    settings: Settings | None,
+    timeout_s: float,
+) -> GateReport:
+    semgrep_bin = resolve_semgrep(settings) if "secops" in gates else None
+    with prepared_copy(source) as ws:
+        ctx = ScanContext(
+            root=ws.root, files=ws.files, timeout_s=timeout_s, semgrep_bin=semgrep_bin
+        )
+        jobs = [(gate, name, scanner) for gate in gates for name, scanner in GATES[gate]]
+        with ThreadPoolExecutor(max_workers=len(jobs), thread_name_prefix="gate") as pool:
+            futures = [
+                (gate, pool.submit(_safe_scan, name, scanner, ctx)) for gate, name, scanner in jobs
+            ]
+            outcomes = [(gate, future.result()) for gate, future in futures]
+        results = tuple(
+            GateResult(
+                gate=gate, scans=tuple(r for g, r in outcomes if g == gate and r is not None)
+            )
+            for gate in gates
+        )
+        return _report(results, ws)
+
+
+def _safe_scan(name: str, scanner: Scanner, ctx: ScanContext) -> ScanResult | None:
+    """A bug in one adapter must not turn into a pass, nor hide the other scanners."""
+    try:
+        return scanner(ctx)
+    except Exception as exc:
+        log.exception("scanner %s crashed", name)
+        return ScanResult.skipped(name, f"{name} crashed: {exc}")
+
+
+def _report(results: tuple[GateResult, ...], ws: Workspace) -> GateReport:
+    return GateReport(gates=results, removed=ws.removed, ignored=ws.ignored)
