@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlparse
 
@@ -13,6 +14,7 @@ if TYPE_CHECKING:
     from backend.store.db import Database
 
 _DYNAMO_PARAMS = {"endpoint_url", "region"}
+_TABLE_NAME = re.compile(r"^[A-Za-z0-9_.-]{3,255}$")
 
 
 def parse_dynamodb_url(url: str, settings: Settings) -> tuple[str, dict[str, Any]]:
@@ -21,10 +23,10 @@ def parse_dynamodb_url(url: str, settings: Settings) -> tuple[str, dict[str, Any
     Endpoint and region not in the URL come from ``settings.boto3_kwargs()``.
     """
     parsed = urlparse(url)
-    table = parsed.netloc or parsed.path.lstrip("/")
-    if not table or "/" in table:
+    table = parsed.netloc + parsed.path.rstrip("/")
+    if not _TABLE_NAME.match(table):
         raise ConfigError(
-            f"DynamoDB ledger URL needs exactly one table name: {url!r} "
+            f"DynamoDB ledger URL needs one valid table name ([A-Za-z0-9_.-]{{3,255}}): {url!r} "
             "(use dynamodb://TABLE?endpoint_url=…&region=…)",
             url=url,
         )

@@ -1,0 +1,129 @@
+"""DynamoDB-specific ledger behaviour on moto's server over real HTTP: table, keys, errors, URLs."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from typing import Any
+
+import boto3
+import pytest
+from botocore.config import Config
+from botocore.exceptions import ClientError, EndpointConnectionError
+
+from backend.exceptions import ConfigError, LedgerError
+from backend.ledger.base import ClaimRequest, counter_key, payload_hash
+from backend.ledger.dynamodb import DynamoLedger, create_table, drop_table
+from backend.ledger.factory import open_ledger, parse_dynamodb_url
+from backend.settings import Settings, load_settings
+
+
+@pytest.fixture
+def client(moto_endpoint: str) -> Any:
+    return boto3.client("dynamodb", endpoint_url=moto_endpoint, region_name="us-east-1")
+
+
+@pytest.fixture
+def table(client: Any) -> Any:
+    name = f"ledger-{uuid.uuid4().hex[:10]}"
+    create_table(client, name)
+    yield name
+    drop_table(client, name)
+
+
+def _claim(chave: str) -> ClaimRequest:
+    return ClaimRequest(chave, "emitir-reembolso", "conv-1", "4821",
+                        payload_hash({"pedidoId": "4821", "valor": "10.00"}), "10.00")
+
+
+def test_create_table_is_idempotent_and_matches_terraform(client: Any) -> None:
+    name = f"ledger-{uuid.uuid4().hex[:10]}"
+    assert create_table(client, name) is True
+    assert create_table(client, name) is False
+    desc = client.describe_table(TableName=name)["Table"]
+    assert desc["KeySchema"] == [{"AttributeName": "pk", "KeyType": "HASH"}]
+    assert desc["BillingModeSummary"]["BillingMode"] == "PAY_PER_REQUEST"
+    ttl = client.describe_time_to_live(TableName=name)["TimeToLiveDescription"]
+    assert ttl["AttributeName"] == "expira_em" and ttl["TimeToLiveStatus"] == "ENABLED"
+    assert drop_table(client, name) is True
+    assert drop_table(client, name) is False
+
+
+def test_item_layout_counter_has_ttl_claim_never_expires(client: Any, table: str) -> None:
+    ledger = DynamoLedger(client, table, counter_ttl_seconds=3600)
+    teto = counter_key("conv-1", "4821", "emitir-reembolso")
+    for _ in range(6):
+        ledger.reserve(teto, _claim("conv-1#4821#emitir-reembolso"))
+    counter = client.get_item(TableName=table, Key={"pk": {"S": teto}})["Item"]
+    assert (counter["attempts"]["N"], counter["blocked"]["N"]) == ("4", "2")
+    assert abs(int(counter["expira_em"]["N"]) - (time.time() + 3600)) < 60
+    claim = client.get_item(TableName=table, Key={"pk": {"S": "conv-1#4821#emitir-reembolso"}})
+    assert claim["Item"]["status"]["S"] == "tentando"
+    assert "expira_em" not in claim["Item"]  # at most once per pedido must outlive retention
+    assert ledger.attempts(teto) == 6
+
+
+def test_numbers_come_back_as_python_numbers(client: Any, table: str) -> None:
+    ledger = DynamoLedger(client, table)
+    ledger.reserve(counter_key("c", "p", "f"), _claim("k"))
+    ledger.complete("k", {"debito": "d-1", "tentativas": 2})
+    record = ledger.get("k")
+    assert record is not None
+    assert isinstance(record.lease_until, float) and record.lease_until > time.time()
+    assert record.resultado == {"debito": "d-1", "tentativas": 2}
+    assert ledger.get(counter_key("c", "p", "f")) is None  # a counter is not a record
+
+
+def test_missing_table_is_a_ledger_error(client: Any) -> None:
+    ledger = DynamoLedger(client, "no-such-table")
+    with pytest.raises(LedgerError, match="create_table") as info:
+        ledger.reserve(counter_key("c", "p", "f"), None)
+    assert isinstance(info.value.__cause__, ClientError)
+    assert info.value.context["code"] == "ResourceNotFoundException"
+
+
+def test_unreachable_dynamodb_is_a_ledger_error() -> None:
+    client = boto3.client(
+        "dynamodb", endpoint_url="http://127.0.0.1:9", region_name="us-east-1",
+        aws_access_key_id="x", aws_secret_access_key="x",
+        config=Config(retries={"total_max_attempts": 1}, connect_timeout=1),
+    )
+    with pytest.raises(LedgerError) as info:
+        DynamoLedger(client, "t").get("k")
+    assert isinstance(info.value.__cause__, EndpointConnectionError)
+
+
+def test_parse_dynamodb_url_prefers_url_over_settings() -> None:
+    settings = load_settings(aws_region="eu-west-1", aws_endpoint_url="http://elsewhere:1")
+    table, kwargs = parse_dynamodb_url(
+        "dynamodb://cadencia-ledger?endpoint_url=http://127.0.0.1:5000&region=sa-east-1", settings
+    )
+    assert table == "cadencia-ledger"
+    assert kwargs == {"region_name": "sa-east-1", "endpoint_url": "http://127.0.0.1:5000"}
+    assert parse_dynamodb_url("dynamodb://ledger", settings)[1] == {
+        "region_name": "eu-west-1", "endpoint_url": "http://elsewhere:1"}
+
+
+@pytest.mark.parametrize(
+    "url", ["dynamodb://", "dynamodb://a/b", "dynamodb://t?endpoint=x", "redis://x", "nonsense"]
+)
+def test_bad_ledger_urls_are_config_errors(url: str, settings: Settings) -> None:
+    with pytest.raises(ConfigError):
+        open_ledger(url, settings)
+
+
+def test_open_ledger_takes_ceiling_from_settings(moto_endpoint: str, client: Any, table: str) -> None:
+    settings = load_settings(teto_de_voltas=2, ledger_lease_seconds=7)
+    ledger = open_ledger(f"dynamodb://{table}?endpoint_url={moto_endpoint}", settings)
+    assert isinstance(ledger, DynamoLedger)
+    assert (ledger.teto, ledger.lease_seconds) == (2, 7)
+    got = [ledger.reserve(counter_key("c", "p", "f"), None).bloqueado_por_teto for _ in range(3)]
+    assert got == [False, False, True]
+
+
+def test_open_ledger_sql_shares_the_given_database(sqlite_db: Any, settings: Settings) -> None:
+    from backend.ledger.sql import SqlLedger
+
+    ledger = open_ledger(sqlite_db.url, settings, db=sqlite_db)
+    assert isinstance(ledger, SqlLedger) and ledger.db is sqlite_db
+    assert ledger.reserve(counter_key("c", "p", "f"), _claim("k")).claim == "claimed"
