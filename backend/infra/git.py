@@ -92,13 +92,15 @@ class GitProvider:
                 self._git("config", "--local", key, value)
         if self._rev(f"refs/heads/{default_branch}") is not None:
             return
+        head_unborn = self._rev("HEAD") is None
         with self._temp_index() as env:
             self._git("add", "-A", env=env)
             tree = self._git("write-tree", env=env).stdout.strip()
         commit = self._git("commit-tree", tree, "-m", "Initial commit").stdout.strip()
         self._git("update-ref", f"refs/heads/{default_branch}", commit, _ZERO)
-        if self._git("symbolic-ref", "-q", "HEAD", check=False).returncode == 0 and \
-                self._rev("HEAD") is None:
+        if head_unborn:
+            # The work tree already holds these files: point HEAD at main and load the
+            # index from it, so `git status` is clean.
             self._git("symbolic-ref", "HEAD", f"refs/heads/{default_branch}")
             self._git("read-tree", "HEAD")
 
@@ -193,8 +195,7 @@ class GitProvider:
     def merge(self, branch: str, into: str = DEFAULT_BRANCH, message: str | None = None) -> str:
         """Merge ``branch`` into ``into`` with a real merge commit; returns ``into``'s sha.
 
-        If ``into`` is checked out, its index and work tree follow (a two-way
-        ``read-tree -m -u`` that refuses to overwrite local changes).
+        If ``into`` is checked out, its index and work tree follow (see ``_move_ref``).
 
         Raises:
             ConflictError: the merge conflicts or local changes would be overwritten; no ref,
@@ -216,12 +217,6 @@ class GitProvider:
         tree = result.stdout.splitlines()[0].strip()
         text = message or f"Merge branch '{branch}' into {into}"
         commit = self._git("commit-tree", tree, "-p", ours, "-p", theirs, "-m", text).stdout.strip()
-        if self._checked_out() == f"refs/heads/{into}":
-            sync = self._git("read-tree", "-m", "-u", ours, commit, check=False)
-            if sync.returncode != 0:
-                raise ConflictError(
-                    f"merging {branch!r} would overwrite local changes in {self.repo_path}: "
-                    f"{sync.stderr.strip()}", branch=branch, into=into)
         self._move_ref(into, commit, ours)
         return commit
 
@@ -264,6 +259,19 @@ class GitProvider:
                         "outside the repository", path=path, symlink=prefix)
 
     def _move_ref(self, branch: str, new: str, old: str) -> None:
+        """Compare-and-swap ``branch`` from ``old`` to ``new``.
+
+        When the branch is checked out, its index and work tree follow first (a two-way
+        ``read-tree -m -u`` that refuses to overwrite local changes), so ``git status``
+        stays clean and nothing the user edited is lost.
+        """
+        if self._checked_out() == f"refs/heads/{branch}":
+            self._git("update-index", "-q", "--refresh", check=False)  # stale stat info
+            sync = self._git("read-tree", "-m", "-u", old, new, check=False)
+            if sync.returncode != 0:
+                raise ConflictError(
+                    f"updating checked-out branch {branch!r} would overwrite local changes in "
+                    f"{self.repo_path}: {sync.stderr.strip()}", branch=branch)
         result = self._git("update-ref", f"refs/heads/{branch}", new, old, check=False)
         if result.returncode != 0:
             raise ConflictError(
