@@ -1,0 +1,150 @@
+"""Built-in checks on strings: Dockerfile, compose, secret regexes."""
+
+from __future__ import annotations
+
+import pytest
+
+from backend.gates.scanners.compose import check_compose, published_on_all_interfaces
+from backend.gates.scanners.dockerfile import check_dockerfile
+from backend.gates.scanners.regex_secrets import find_secrets
+
+
+def rules(findings: list) -> list[tuple[str, int | None]]:  # type: ignore[type-arg]
+    return [(f.rule, f.line) for f in findings]
+
+
+GOOD_DOCKERFILE = """\
+ARG PY=3.12
+FROM python:${PY}-slim AS build
+RUN pip install --no-cache-dir build
+FROM build
+COPY --chown=10001:10001 . /app
+USER 10001:10001
+"""
+
+
+def test_clean_multistage_dockerfile_has_no_findings() -> None:
+    assert check_dockerfile(GOOD_DOCKERFILE) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("FROM python:latest\nUSER 1000\n", [("dockerfile-latest-tag", 1)]),
+        ("FROM python\nUSER 1000\n", [("dockerfile-untagged-image", 1)]),
+        ("FROM localhost:5000/img\nUSER 1000\n", [("dockerfile-untagged-image", 1)]),
+        ("FROM python:3.12\n", [("dockerfile-no-user", 1)]),
+        ("FROM python:3.12\nUSER 1000\nUSER root\n", [("dockerfile-root-user", 3)]),
+        ("FROM python:3.12\nUSER 0:0\n", [("dockerfile-root-user", 2)]),
+        ("FROM python:3.12 AS b\nUSER 1000\nFROM alpine:3.20\n", [("dockerfile-no-user", 3)]),
+        (
+            "FROM python:3.12\nADD https://x.example/a.tgz /opt/\nUSER 1\n",
+            [("dockerfile-add-url", 2)],
+        ),
+        ("FROM python:3.12\nADD --checksum=sha256:ab https://x/a /a\nUSER 1\n", []),
+        ("FROM python:3.12\nADD a.tgz /opt/\nUSER 1\n", []),
+        ("FROM python@sha256:0123\nUSER 1\n", []),
+        ("FROM scratch\nUSER 65534\n", []),
+    ],
+)
+def test_dockerfile_checks(text: str, expected: list[tuple[str, int]]) -> None:
+    found = check_dockerfile(text, "svc/Dockerfile")
+    assert rules(found) == expected
+    assert all(f.file == "svc/Dockerfile" and f.tool == "dockerfile" for f in found)
+
+
+@pytest.mark.parametrize(
+    ("spec", "exposed"),
+    [
+        ("8000", True),
+        ("8000:8000", True),
+        ("8000:8000/udp", True),
+        ("0.0.0.0:8000:8000", True),
+        ("[::]:80:80", True),
+        ("127.0.0.1:8000:8000", False),
+        ("[::1]:80:80", False),
+        ("10.1.2.3:80:80", False),
+        ("localhost:80:80", False),
+    ],
+)
+def test_port_binding(spec: str, exposed: bool) -> None:
+    assert published_on_all_interfaces(spec) is exposed
+
+
+BAD_COMPOSE = """\
+x-common: &common
+  privileged: true
+services:
+  api:
+    <<: *common
+    image: api:1.0
+    network_mode: host
+    ports:
+      - "8000:8000"
+      - "127.0.0.1:9000:9000"
+      - target: 80
+        published: 8080
+    volumes:
+      - /var/run/docker.sock:/var/run/docker.sock:ro
+      - type: bind
+        source: /run/docker.sock
+        target: /sock
+"""
+
+
+def test_compose_checks_find_each_problem_with_its_line() -> None:
+    assert rules(check_compose(BAD_COMPOSE)) == [
+        ("compose-privileged", 2),
+        ("compose-host-network", 7),
+        ("compose-port-all-interfaces", 9),
+        ("compose-port-all-interfaces", 11),
+        ("compose-docker-socket", 14),
+        ("compose-docker-socket", 15),
+    ]
+
+
+def test_clean_compose_passes() -> None:
+    text = """\
+services:
+  db:
+    image: postgres:16.4
+    ports: ["127.0.0.1:5432:5432"]
+    volumes: [pgdata:/var/lib/postgresql/data]
+    privileged: false
+volumes:
+  pgdata: {}
+"""
+    assert check_compose(text) == []
+
+
+def test_invalid_compose_yaml_is_a_finding() -> None:
+    (finding,) = check_compose("services: [", "compose.yaml")
+    assert finding.rule == "compose-invalid-yaml"
+    assert finding.blocking
+
+
+def test_secret_regexes() -> None:
+    text = (
+        "a=1\n"
+        "AWS_ACCESS_KEY_ID=AKIA" + "ABCDEFGHIJKLMNOP\n"
+        'aws_secret_access_key = "' + "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY" + '"\n'
+        "-----BEGIN " + "RSA PRIVATE KEY-----\n"
+    )
+    assert rules(find_secrets(text, "x.env")) == [
+        ("aws-access-key-id", 2),
+        ("aws-secret-access-key", 3),
+        ("private-key", 4),
+    ]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "AKIA" + "ABCDEFGHIJKLMNO",  # 15 chars: too short
+        "XAKIA" + "ABCDEFGHIJKLMNOP",  # part of a longer token
+        "-----BEGIN PUBLIC KEY-----",
+        "aws_secret_access_key = ${AWS_SECRET_ACCESS_KEY}",
+    ],
+)
+def test_secret_regexes_ignore_lookalikes(text: str) -> None:
+    assert find_secrets(text) == []

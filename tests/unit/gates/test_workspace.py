@@ -1,0 +1,114 @@
+"""Path validation and the suppression-free temporary copy (no scanners)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from backend.exceptions import PathError
+from backend.gates.workspace import prepared_copy, strip_inline_suppressions, validate_files
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "/etc/passwd",
+        "../outside",
+        "a/../../b",
+        "a/..",
+        ".git/config",
+        "sub/.git/hooks/pre-commit",
+        "",
+        "C:/x",
+        "a\\b",
+        "a\x00b",
+        ".",
+    ],
+)
+def test_bad_paths_are_rejected(bad: str) -> None:
+    with pytest.raises(PathError):
+        validate_files({bad: "x"})
+
+
+def test_nothing_is_written_when_one_path_is_bad(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    with pytest.raises(PathError), prepared_copy({"ok/Dockerfile": "FROM a:1\n", "../evil": "x"}):
+        pass
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_duplicates_and_file_directory_clashes_are_rejected() -> None:
+    with pytest.raises(PathError):
+        validate_files({"a/b": "1", "./a/b": "2"})
+    with pytest.raises(PathError):
+        validate_files({"a": "1", "a/b": "2"})
+
+
+def test_good_paths_are_normalised() -> None:
+    assert [
+        str(p) for p in validate_files({"./svc//Dockerfile": "x", ".github/workflows/ci.yml": "y"})
+    ] == [
+        "svc/Dockerfile",
+        ".github/workflows/ci.yml",
+    ]
+
+
+def test_copy_drops_suppression_files_and_pragmas_and_is_removed() -> None:
+    files = {
+        ".hadolint.yaml": "ignored: [DL3007]\n",
+        "svc/.semgrepignore": "*\n",
+        ".secrets.baseline": "{}",
+        "Dockerfile": "# hadolint ignore=DL3007\nFROM python:latest\n",
+        "app.env": "KEY=AKIA" + "ABCDEFGHIJKLMNOP  # pragma: allowlist secret\n",
+    }
+    with prepared_copy(files) as ws:
+        root = ws.root
+        assert ws.files == ("Dockerfile", "app.env")
+        assert set(ws.removed) == {".hadolint.yaml", "svc/.semgrepignore", ".secrets.baseline"}
+        assert (root / "Dockerfile").read_text() == "\nFROM python:latest\n"
+        assert "allowlist" not in (root / "app.env").read_text()
+    assert not root.exists()
+
+
+def test_copy_is_removed_on_error() -> None:
+    with pytest.raises(RuntimeError), prepared_copy({"a.txt": "x"}) as ws:
+        root = ws.root
+        raise RuntimeError("boom")
+    assert not root.exists()
+
+
+def test_directory_copy_skips_git_and_symlinks(tmp_path: Path) -> None:
+    src = tmp_path / "repo"
+    (src / ".git").mkdir(parents=True)
+    (src / ".git" / "config").write_text("[core]\n")
+    (src / "Dockerfile").write_text("FROM a:1\n")
+    secret = tmp_path / "outside.pem"
+    secret.write_text("secret\n")
+    (src / "link.pem").symlink_to(secret)
+    with prepared_copy(src) as ws:
+        assert ws.files == ("Dockerfile",)
+        assert ws.ignored == ("link.pem",)
+    with pytest.raises(PathError), prepared_copy(tmp_path / "missing"):
+        pass
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("RUN x # nosemgrep: rule\n", "RUN x \n"),
+        ("x = 1  // nosem\n", "x = 1  \n"),
+        ("k=v # pragma: allowlist secret\n", "k=v \n"),
+        ("# pragma: allowlist nextline secret\nk=v\n", "\nk=v\n"),
+        ("# hadolint global ignore=DL3007\nFROM a\n", "\nFROM a\n"),
+        ("token=x # gitleaks:allow\n", "token=x \n"),
+        ("plain line\n", "plain line\n"),
+    ],
+)
+def test_inline_suppressions_are_stripped_line_by_line(text: str, expected: str) -> None:
+    assert strip_inline_suppressions(text) == expected
