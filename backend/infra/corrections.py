@@ -74,11 +74,13 @@ def _key(finding: Finding) -> str:
 
 
 def _is_secret(finding: Finding) -> bool:
+    # Only the tool and the rule id decide: messages of other rules mention "secrets" too
+    # (e.g. why pull_request_target is dangerous).
     tool = str(finding.get("tool", "")).lower()
-    key = _key(finding)
-    return tool in {"detect-secrets", "gitleaks", "secrets"} or any(
-        word in key for word in ("secret", "private key", "private-key", "aws access key",
-                                 "aws-access-key", "password", "token", "credential"))
+    rule = str(finding.get("rule", "")).lower()
+    return tool in {"detect-secrets", "secret-regex", "gitleaks", "secrets"} or any(
+        word in rule for word in ("secret", "credential", "private-key", "private key",
+                                  "password", "token", "aws-access-key"))
 
 
 def _is_dockerfile(path: str) -> bool:
@@ -141,7 +143,7 @@ def _scrub_line(path: str, lines: list[str], index: int) -> None:
     key, lead = m.group("key"), m.group("lead")
     if _is_dockerfile(path):
         # Images must not carry secrets at all: they are provided at run time.
-        lines[index] = f"# {key}: provided at run time (secret removed from the image)"
+        lines[index] = f"# secret {key} removed from the image; provide it at run time"
     elif _is_workflow(path):
         lines[index] = f"{lead}{key}: ${{{{ secrets.{key} }}}}"
     elif _is_compose(path):
@@ -156,7 +158,7 @@ def _scrub_line(path: str, lines: list[str], index: int) -> None:
 def _fix_dockerfile(text: str, keys: set[str]) -> str:
     fixers: list[tuple[tuple[str, ...], Callable[[str], str]]] = [
         (("dl3006", "dl3007", "latest", "untagged", "unpinned", "tag"), _pin_images),
-        (("dl3020", "add "), _fix_add),
+        (("dl3020", "add-url", "add "), _fix_add),
         (("dl3042", "no-cache-dir"), _pip_no_cache),
         (("dl3015", "no-install-recommends"), _apt_no_recommends),
         (("dl3009", "apt lists", "apt/lists"), _apt_cleanup),
@@ -333,12 +335,15 @@ def _lift_expressions(step: dict[str, object]) -> None:
     env = dict(step.get("env") or {})  # type: ignore[call-overload]
 
     def repl(m: re.Match[str]) -> str:
-        expr = m.group(1).strip()
+        expr = m.group("expr").strip()
         name = re.sub(r"[^A-Z0-9]+", "_", expr.upper()).strip("_")
         env[name] = "${{ " + expr + " }}"
-        return f'"${{{name}}}"'
+        line_start = m.string.rfind("\n", 0, m.start()) + 1
+        quotes_before = len(re.findall(r'(?<!\\)"', m.string[line_start:m.start()]))
+        # Inside a double-quoted string already: the quotes protect it; else add them.
+        return f"${{{name}}}" if quotes_before % 2 else f'"${{{name}}}"'
 
-    step["run"] = re.sub(r"\$\{\{\s*(github\.(?:event\.|head_ref)[^}]*?)\s*\}\}", repl,
+    step["run"] = re.sub(r"\$\{\{\s*(?P<expr>github\.(?:event\.|head_ref)[^}]*?)\s*\}\}", repl,
                          str(step["run"]))
     if env:
         step["env"] = env
