@@ -72,34 +72,30 @@ def run_iam(args: argparse.Namespace) -> int:
 
 
 def _print_iam(report: IamReport) -> None:
+    """Findings grouped by file, then policy, then statement; lines are never re-wrapped."""
     from rich.console import Console
-    from rich.table import Table
+    from rich.markup import escape
 
-    console = Console()
+    console = Console(soft_wrap=True)
     files = sorted({p.file for p in report.policies} | {f.file for f in report.findings})
     for file in files:
         findings = [f for f in report.findings if f.file == file]
-        policies = [p for p in report.policies if p.file == file]
+        policies = sorted({(p.policy, p.role, p.tool) for p in report.policies if p.file == file})
+        policies += sorted({(f.policy, f.role, f.tool) for f in findings} - set(policies), key=str)
         errors = sum(f.severity == "error" for f in findings)
         mark = "[bold red]FAIL[/]" if errors else "[bold green]ok[/]"
-        console.print(f"\n{mark} [bold]{file}[/] — {len(policies)} policies, {errors} errors")
-        for policy in policies:
-            who = f"role {policy.role}" if policy.role else "no role (shared by all tools)"
-            tool = policy.tool or "any tool"
-            console.print(f"  [dim]{policy.policy}: {who}, {tool}[/]")
-        if not findings:
-            continue
-        table = Table(show_header=True, header_style="bold", expand=True)
-        table.add_column("", width=4)
-        table.add_column("policy / role", ratio=2, overflow="fold")
-        table.add_column("statement", ratio=1, overflow="fold")
-        table.add_column("rule", no_wrap=True)
-        table.add_column("problem", ratio=4, overflow="fold")
-        for f in findings:
-            level = "[red]ERR[/]" if f.severity == "error" else "[yellow]warn[/]"
-            where = f.policy + (f"\n{f.role}" if f.role else "")
-            table.add_row(level, where, f.statement, f.rule, f.message)
-        console.print(table)
+        console.print(
+            f"\n{mark} [bold]{escape(file)}[/] — {len(policies)} policies, {errors} errors"
+        )
+        for policy, role, tool in policies:
+            who = f"role {role}" if role else "no role known (treated as shared by all tools)"
+            console.print(f"  [bold]{escape(policy)}[/] · {escape(who)} · {tool or 'any tool'}")
+            mine = [f for f in findings if (f.policy, f.role) == (policy, role)]
+            for statement in sorted({f.statement for f in mine}):
+                console.print(f"    [cyan]{escape(statement)}[/]")
+                for f in (f for f in mine if f.statement == statement):
+                    level = "[red]ERR [/]" if f.severity == "error" else "[yellow]warn[/]"
+                    console.print(f"      {level} [dim]{f.rule}[/] {escape(f.message)}")
     errors = len(report.errors)
     warnings = len(report.findings) - errors
     if report.verdict == "fail":

@@ -114,6 +114,10 @@ def parliament_findings(source: PolicySource) -> list[IamFinding]:
             else "warning"
         )
         name = location.get("string")
+        if "${" in str(name or ""):
+            # A Terraform reference we could not render is already reported as
+            # unresolved_reference; parliament only sees our leftover "${...}".
+            severity = "warning"
         what = f"{name}" if name else _short(detail or actions or "")
         out.append(
             IamFinding(
