@@ -47,11 +47,9 @@ def pg_admin_url() -> str:
 
 
 def _with_db(url: str, dbname: str) -> str:
-    from psycopg.conninfo import conninfo_to_dict, make_conninfo
+    from urllib.parse import urlparse, urlunparse
 
-    params = conninfo_to_dict(url)
-    params["dbname"] = dbname
-    return make_conninfo(**params)
+    return urlunparse(urlparse(url)._replace(path=f"/{dbname}"))
 
 
 @pytest.fixture

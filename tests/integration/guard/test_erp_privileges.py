@@ -1,0 +1,63 @@
+"""The database itself refuses what a tool may not do (PostgreSQL grants, SQLite authorizer)."""
+
+from __future__ import annotations
+
+import pytest
+
+from backend.erp.grants import ROLE_CADASTRO, ROLE_CONSULTA, ROLE_REEMBOLSO
+from backend.exceptions import StorageError
+from backend.guard.service import Guard
+
+FORBIDDEN = [
+    (ROLE_CONSULTA, "UPDATE pedidos SET status = 'x' WHERE id = '4821'"),
+    (ROLE_CONSULTA, "DELETE FROM pedidos"),
+    (ROLE_CONSULTA, "SELECT chave FROM ledger_records"),
+    (ROLE_REEMBOLSO, "SELECT cliente_id FROM pedidos WHERE id = '4821'"),
+    (ROLE_REEMBOLSO, "UPDATE pedidos SET valor_pedido = 0 WHERE id = '4821'"),
+    (ROLE_REEMBOLSO, "SELECT nome FROM clientes"),
+    (ROLE_CADASTRO, "UPDATE clientes SET nome = 'x' WHERE id = 'c-17'"),
+    (ROLE_CADASTRO, "SELECT email FROM clientes WHERE id = 'c-17'"),
+    (ROLE_CADASTRO, "UPDATE pedidos SET status = 'x' WHERE id = '4821'"),
+    (ROLE_CADASTRO, "INSERT INTO clientes (id, nome) VALUES ('x', 'y')"),
+]
+
+ALLOWED = [
+    (ROLE_CONSULTA, "SELECT * FROM pedidos WHERE id = '4821'"),
+    (ROLE_CONSULTA, "SELECT nome FROM clientes WHERE id = 'c-17'"),
+    (ROLE_REEMBOLSO, "SELECT id, valor_pedido FROM pedidos WHERE id = '4821'"),
+    (ROLE_REEMBOLSO, "UPDATE pedidos SET status_reembolso = 'x', valor_reembolsado = 1 WHERE id = '4821'"),
+    (ROLE_CADASTRO, "UPDATE clientes SET endereco = 'Rua A', telefone = '1', email = 'e' WHERE id = 'c-17'"),
+]
+
+
+def _run(guard: Guard, role: str, sql: str) -> None:
+    conn = guard.toolbox._conns[role]  # noqa: SLF001 - the tool's own connection
+    with conn.transaction() as tx:
+        tx.execute_sql(sql)
+
+
+@pytest.mark.parametrize(("role", "sql"), FORBIDDEN)
+def test_forbidden_statement_is_refused_by_the_database(guard: Guard, role: str, sql: str) -> None:
+    with pytest.raises(StorageError) as err:
+        _run(guard, role, sql)
+    text = str(err.value).lower()
+    assert any(w in text for w in ("permission denied", "not authorized", "prohibited"))
+
+
+@pytest.mark.parametrize(("role", "sql"), ALLOWED)
+def test_allowed_statement_runs(guard: Guard, role: str, sql: str) -> None:
+    _run(guard, role, sql)
+
+
+def test_postgres_tool_roles_log_in_as_themselves(pg_url: str, tmp_path) -> None:
+    from tests.integration.guard.conftest import make_guard
+
+    guard = make_guard(tmp_path / "data", pg_url)
+    try:
+        conn = guard.toolbox._conns[ROLE_REEMBOLSO]  # noqa: SLF001
+        with conn.transaction() as tx:
+            tx.execute_sql("SELECT current_user AS u")
+            assert tx._cursor.fetchone()["u"] == ROLE_REEMBOLSO  # noqa: SLF001
+    finally:
+        guard.close()
+        guard.db.close()
