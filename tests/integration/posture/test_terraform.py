@@ -104,3 +104,23 @@ def test_alarm_watches_interrupcoes_por_teto_per_tool() -> None:
     assert alarm["metric_name"] == "InterrupcoesPorTeto"
     assert alarm["dimensions"] == {"Ferramenta": "${each.key}"}
     assert alarm["alarm_actions"] == ["${var.topico_alarmes_arn}"]
+
+
+def test_audit_catches_a_regression_in_the_deployment(tmp_path: Path) -> None:
+    work = tmp_path / "terraform"
+    shutil.copytree(DEPLOY, work, ignore=shutil.ignore_patterns(".terraform*"))
+    iam = work / "iam.tf"
+    text = iam.read_text()
+    anchor = 'data "aws_iam_policy_document" "agente_consulta" {\n'
+    assert anchor in text
+    leak = """  statement {
+    actions   = ["secretsmanager:GetSecretValue", "dynamodb:Scan"]
+    resources = [aws_secretsmanager_secret.gateway_pagamento.arn, local.ledger_arn]
+  }
+"""
+    iam.write_text(text.replace(anchor, anchor + leak))
+    report = audit_iam([work])
+    assert report.verdict == "fail"
+    found = {(f.role, f.rule) for f in report.findings if f.severity == "error"}
+    assert ("cadencia-agente-consulta-role", "gateway_secret_reach") in found
+    assert ("cadencia-agente-consulta-role", "unused_grant") in found
