@@ -6,6 +6,8 @@ Modules:
     iam_rules       the project's own invariants over one statement or one role
     iam_parliament  adapter over parliament's general IAM linting
     iam_sources     reading policy JSON files (comments tolerated)
-    terraform       extracting policies and role attachments from ``.tf`` files
+    terraform       parsing a ``.tf`` directory and rendering its references
+    terraform_iam   extracting policies and role attachments from a parsed directory
     iam             ``audit_iam(paths)``: the whole audit, used by ``cadencia audit iam``
+    grants_audit    (planned) ``audit grants``, registered via backend.commands.audit
 """
