@@ -296,13 +296,16 @@ def _fix_workflow(text: str, keys: set[str]) -> str:
     if _any(keys, "pull_request_target", "pull-request-target"):
         doc["on"] = _replace_trigger(doc.get("on"))
     if _any(keys, "permission"):
+        least = {"contents": "read"}
         ordered: dict[Any, Any] = {}
         for k, v in doc.items():
-            if k == "jobs" and "permissions" not in doc:
-                ordered["permissions"] = {"contents": "read"}
-            if k != "permissions" or not _too_broad(v):
+            if k == "jobs" and "permissions" not in ordered:
+                ordered["permissions"] = least
+            if k == "permissions":
+                ordered[k] = least if _too_broad(v) else v
+            else:
                 ordered[k] = v
-        ordered.setdefault("permissions", {"contents": "read"})
+        ordered.setdefault("permissions", least)
         doc = ordered
     if _any(keys, "github.event", "github.head_ref", "injection", "interpolat", "run-shell",
             "script"):

@@ -41,7 +41,9 @@ class Module(BaseModel):
     @classmethod
     def _check_name(cls, value: str) -> str:
         if not _NAME.match(value):
-            raise ValueError("name must match ^[a-z0-9][a-z0-9-]*$")
+            raise ValueError(
+                "name must be lowercase letters, digits and '-', starting with a letter or digit"
+            )
         return value
 
     @field_validator("path")
