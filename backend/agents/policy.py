@@ -205,7 +205,8 @@ def decide(
     return Decision(outcome, stage, rule)
 
 
-def _matches(pattern: str, value: str) -> bool:
+def pattern_matches(pattern: str, value: str) -> bool:
+    """Whether ``value`` fits ``pattern`` (exact, ``*``, or a ``prefix*`` like ``dev-*``)."""
     if pattern == "*" or pattern == value:
         return True
     return pattern.endswith("*") and value.startswith(pattern[:-1])
@@ -224,7 +225,7 @@ def _pick(candidates: list[tuple[Outcome, str]]) -> tuple[Outcome, str] | None:
 def _iam_stage(agent: str, action: str, table: Table | None) -> tuple[Outcome, str] | None:
     candidates: list[tuple[Outcome, str]] = []
     for (who, what), value in (table or {}).items():
-        if _matches(who, agent) and _matches(what, action):
+        if pattern_matches(who, agent) and pattern_matches(what, action):
             if value not in _RANK:
                 return "deny", f"iam ({who}, {what}) has invalid outcome {value!r}"
             candidates.append((value, f"iam ({who}, {what}) = {value}"))  # type: ignore[arg-type]
@@ -234,7 +235,7 @@ def _iam_stage(agent: str, action: str, table: Table | None) -> tuple[Outcome, s
 def _autonomy_stage(agent: str, action: str, table: Table | None) -> tuple[Outcome, str] | None:
     candidates: list[tuple[Outcome, str]] = []
     for (who, what), value in (table or {}).items():
-        if _matches(who, agent) and _matches(what, action):
+        if pattern_matches(who, agent) and pattern_matches(what, action):
             if value not in _AUTONOMY_OUTCOME:
                 return "deny", f"agent_autonomy ({who}, {what}) has invalid value {value!r}"
             candidates.append(
@@ -252,7 +253,7 @@ def _permissions_stage(agent: str, action: str, source: Any) -> tuple[Outcome, s
         return None
     candidates: list[tuple[Outcome, str]] = []
     for index, item in enumerate(parsed.rules):
-        if _matches(item.agent, agent) and _matches(item.action, action):
+        if pattern_matches(item.agent, agent) and pattern_matches(item.action, action):
             why = f"permissions.json rules[{index}]: ({item.agent}, {item.action}) = {item.outcome}"
             if item.reason:
                 why += f" ({item.reason})"
