@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
@@ -35,7 +36,7 @@ def test_hadolint_garbage_is_not_a_pass(out: str) -> None:
 
 
 def test_detect_secrets_parse_and_refuses_allowlist_filter() -> None:
-    doc = {
+    doc: dict[str, Any] = {
         "filters_used": [{"path": "detect_secrets.filters.heuristic.is_lock_file"}],
         "results": {"app.env": [{"type": "AWS Access Key", "line_number": 2}]},
     }
@@ -150,7 +151,7 @@ def test_verdict_and_json_shape() -> None:
     assert GateReport((ok, skipped)).verdict == "changes_requested"
     report = GateReport((ok, failed))
     assert report.verdict == "changes_requested"
-    doc = report.to_json()
+    doc: Any = report.to_json()
     assert doc == {
         "verdict": "changes_requested",
         "gates": [

@@ -74,13 +74,11 @@ def test_passing_last_correction_is_not_blocked() -> None:
 
 
 def test_secops_fail_and_reject_at_the_limit_block_too() -> None:
-    at_limit = {"correction_count": 3}
-    s = step(
-        GateSubjectState(status="awaiting_secops", **at_limit), GateEvent.secops(False, "AKIA key")
-    )
+    at_limit = GateSubjectState(status="awaiting_secops", correction_count=3)
+    s = step(at_limit, GateEvent.secops(False, "AKIA key"))
     assert s.status == "blocked"
     assert s.blocked_reason is not None and "AKIA key" in s.blocked_reason
-    s = step(GateSubjectState(status="awaiting_human", **at_limit), GateEvent.reject("no"))
+    s = step(GateSubjectState(status="awaiting_human", correction_count=3), GateEvent.reject("no"))
     assert s.status == "blocked"
 
 
@@ -116,10 +114,8 @@ def test_unblock_gives_a_fresh_round() -> None:
     ["awaiting_qa", "awaiting_secops", "awaiting_human", "changes_requested", "blocked"],
 )
 def test_close_from_any_open_state(start: str) -> None:
-    s = step(
-        GateSubjectState(status=start, blocked_reason="r" if start == "blocked" else None),
-        GateEvent.close(),
-    )  # type: ignore[arg-type]
+    reason = "r" if start == "blocked" else None
+    s = step(GateSubjectState(status=start, blocked_reason=reason), GateEvent.close())  # type: ignore[arg-type]
     assert s.status == "closed"
     assert s.blocked_reason is None
 
