@@ -1,0 +1,361 @@
+"""Benchmark of the tool-execution guard against the raw operation it stands on.
+
+``python -m bench.guard --backend {sqlite,postgres,dynamodb} [--database URL] --json FILE``
+
+* ``blocked_path_ratio``: refund attempts blocked by idempotency, through the real
+  orchestrator (validation, ceiling, claim, event), per second ÷ bare conditional inserts
+  per second on the same store in the same run.
+* ``executed_path_ratio``: refunds executed end to end (ERP as the tool's role, gateway
+  simulator over HTTP, ledger completed, event) per second ÷ the same raw figure.
+* ``duplicate_storm``: ≥ 200 concurrent refund attempts on ONE pedido from several
+  processes, each its own conversation; the gateway journal must show exactly one debit.
+* ``vs_powertools`` (dynamodb): our ledger (ceiling + claim + complete) ÷ Powertools'
+  ``@idempotent_function`` with ``DynamoDBPersistenceLayer`` on the same moto server.
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing
+import tempfile
+import threading
+import uuid
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from bench._common import Interleaved, moto_server, print_table, ratio, write_json
+
+TARGETS = {"blocked_path_ratio": 0.7, "executed_path_ratio": 0.3, "vs_powertools": 1.0}
+
+
+@dataclass
+class Env:
+    """The store under test plus the settings every process builds its guard from."""
+
+    backend: str
+    settings_kwargs: dict[str, Any]
+    run_id: str
+    endpoint: str | None = None
+    table: str | None = None
+
+
+@contextmanager
+def environment(backend: str, database: str | None, tmp: Path) -> Iterator[tuple[Env, Any]]:
+    """Start what the backend needs and a shared gateway simulator; yield (env, simulator)."""
+    from backend.gateway.simulator import GatewaySimulator
+    from backend.secrets.base import FileSecretStore
+    from backend.settings import load_settings
+
+    run_id = uuid.uuid4().hex[:8]
+    kwargs: dict[str, Any] = {"data_dir": str(tmp)}
+    with ExitStack() as stack:
+        env = Env(backend, kwargs, run_id)
+        if backend == "sqlite":
+            kwargs["database_url"] = database or f"sqlite:///{tmp / 'bench.sqlite3'}"
+        elif backend == "postgres":
+            if not database:
+                raise SystemExit("--backend postgres needs --database postgresql://…")
+            kwargs["database_url"] = database
+        else:
+            from backend.ledger.dynamodb import create_table, drop_table
+            from backend.ledger.factory import dynamodb_client
+
+            env.endpoint = stack.enter_context(moto_server())
+            env.table = f"cadencia-bench-{run_id}"
+            client = dynamodb_client({"endpoint_url": env.endpoint, "region_name": "us-east-1"})
+            create_table(client, env.table)
+            stack.callback(drop_table, client, env.table)
+            kwargs["database_url"] = database or f"sqlite:///{tmp / 'bench.sqlite3'}"
+            kwargs["ledger_url"] = f"dynamodb://{env.table}?endpoint_url={env.endpoint}&region=us-east-1"
+        settings = load_settings(**kwargs)
+        secret = FileSecretStore(settings.data_dir / "secrets").ensure(settings.gateway_secret_id)
+        simulator = GatewaySimulator(secret).start()
+        stack.callback(simulator.stop)
+        kwargs["gateway_url"] = simulator.url
+        yield env, simulator
+
+
+def _guard(env: Env) -> Any:
+    from backend.guard.service import build_guard
+    from backend.settings import load_settings
+
+    return build_guard(load_settings(**env.settings_kwargs))
+
+
+def _refund(pedido: str) -> dict[str, str]:
+    return {"pedidoId": pedido, "valor": "10.00"}
+
+
+# -- raw conditional insert ---------------------------------------------------------------
+
+
+class RawInsert:
+    """The bare operation the guard is built on, on the same store and connection pool."""
+
+    def __init__(self, env: Env, guard: Any) -> None:
+        self.env = env
+        self.db = guard.db
+        self.ledger = guard.ledger
+        self.counter = 0
+        if env.backend == "dynamodb":
+            return
+        self.table = f"bench_raw_{env.run_id}"
+        param = ":chave" if self.db.dialect == "sqlite" else "%(chave)s"
+        self.sql = f"INSERT INTO {self.table} (chave) VALUES ({param}) ON CONFLICT (chave) DO NOTHING"
+        with self.db.transaction() as tx:
+            tx.execute_sql(f"CREATE TABLE {self.table} (chave TEXT PRIMARY KEY)")
+
+    def __call__(self, n: int) -> int:
+        for _ in range(n):
+            self.counter += 1
+            key = f"raw#{self.env.run_id}#{self.counter}"
+            if self.env.backend == "dynamodb":
+                self.ledger.client.put_item(
+                    TableName=self.env.table,
+                    Item={"pk": {"S": key}},
+                    ConditionExpression="attribute_not_exists(pk)",
+                )
+            else:
+                with self.db.transaction() as tx:
+                    tx.execute_sql(self.sql, {"chave": key})
+        return n
+
+    def drop(self) -> None:
+        if self.env.backend != "dynamodb":
+            with self.db.transaction() as tx:
+                tx.execute_sql(f"DROP TABLE {self.table}")
+
+
+# -- guarded paths -------------------------------------------------------------------------
+
+
+def measure_paths(env: Env, guard: Any, n: int, rounds: int) -> dict[str, float]:
+    """Interleave raw inserts, idempotency-blocked and executed refunds; return rates."""
+    from backend.erp.seed import upsert_pedidos
+
+    per_round = max(1, n // rounds)
+    run = env.run_id
+    blocked_pedido = f"blk-{run}"
+    exec_pedidos = [f"exe-{run}-{i}" for i in range(per_round * rounds)]
+    upsert_pedidos(
+        guard.db,
+        [{"pedidoId": p, "valorPedido": "50.00"} for p in [blocked_pedido, *exec_pedidos]],
+    )
+    call = guard.orchestrator.call
+    first = call(f"conv-{run}-setup", "emitir-reembolso", _refund(blocked_pedido))
+    assert first.resultado == "executado", first.record
+    seen: Counter[str] = Counter()
+    raw = RawInsert(env, guard)
+
+    def blocked(round_no: int) -> int:
+        for i in range(per_round):
+            got = call(f"conv-{run}-b{round_no}-{i}", "emitir-reembolso", _refund(blocked_pedido))
+            seen[f"blocked:{got.resultado}"] += 1
+        return per_round
+
+    def executed(round_no: int) -> int:
+        for i in range(per_round):
+            pedido = exec_pedidos[round_no * per_round + i]
+            got = call(f"conv-{run}-e{round_no}-{i}", "emitir-reembolso", _refund(pedido))
+            seen[f"executed:{got.resultado}"] += 1
+        return per_round
+
+    try:
+        rates = Interleaved(rounds).run({"raw": raw, "blocked": blocked, "executed": executed})
+    finally:
+        raw.drop()
+    total = per_round * rounds
+    if seen != Counter({"blocked:bloqueado_por_idempotencia": total, "executed:executado": total}):
+        raise SystemExit(f"unexpected outcomes while measuring: {dict(seen)}")
+    return {name: rate.per_s for name, rate in rates.items()}
+
+
+# -- duplicate storm -----------------------------------------------------------------------
+
+
+def _storm_worker(env: Env, pedido: str, worker: int, threads: int, calls: int,
+                  barrier: Any, results: Any) -> None:
+    guard = _guard(env)
+    try:
+        counts: Counter[str] = Counter()
+        lock = threading.Lock()
+
+        def one(t: int) -> None:
+            for i in range(calls):
+                got = guard.orchestrator.call(f"storm-{worker}-{t}-{i}", "emitir-reembolso",
+                                              _refund(pedido))
+                with lock:
+                    counts[got.resultado] += 1
+
+        barrier.wait(timeout=120)  # every process is built and connected before the race
+        pool = [threading.Thread(target=one, args=(t,)) for t in range(threads)]
+        for thread in pool:
+            thread.start()
+        for thread in pool:
+            thread.join()
+        results.put(dict(counts))
+    finally:
+        guard.close()
+
+
+def duplicate_storm(env: Env, guard: Any, simulator: Any, workers: int, threads: int,
+                    calls: int) -> dict[str, Any]:
+    """All workers × threads × calls attempts refund ONE pedido at once."""
+    from backend.erp.seed import upsert_pedidos
+
+    pedido = f"storm-{env.run_id}"
+    upsert_pedidos(guard.db, [{"pedidoId": pedido, "valorPedido": "50.00"}])
+    ctx = multiprocessing.get_context("spawn")
+    barrier, results = ctx.Barrier(workers), ctx.Queue()
+    requests_before = simulator.requests
+    procs = [
+        ctx.Process(target=_storm_worker, args=(env, pedido, w, threads, calls, barrier, results))
+        for w in range(workers)
+    ]
+    for proc in procs:
+        proc.start()
+    outcomes: Counter[str] = Counter()
+    for _ in procs:
+        outcomes.update(results.get(timeout=600))
+    for proc in procs:
+        proc.join(timeout=60)
+        if proc.exitcode != 0:
+            raise SystemExit(f"storm worker exited with {proc.exitcode}")
+    debits = [d for d in simulator.debits() if d.pedido_id == pedido]
+    return {
+        "attempts": sum(outcomes.values()),
+        "workers": workers,
+        "threads_per_worker": threads,
+        "gateway_debits": len(debits),
+        "gateway_requests": simulator.requests - requests_before,
+        "resultados": dict(outcomes),
+    }
+
+
+# -- vs Powertools (dynamodb) --------------------------------------------------------------
+
+
+def vs_powertools(env: Env, guard: Any, keys: int, repeats: int, rounds: int) -> dict[str, float]:
+    """Our ledger vs Powertools idempotency on the same moto server: ``keys`` × ``repeats``
+    calls of a trivial function (the first executes, the rest return the stored result)."""
+    from aws_lambda_powertools.utilities.idempotency import (
+        DynamoDBPersistenceLayer,
+        IdempotencyConfig,
+        idempotent_function,
+    )
+
+    from backend.ledger.base import ClaimRequest, counter_key, payload_hash
+
+    client, ledger = guard.ledger.client, guard.ledger
+    table = f"powertools-{env.run_id}"
+    client.create_table(
+        TableName=table, BillingMode="PAY_PER_REQUEST",
+        AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
+        KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
+    )
+    persistence = DynamoDBPersistenceLayer(table_name=table, boto3_client=client)
+
+    @idempotent_function(data_keyword_argument="pedido", persistence_store=persistence,
+                         config=IdempotencyConfig())
+    def powertools_refund(pedido: dict[str, str]) -> dict[str, str]:
+        return {"debito": pedido["pedidoId"]}
+
+    def ours_refund(pedido: dict[str, str], conversa: str) -> dict[str, Any] | None:
+        chave = f"pt#{pedido['pedidoId']}"
+        claim = ClaimRequest(chave, "emitir-reembolso", conversa, pedido["pedidoId"],
+                             payload_hash(pedido), pedido["valor"])
+        got = ledger.reserve(counter_key(conversa, pedido["pedidoId"], "emitir-reembolso"), claim)
+        if got.claim == "claimed":
+            result = {"debito": pedido["pedidoId"]}
+            ledger.complete(chave, result)
+            return result
+        return got.record.resultado if got.record else None
+
+    def workload(fn: Any, tag: str) -> Any:
+        def run(round_no: int) -> int:
+            for k in range(keys):
+                pedido = {"pedidoId": f"{tag}-{env.run_id}-{round_no}-{k}", "valor": "10.00"}
+                for r in range(repeats):
+                    out = fn(pedido=pedido) if tag == "pt" else fn(pedido, f"c{r}")
+                    assert out == {"debito": pedido["pedidoId"]}, out
+            return keys * repeats
+        return run
+
+    try:
+        rates = Interleaved(rounds).run(
+            {"powertools": workload(powertools_refund, "pt"), "ours": workload(ours_refund, "us")}
+        )
+    finally:
+        client.delete_table(TableName=table)
+    return {name: rate.per_s for name, rate in rates.items()}
+
+
+# -- command line --------------------------------------------------------------------------
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.guard", description=__doc__.split("\n")[0])
+    parser.add_argument("--backend", choices=["sqlite", "postgres", "dynamodb"], required=True)
+    parser.add_argument("--database", help="state database URL (required for postgres)")
+    parser.add_argument("--json", type=Path, required=True, help="where to write the result")
+    parser.add_argument("--ops", type=int, default=300, help="operations per measured path")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--storm-workers", type=int, default=2)
+    parser.add_argument("--storm-threads", type=int, default=8)
+    parser.add_argument("--storm-calls", type=int, default=13, help="attempts per storm thread")
+    args = parser.parse_args(argv)
+    if args.storm_workers < 2 or args.storm_workers * args.storm_threads * args.storm_calls < 200:
+        parser.error("the storm needs >= 2 workers and >= 200 attempts in total")
+
+    with (
+        tempfile.TemporaryDirectory(prefix="cadencia-bench-") as tmp,
+        environment(args.backend, args.database, Path(tmp)) as (env, simulator),
+    ):
+        guard = _guard(env)
+        try:
+            rates = measure_paths(env, guard, args.ops, args.rounds)
+            storm = duplicate_storm(env, guard, simulator, args.storm_workers,
+                                    args.storm_threads, args.storm_calls)
+            pt = (vs_powertools(env, guard, max(1, args.ops // (3 * args.rounds)), 3,
+                                args.rounds) if args.backend == "dynamodb" else None)
+        finally:
+            guard.close()
+
+    result: dict[str, Any] = {
+        "backend": args.backend,
+        "blocked_path_ratio": ratio(rates["blocked"], rates["raw"]),
+        "executed_path_ratio": ratio(rates["executed"], rates["raw"]),
+        "guarded_calls_per_s": round(rates["blocked"], 1),
+        "executed_calls_per_s": round(rates["executed"], 1),
+        "raw_conditional_insert_per_s": round(rates["raw"], 1),
+        "duplicate_storm": storm,
+        "vs_powertools": ratio(pt["ours"], pt["powertools"]) if pt else None,
+    }
+    if pt:
+        result["powertools_calls_per_s"] = round(pt["powertools"], 1)
+        result["ours_idempotent_calls_per_s"] = round(pt["ours"], 1)
+    write_json(args.json, result)
+
+    def target(key: str) -> str:
+        return f">= {TARGETS[key]}"
+
+    print_table(f"bench.guard — {args.backend}", [
+        ("raw conditional inserts/s", f"{result['raw_conditional_insert_per_s']}", ""),
+        ("blocked attempts/s (orchestrator)", f"{result['guarded_calls_per_s']}", ""),
+        ("executed refunds/s (orchestrator)", f"{result['executed_calls_per_s']}", ""),
+        ("blocked_path_ratio", f"{result['blocked_path_ratio']}", target("blocked_path_ratio")),
+        ("executed_path_ratio", f"{result['executed_path_ratio']}", target("executed_path_ratio")),
+        ("storm attempts / workers", f"{storm['attempts']} / {storm['workers']}", ">= 200 / >= 2"),
+        ("storm gateway debits", f"{storm['gateway_debits']}", "== 1"),
+        ("storm gateway requests", f"{storm['gateway_requests']}", "== 1"),
+        ("vs_powertools", f"{result['vs_powertools']}", target("vs_powertools") if pt else "n/a"),
+    ])
+    return 0 if storm["gateway_debits"] == 1 else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
