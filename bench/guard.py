@@ -20,6 +20,7 @@ import multiprocessing
 import tempfile
 import threading
 import uuid
+import warnings
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
@@ -258,6 +259,8 @@ def vs_powertools(env: Env, guard: Any, keys: int, repeats: int, rounds: int) ->
         KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
     )
     persistence = DynamoDBPersistenceLayer(table_name=table, boto3_client=client)
+    # Outside Lambda there is no remaining-time context; Powertools warns on every call.
+    warnings.filterwarnings("ignore", message="Couldn't determine the remaining time")
 
     @idempotent_function(data_keyword_argument="pedido", persistence_store=persistence,
                          config=IdempotencyConfig())

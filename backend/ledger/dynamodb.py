@@ -15,6 +15,11 @@ claim, each atomic on its own.
 
 Claims carry no ``expira_em``: "at most once per pedido" must outlive any retention period.
 Counters do (``counter_ttl_seconds``), so abandoned conversations do not accumulate forever.
+``executado`` is a terminal state (no rule ever moves a record out of it), so records seen
+in it are kept in a small per-process cache and a repeat attempt skips the conditional put:
+one round trip (the ceiling) instead of two. The cache can only err towards blocking: a
+record an operator deleted by hand stays "duplicate" here until the process restarts.
+
 ``_expire`` and ``_by_status`` scan the table; they are operator/maintenance paths
 (``reconcile``, the approvals screen), never the per-call hot path, which only touches
 single items by key.
@@ -23,7 +28,9 @@ single items by key.
 from __future__ import annotations
 
 import json
+import threading
 import time
+from collections import OrderedDict
 from decimal import Decimal
 from typing import Any
 
@@ -89,11 +96,30 @@ class DynamoLedger(Ledger):
         teto: int = 4,
         lease_seconds: float = 30.0,
         counter_ttl_seconds: int | None = 30 * 24 * 3600,
+        executed_cache_size: int = 4096,
     ) -> None:
         super().__init__(teto=teto, lease_seconds=lease_seconds)
         self.client = client
         self.table = table
         self.counter_ttl_seconds = counter_ttl_seconds
+        self._executed: OrderedDict[str, dict[str, Any]] = OrderedDict()
+        self._executed_max = executed_cache_size
+        self._executed_lock = threading.Lock()
+
+    def _remember(self, row: dict[str, Any] | None) -> dict[str, Any] | None:
+        """Cache ``row`` if it is terminal (``executado``); return it unchanged."""
+        if row is not None and row.get("status") == "executado" and self._executed_max > 0:
+            with self._executed_lock:
+                self._executed[row["chave"]] = row
+                self._executed.move_to_end(row["chave"])
+                while len(self._executed) > self._executed_max:
+                    self._executed.popitem(last=False)
+        return row
+
+    def _known_executed(self, chave: str) -> dict[str, Any] | None:
+        with self._executed_lock:
+            row = self._executed.get(chave)
+        return dict(row) if row is not None else None
 
     # -- boundary ---------------------------------------------------------------------------
 
@@ -136,6 +162,9 @@ class DynamoLedger(Ledger):
         attempts, blocked = self._bump(counter, teto, now)
         if blocked or claim_row is None:
             return StoredReservation(attempts, blocked, False, None)
+        known = self._known_executed(claim_row["chave"])
+        if known is not None:
+            return StoredReservation(attempts, blocked, False, known)
         item = {"pk": _encode(claim_row["chave"]), "status": _encode("tentando")}
         for field in (*_CLAIM_FIELDS, "lease_until"):
             if claim_row.get(field) is not None:
@@ -150,7 +179,7 @@ class DynamoLedger(Ledger):
             )
         except _ConditionFailed as failed:
             existing = _record_row(failed.item) if failed.item else self._get(claim_row["chave"])
-            return StoredReservation(attempts, blocked, False, existing)
+            return StoredReservation(attempts, blocked, False, self._remember(existing))
         return StoredReservation(attempts, blocked, True, None)
 
     def _bump(self, counter: str, teto: int, now: str) -> tuple[int, int]:
@@ -184,7 +213,7 @@ class DynamoLedger(Ledger):
     def _get(self, chave: str) -> dict[str, Any] | None:
         got = self._call("get_item", Key=self._key(chave), ConsistentRead=True)
         item = got.get("Item")
-        return _record_row(item) if item else None
+        return self._remember(_record_row(item)) if item else None
 
     def _retake(self, chave: str, claim_row: dict[str, Any], now: str) -> bool:
         values: dict[str, Any] = {

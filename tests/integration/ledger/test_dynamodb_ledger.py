@@ -127,3 +127,39 @@ def test_open_ledger_sql_shares_the_given_database(sqlite_db: Any, settings: Set
     ledger = open_ledger(sqlite_db.url, settings, db=sqlite_db)
     assert isinstance(ledger, SqlLedger) and ledger.db is sqlite_db
     assert ledger.reserve(counter_key("c", "p", "f"), _claim("k")).claim == "claimed"
+
+
+def _count_calls(client: Any) -> list[str]:
+    calls: list[str] = []
+    client.meta.events.register(
+        "before-call.dynamodb.*", lambda model, **_: calls.append(model.name)
+    )
+    return calls
+
+
+def test_repeat_of_an_executed_claim_costs_one_round_trip(client: Any, table: str) -> None:
+    ledger = DynamoLedger(client, table)
+    teto = counter_key("c", "4821", "emitir-reembolso")
+    ledger.reserve(teto, _claim("k"))
+    ledger.complete("k", {"debito": "d-1"})
+    calls = _count_calls(client)
+    first = ledger.reserve(teto, _claim("k"))  # learns that "k" is executado
+    assert first.claim == "duplicate" and calls == ["UpdateItem", "PutItem"]
+    calls.clear()
+    again = ledger.reserve(teto, _claim("k"))
+    assert again.claim == "duplicate" and again.record and again.record.resultado == {"debito": "d-1"}
+    assert calls == ["UpdateItem"]  # the ceiling is still counted, the put is skipped
+    assert again.tentativa == 3
+    other = ledger.reserve(teto, ClaimRequest("k", "emitir-reembolso", "c", "4821", "other-hash", "9.99"))
+    assert other.claim == "conflict"
+
+
+def test_executed_cache_only_errs_towards_blocking(client: Any, table: str) -> None:
+    this_process = DynamoLedger(client, table)
+    this_process.reserve(counter_key("c1", "p", "f"), _claim("k"))
+    this_process.complete("k", {"ok": True})
+    assert this_process.reserve(counter_key("c2", "p", "f"), _claim("k")).claim == "duplicate"
+    client.delete_item(TableName=table, Key={"pk": {"S": "k"}})  # an operator's manual release
+    assert this_process.reserve(counter_key("c3", "p", "f"), _claim("k")).claim == "duplicate"
+    another_process = DynamoLedger(client, table)
+    assert another_process.reserve(counter_key("c4", "p", "f"), _claim("k")).claim == "claimed"
