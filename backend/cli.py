@@ -41,8 +41,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.handler(args) or 0)
     except CadenciaError as exc:
         from rich.console import Console
+        from rich.markup import escape
 
-        Console(stderr=True).print(f"[bold red]error:[/] {exc.message}")
+        Console(stderr=True).print(f"[bold red]error:[/] {escape(exc.message)}")
         return 2
     except KeyboardInterrupt:
         return 130

@@ -34,6 +34,11 @@ class Settings(BaseSettings):
     agent_models: dict[str, str] = Field(default_factory=dict)
     """Per-agent overrides, e.g. ``{"infra": "planner"}`` (env: JSON)."""
 
+    openai_base_url: str | None = None
+    """Base URL of an OpenAI-compatible endpoint (``…/v1``) for ``openai:MODEL`` bindings."""
+    openai_api_key: str | None = None
+    openai_timeout_s: float = 60.0
+
     host: str = "127.0.0.1"
     port: int = 8765
 

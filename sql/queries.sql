@@ -140,3 +140,74 @@ SELECT id, valor_pedido FROM pedidos WHERE id = %(pedido_id)s
 -- name: tool_reembolso_gravar
 UPDATE pedidos SET status_reembolso = 'reembolsado', valor_reembolsado = %(valor)s
 WHERE id = %(pedido_id)s
+
+-- name: project_insert
+INSERT INTO projects (id, name, repo_path, module_map, execution_activated, created_at)
+VALUES (%(id)s, %(name)s, %(repo_path)s, %(module_map)s, %(execution_activated)s, %(now)s)
+
+-- name: project_get
+SELECT id, name, repo_path, module_map, execution_activated, created_at FROM projects WHERE id = %(id)s
+
+-- name: projects_all
+SELECT id, name, repo_path, module_map, execution_activated, created_at FROM projects ORDER BY created_at
+
+-- name: project_set_module_map
+UPDATE projects SET module_map = %(module_map)s WHERE id = %(id)s
+
+-- name: project_activate
+UPDATE projects SET execution_activated = %(yes)s WHERE id = %(id)s AND execution_activated = %(no)s
+
+-- name: session_insert
+INSERT INTO sessions (id, project_id, title, created_at) VALUES (%(id)s, %(project_id)s, %(title)s, %(now)s)
+
+-- name: session_get
+SELECT id, project_id, title, created_at FROM sessions WHERE id = %(id)s
+
+-- name: sessions_of
+SELECT id, project_id, title, created_at FROM sessions WHERE project_id = %(project_id)s ORDER BY created_at
+
+-- name: handoff_insert
+INSERT INTO handoffs (id, project_id, session_id, from_agent, to_agent, status, note, offered_at)
+VALUES (%(id)s, %(project_id)s, %(session_id)s, %(from_agent)s, %(to_agent)s, 'offered', %(note)s, %(now)s)
+ON CONFLICT (session_id, from_agent, to_agent) DO NOTHING
+RETURNING id
+
+-- name: handoff_get
+SELECT id, project_id, session_id, from_agent, to_agent, status, note, offered_at, accepted_at, accepted_by
+FROM handoffs WHERE id = %(id)s
+
+-- name: handoffs_of_project
+SELECT id, project_id, session_id, from_agent, to_agent, status, note, offered_at, accepted_at, accepted_by
+FROM handoffs WHERE project_id = %(project_id)s ORDER BY offered_at
+
+-- name: handoffs_all
+SELECT id, project_id, session_id, from_agent, to_agent, status, note, offered_at, accepted_at, accepted_by
+FROM handoffs ORDER BY offered_at
+
+-- name: handoff_accept
+UPDATE handoffs SET status = 'accepted', accepted_at = %(now)s, accepted_by = %(operator)s
+WHERE id = %(id)s AND status = 'offered'
+
+-- name: autonomy_upsert
+INSERT INTO agent_autonomy (project_id, agent, action, value)
+VALUES (%(project_id)s, %(agent)s, %(action)s, %(value)s)
+ON CONFLICT (project_id, agent, action) DO UPDATE SET value = EXCLUDED.value
+
+-- name: autonomy_of_project
+SELECT agent, action, value FROM agent_autonomy WHERE project_id = %(project_id)s
+
+-- name: approval_insert
+INSERT INTO approvals (id, project_id, session_id, agent, action, payload, status, created_at)
+VALUES (%(id)s, %(project_id)s, %(session_id)s, %(agent)s, %(action)s, %(payload)s, 'pending', %(now)s)
+
+-- name: approval_get
+SELECT id, project_id, session_id, agent, action, payload, status, created_at, decided_by, decided_at
+FROM approvals WHERE id = %(id)s
+
+-- name: approvals_pending
+SELECT id, project_id, session_id, agent, action, payload, status, created_at, decided_by, decided_at
+FROM approvals WHERE status = 'pending' ORDER BY created_at
+
+-- name: approval_decide
+UPDATE approvals SET status = %(status)s, decided_by = %(operator)s, decided_at = %(now)s
+WHERE id = %(id)s AND status = 'pending'

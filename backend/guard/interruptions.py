@@ -92,12 +92,20 @@ class Interruptions:
             row = tx.one("interruption_open", params)
             if row is not None:
                 created, ident = True, int(row["id"])
+                entity_key = "clienteId" if ferramenta == "atualizar-cadastro" else "pedidoId"
                 published.append(
                     self.events.append_in(
                         tx,
                         "interrupcao.aberta",
-                        {"id": ident, **{k: v for k, v in params.items() if k != "now"},
-                         "argumentos": argumentos},
+                        {
+                            "interrupcao_id": ident,
+                            "conversaId": conversa_id,
+                            "ferramenta": ferramenta,
+                            entity_key: entidade_id,
+                            "motivo": motivo,
+                            "attempts": attempts,
+                        },
+                        session_id=conversa_id,
                         agent="atendimento",
                     )
                 )
@@ -145,7 +153,11 @@ class Interruptions:
                     id=ident,
                 )
             event = self.events.append_in(
-                tx, "interrupcao.assumida", {"id": ident, "operator": operator}, agent="operador"
+                tx,
+                "interrupcao.assumida",
+                {"interrupcao_id": ident, "operator": operator},
+                session_id=row["conversa_id"],
+                agent="operador",
             )
         self.events.publish([event])
         return Interruption.from_row(row)
@@ -168,7 +180,8 @@ class Interruptions:
             event = self.events.append_in(
                 tx,
                 "interrupcao.resolvida",
-                {"id": ident, "operator": operator, "resolution": resolution},
+                {"interrupcao_id": ident, "operator": operator, "action": resolution, "reply": reply},
+                session_id=row["conversa_id"],
                 agent="operador",
             )
         self.events.publish([event])
