@@ -16,9 +16,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from backend.posture.iam import IamReport
 
-# Registry of further audits. `audit grants` (PostgreSQL privileges) plugs in here:
-#     "backend.posture.grants_audit:register",
-AUDIT_SUBCOMMANDS: tuple[str, ...] = ()
+# Registry of further audits.
+AUDIT_SUBCOMMANDS: tuple[str, ...] = ("backend.posture.grants_audit:register",)
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -1,0 +1,174 @@
+"""``cadencia db migrate``: schema, ERP tables, the three tool login roles and their GRANTs.
+
+Idempotent: a second run applies no migration and leaves roles and privileges exactly as
+they were (the command compares a privilege snapshot taken before and after and says so).
+Roles are cluster-wide, so on a database where another one already created them they are
+reused; their grants in *this* database are rendered from the grants spec.
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from backend.commands._common import add_data_dir, add_database
+
+if TYPE_CHECKING:
+    from backend.posture.grants_audit import Drift, Snapshot
+    from backend.settings import Settings
+    from backend.store.db import PostgresDatabase
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``db`` and its ``migrate`` sub-command."""
+    parser = sub.add_parser("db", help="database set-up (migrations, tool roles, grants)")
+    dsub = parser.add_subparsers(dest="db_command", metavar="ACTION", required=True)
+    m = dsub.add_parser(
+        "migrate",
+        help="apply migrations; on PostgreSQL also the tool login roles and their GRANTs",
+        description="Apply pending migrations. On PostgreSQL also create the three tool login "
+        "roles (passwords generated into the data dir's secret store, or none with "
+        "--iam-auth) and apply the grants spec. Safe to run again: nothing changes.",
+    )
+    add_database(m)
+    add_data_dir(m)
+    m.add_argument(
+        "--iam-auth",
+        action="store_true",
+        default=None,
+        help="tool roles authenticate with RDS IAM tokens: no passwords; GRANT rds_iam when present",
+    )
+    m.set_defaults(handler=run_migrate)
+
+
+@dataclass
+class MigrateOutcome:
+    """What ``db migrate`` did; the PostgreSQL fields stay empty on SQLite."""
+
+    dialect: str
+    applied: list[int]
+    roles_created: list[str] = field(default_factory=list)
+    login_restored: list[str] = field(default_factory=list)
+    rds_iam: bool | None = None
+    changes: list[str] = field(default_factory=list)
+    drifts: list[Drift] = field(default_factory=list)
+
+
+def migrate_database(settings: Settings) -> MigrateOutcome:
+    """Migrate ``settings``' database; on PostgreSQL also ensure roles and grants."""
+    from backend.store.db import PostgresDatabase, open_database
+    from backend.store.migrate import migrate
+
+    db = open_database(settings.resolved_database_url())
+    try:
+        applied = migrate(db)
+        if not isinstance(db, PostgresDatabase):
+            return MigrateOutcome(dialect=db.dialect, applied=applied)
+        return _postgres_roles(db, settings, applied)
+    finally:
+        db.close()
+
+
+def _postgres_roles(db: PostgresDatabase, settings: Settings, applied: list[int]) -> MigrateOutcome:
+    from psycopg import sql
+    from psycopg.rows import dict_row
+
+    from backend.erp.grants import TOOL_ROLES
+    from backend.erp.roles import ensure_tool_roles
+    from backend.posture.grants_audit import diff, read_snapshot
+    from backend.secrets.base import make_secret_store
+
+    with db.pool.connection() as conn:
+        before = read_snapshot(conn)
+    created = ensure_tool_roles(db, make_secret_store(settings), iam_auth=settings.iam_auth)
+    restored: list[str] = []
+    with db.pool.connection() as conn, conn.transaction():
+        # ensure_tool_roles keeps existing roles as they are; a teardown interrupted after
+        # its first step leaves them NOLOGIN, which the grants spec says they must not be.
+        cur = conn.cursor(row_factory=dict_row)
+        for row in cur.execute(
+            "SELECT rolname FROM pg_roles WHERE rolname = ANY(%s) AND NOT rolcanlogin ORDER BY 1",
+            (list(TOOL_ROLES),),
+        ).fetchall():
+            conn.execute(sql.SQL("ALTER ROLE {} LOGIN").format(sql.Identifier(row["rolname"])))
+            restored.append(row["rolname"])
+        rds_iam = conn.execute("SELECT 1 FROM pg_roles WHERE rolname = 'rds_iam'").fetchone() is not None
+        after = read_snapshot(conn)
+    return MigrateOutcome(
+        dialect="postgres",
+        applied=applied,
+        roles_created=created,
+        login_restored=restored,
+        rds_iam=rds_iam if settings.iam_auth else None,
+        changes=snapshot_changes(before, after),
+        drifts=diff(after),
+    )
+
+
+def snapshot_changes(before: Snapshot, after: Snapshot) -> list[str]:
+    """Human lines for every role, attribute, membership or privilege that changed."""
+    def roles(s: Snapshot) -> set[str]:
+        return {
+            f"role {n}" + ("" if i is None else (" LOGIN" if i.login else " NOLOGIN") + "".join(f" {a}" for a in i.attributes))
+            for n, i in s.roles.items() if i is not None
+        }
+
+    def privs(s: Snapshot) -> set[str]:
+        return {
+            f"{p.grantee} {p.privilege}{f'({p.column})' if p.column else ''} on {p.kind} "
+            f"{p.schema_name + '.' if p.schema_name and p.kind != 'schema' else ''}{p.object}"
+            + (" WITH GRANT OPTION" if p.grantable else "")
+            for p in s.privileges
+        } | {f"{m['member']} member of {m['role']}" for m in s.memberships}
+
+    old, new = roles(before) | privs(before), roles(after) | privs(after)
+    return [f"- {x}" for x in sorted(old - new)] + [f"+ {x}" for x in sorted(new - old)]
+
+
+def run_migrate(args: argparse.Namespace) -> int:
+    """Run the migration and print what was applied."""
+    from rich.console import Console
+    from rich.markup import escape
+
+    from backend.erp.grants import GRANTS, TOOL_ROLES
+    from backend.settings import load_settings
+
+    settings = load_settings(data_dir=args.data_dir, database_url=args.database, iam_auth=args.iam_auth)
+    console = Console(soft_wrap=True)
+    out = migrate_database(settings)
+    console.print(
+        f"[bold]migrations[/]: applied {', '.join(map(str, out.applied))}" if out.applied
+        else "[bold]migrations[/]: up to date (nothing applied)"
+    )
+    if out.dialect != "postgres":
+        console.print(
+            "[bold]tool roles[/]: none on SQLite — each tool's connection gets an authorizer "
+            "built from the grants spec, which refuses anything the spec does not allow."
+        )
+        return 0
+    for role in TOOL_ROLES:
+        state = "created" if role in out.roles_created else "exists (kept)"
+        if role in out.login_restored:
+            state += ", LOGIN restored"
+        console.print(f"[bold]role[/] {role}: {state}")
+    if settings.iam_auth:
+        console.print(
+            "[bold]auth[/]: RDS IAM tokens, no passwords; "
+            + ("rds_iam granted" if out.rds_iam else "rds_iam role absent (not RDS): not granted")
+        )
+    else:
+        where = settings.data_dir / "secrets" if settings.secrets_backend == "file" else "Secrets Manager"
+        console.print(f"[bold]auth[/]: passwords in the secret store ({escape(str(where))}, ids db/<role>)")
+    console.print(f"[bold]grants[/]: {len(GRANTS)} statements from the grants spec applied after REVOKE ALL")
+    if out.changes:
+        console.print(f"[bold]changes[/] ({len(out.changes)}):")
+        for line in out.changes:
+            console.print(f"  {escape(line)}", style="green" if line.startswith("+") else "red")
+    else:
+        console.print("[bold]changes[/]: none — roles and privileges were already as specified")
+    for d in out.drifts:
+        console.print(f"[bold yellow]not repaired by migrate[/] {escape(d.line())}")
+    if out.drifts:
+        console.print("[yellow]fix these by hand, then check with `cadencia audit grants`[/]")
+    return 0
