@@ -159,7 +159,7 @@ class DynamoLedger(Ledger):
     def _reserve(
         self, counter: str, teto: int, claim_row: dict[str, Any] | None, now: str
     ) -> StoredReservation:
-        attempts, blocked = self._bump(counter, teto, now)
+        attempts, blocked = self._bump(counter, teto)
         if blocked or claim_row is None:
             return StoredReservation(attempts, blocked, False, None)
         known = self._known_executed(claim_row["chave"])
@@ -182,18 +182,19 @@ class DynamoLedger(Ledger):
             return StoredReservation(attempts, blocked, False, self._remember(existing))
         return StoredReservation(attempts, blocked, True, None)
 
-    def _bump(self, counter: str, teto: int, now: str) -> tuple[int, int]:
+    def _bump(self, counter: str, teto: int) -> tuple[int, int]:
         """The bounded increment: ``attempts`` below ``teto`` grows, else ``blocked`` does."""
-        values: dict[str, Any] = {":one": {"N": "1"}, ":now": {"S": now}}
-        set_clause = "SET updated_at = :now"
+        # Kept minimal on purpose: this runs on every attempt (no updated_at on counters).
+        values: dict[str, Any] = {":one": {"N": "1"}}
+        set_clause = ""
         if self.counter_ttl_seconds is not None:
             values[":exp"] = {"N": str(int(time.time()) + self.counter_ttl_seconds)}
-            set_clause += ", expira_em = :exp"
+            set_clause = " SET expira_em = :exp"
         try:
             got = self._call(
                 "update_item",
                 Key=self._key(counter),
-                UpdateExpression=f"ADD attempts :one {set_clause}",
+                UpdateExpression=f"ADD attempts :one{set_clause}",
                 ConditionExpression="attribute_not_exists(attempts) OR attempts < :max",
                 ExpressionAttributeValues={**values, ":max": {"N": str(teto)}},
                 ReturnValues="UPDATED_NEW",
@@ -203,7 +204,7 @@ class DynamoLedger(Ledger):
             got = self._call(
                 "update_item",
                 Key=self._key(counter),
-                UpdateExpression=f"ADD blocked :one {set_clause}",
+                UpdateExpression=f"ADD blocked :one{set_clause}",
                 ExpressionAttributeValues=values,
                 ReturnValues="ALL_NEW",
             )
@@ -269,16 +270,20 @@ class DynamoLedger(Ledger):
             update = "SET #st = :status, updated_at = :now, resultado = :res"
             values[":res"] = {"S": json.dumps(resultado, ensure_ascii=False, default=str)}
         try:
-            self._call(
+            got = self._call(
                 "update_item",
                 Key=self._key(chave),
                 UpdateExpression=update,
                 ConditionExpression="#st = :expected",
                 ExpressionAttributeNames={"#st": "status"},
                 ExpressionAttributeValues=values,
+                # The new image is free here and lets this process skip the next put.
+                ReturnValues="ALL_NEW" if status == "executado" else "NONE",
             )
         except _ConditionFailed:
             return False
+        if "Attributes" in got:
+            self._remember(_record_row(got["Attributes"]))
         return True
 
     def _expire(self, epoch: float, now: str) -> list[str]:

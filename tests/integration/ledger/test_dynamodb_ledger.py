@@ -143,14 +143,19 @@ def test_repeat_of_an_executed_claim_costs_one_round_trip(client: Any, table: st
     ledger.reserve(teto, _claim("k"))
     ledger.complete("k", {"debito": "d-1"})
     calls = _count_calls(client)
-    first = ledger.reserve(teto, _claim("k"))  # learns that "k" is executado
+    elsewhere = DynamoLedger(client, table)  # another process: learns "k" from the put
+    first = elsewhere.reserve(teto, _claim("k"))
     assert first.claim == "duplicate" and calls == ["UpdateItem", "PutItem"]
     calls.clear()
-    again = ledger.reserve(teto, _claim("k"))
+    assert elsewhere.reserve(teto, _claim("k")).claim == "duplicate"
+    assert calls == ["UpdateItem"]
+    calls.clear()
+    again = ledger.reserve(teto, _claim("k"))  # learned from its own complete()
     assert again.claim == "duplicate" and again.record and again.record.resultado == {"debito": "d-1"}
     assert calls == ["UpdateItem"]  # the ceiling is still counted, the put is skipped
-    assert again.tentativa == 3
-    other = ledger.reserve(teto, ClaimRequest("k", "emitir-reembolso", "c", "4821", "other-hash", "9.99"))
+    assert again.tentativa == 4
+    other = ledger.reserve(counter_key("c9", "4821", "emitir-reembolso"),
+                           ClaimRequest("k", "emitir-reembolso", "c9", "4821", "other-hash", "9.99"))
     assert other.claim == "conflict"
 
 
