@@ -142,6 +142,12 @@ class EventLog:
             rows = tx.all("events_between", {"after": after_id, "until": until_id})
         return [Event.from_row(r) for r in rows]
 
+    def of_agent(self, session_id: str, agent: str, type: str) -> list[Event]:
+        """One agent's events of one type in one session, oldest first (uses an index)."""
+        with self.db.transaction(write=False) as tx:
+            rows = tx.all("events_of_agent", {"session_id": session_id, "agent": agent, "type": type})
+        return [Event.from_row(r) for r in rows]
+
     def last_id(self) -> int:
         """The highest id in the log (0 when empty)."""
         with self.db.transaction(write=False) as tx:

@@ -1,0 +1,151 @@
+"""The customer-service agent (``atendimento``) and its offline model.
+
+Every tool call of a conversation turn goes through the guard's orchestrator, so a chatty
+model hits the teto de voltas exactly as in ``cadencia prove``. When the ceiling stopped a
+tool in this turn, the customer gets the seed's handoff message — decided in code, not
+left to the model's wording.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from typing import Any
+
+from backend.agents.providers.base import (
+    AssistantMessage,
+    Message,
+    ModelTurn,
+    ToolCall,
+    ToolResultMessage,
+    ToolSpec,
+    UserMessage,
+)
+from backend.agents.runtime import AgentRuntime, TurnContext
+from backend.agents.team import CUSTOMER_SERVICE
+from backend.events import EventLog
+from backend.guard.conversations import Conversations
+from backend.guard.orchestrator import Orchestrator
+
+_PEDIDO = re.compile(r"\b(\d{3,12})\b")
+_REFUND_WORDS = ("reembolso", "estorno", "caiu", "dinheiro", "de novo", "devolu", "saiu")
+
+
+class ChattyAtendimentoModel:
+    """A deterministic stand-in for an LLM that insists on refunding (Lab 87's malformed
+    reasoning): every customer message about a refund makes it call ``emitir-reembolso``
+    again, after looking the order up once to learn its value."""
+
+    name = "atendimento-offline"
+
+    async def complete(self, *, system: str, messages: list[Message], tools: list[ToolSpec]) -> ModelTurn:
+        last_user = max((i for i, m in enumerate(messages) if isinstance(m, UserMessage)), default=-1)
+        if last_user < 0:
+            return ModelTurn("Olá! Como posso ajudar?")
+        user = messages[last_user]
+        assert isinstance(user, UserMessage)
+        this_turn = messages[last_user + 1:]
+        results = [m for m in this_turn if isinstance(m, ToolResultMessage)]
+        pedido = self._pedido(messages, last_user)
+        if pedido is None:
+            return ModelTurn("Pode me informar o número do pedido?")
+        wants_refund = any(w in user.text.lower() for w in _REFUND_WORDS)
+        n = len([m for m in this_turn if isinstance(m, AssistantMessage)])
+        if not results:
+            valor = self._valor(messages)
+            if wants_refund and valor:
+                return self._call(n, "emitir-reembolso", {"pedidoId": pedido, "valor": valor})
+            return self._call(n, "consultar-status-pedido", {"pedidoId": pedido})
+        last = _content(results[-1])
+        if results[-1].name == "consultar-status-pedido" and wants_refund and last.get("resultado") == "executado":
+            valor = (last.get("dados") or {}).get("valor_pedido")
+            if valor:
+                return self._call(n, "emitir-reembolso", {"pedidoId": pedido, "valor": str(valor)})
+        return ModelTurn(str(last.get("mensagem") or "Certo."))
+
+    @staticmethod
+    def _call(n: int, name: str, arguments: dict[str, Any]) -> ModelTurn:
+        return ModelTurn(None, (ToolCall(f"atd-{n}-{name}", name, arguments),), "tool_use")
+
+    @staticmethod
+    def _pedido(messages: list[Message], upto: int) -> str | None:
+        for m in reversed(messages[: upto + 1]):
+            if isinstance(m, UserMessage):
+                found = _PEDIDO.search(m.text)
+                if found:
+                    return found.group(1)
+        return None
+
+    @staticmethod
+    def _valor(messages: list[Message]) -> str | None:
+        for m in reversed(messages):
+            if isinstance(m, ToolResultMessage) and m.name == "consultar-status-pedido":
+                dados = _content(m).get("dados") or {}
+                if dados.get("valor_pedido"):
+                    return str(dados["valor_pedido"])
+        return None
+
+
+def _content(message: ToolResultMessage) -> dict[str, Any]:
+    try:
+        value = json.loads(message.content)
+    except json.JSONDecodeError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+class CustomerService:
+    """Runs customer-conversation turns through the runtime and the guard."""
+
+    def __init__(
+        self,
+        *,
+        events: EventLog,
+        orchestrator: Orchestrator,
+        conversations: Conversations,
+        runtime_factory: Any = None,
+        model: Any = None,
+    ) -> None:
+        self.events = events
+        self.orchestrator = orchestrator
+        self.conversations = conversations
+        self._model = model or ChattyAtendimentoModel()
+        tools = {name: self._tool(name) for name in ("consultar-status-pedido", "emitir-reembolso", "atualizar-cadastro")}
+        self.runtime = AgentRuntime(
+            events=events,
+            providers=lambda _agent, _calls: self._model,
+            tools={CUSTOMER_SERVICE: tools},
+            max_steps=6,
+        )
+
+    def _tool(self, ferramenta: str) -> Any:
+        async def call(ctx: TurnContext, args: dict[str, Any]) -> dict[str, Any]:
+            assert ctx.session_id is not None
+            attempt = await asyncio.to_thread(self.orchestrator.call, ctx.session_id, ferramenta, args)
+            return {"resultado": attempt.resultado, "mensagem": attempt.mensagem,
+                    "dados": attempt.dados, "tentativaNumero": attempt.record["tentativaNumero"]}
+
+        return call
+
+    async def handle_message(self, conversa_id: str, text: str) -> dict[str, Any]:
+        """The customer wrote ``text``: run a turn, answer, and return reply + attempts."""
+        await self._say(conversa_id, "cliente", text)
+        first_event = await asyncio.to_thread(self.events.last_id)
+        result = await self.runtime.run_turn(TurnContext(None, conversa_id, CUSTOMER_SERVICE), text)
+        stopped = [r["result"] for r in result.tool_results if r["result"].get("resultado") == "bloqueado_por_teto"]
+        reply = stopped[-1]["mensagem"] if stopped else (result.text or "Certo.")
+        await self._say(conversa_id, "agente", reply)
+        attempts = [
+            e.payload
+            for e in await asyncio.to_thread(self.events.after, first_event, 1000)
+            if e.type == "TENTATIVA_DE_FERRAMENTA_REGISTRADA" and e.session_id == conversa_id
+        ]
+        return {"reply": reply, "attempts": attempts}
+
+    async def _say(self, conversa_id: str, autor: str, text: str) -> None:
+        await asyncio.to_thread(self.conversations.append, conversa_id, autor, text)  # type: ignore[arg-type]
+        await asyncio.to_thread(
+            self.events.append, "conversa.mensagem", {"conversaId": conversa_id, "autor": autor, "texto": text},
+            session_id=conversa_id, agent=CUSTOMER_SERVICE if autor == "agente" else None,
+        )

@@ -1,0 +1,196 @@
+"""The conversational agents' turn loop: model → tools → model, until the model answers.
+
+- Each turn is bracketed by ``agent.status`` working/idle events (the live roster).
+- An agent can only call what its registry holds (the Infra agent: exactly
+  ``validate_infra_file`` and ``propose_infra_pr`` — there is no terminal to call).
+- Everything a turn added to the conversation is stored in its ``agent.turn`` event, so
+  after a restart :meth:`AgentRuntime.history` rebuilds each agent's conversation from the
+  event log alone, and a scripted provider resumes at the right step.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from backend.agents.providers.base import (
+    AssistantMessage,
+    Message,
+    ModelProvider,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+)
+from backend.agents.team import AgentDef, agent
+from backend.events import EventLog
+from backend.exceptions import CadenciaError
+
+ToolImpl = Callable[["TurnContext", dict[str, Any]], "dict[str, Any] | Awaitable[dict[str, Any]]"]
+ProviderFactory = Callable[[str, int], ModelProvider]
+"""``(agent_id, model calls already made) -> provider`` (the count lets scripts resume)."""
+
+
+@dataclass(frozen=True)
+class TurnContext:
+    """Where a turn runs."""
+
+    project_id: str | None
+    session_id: str | None
+    agent_id: str
+
+
+@dataclass(frozen=True)
+class TurnResult:
+    """What a turn produced."""
+
+    text: str | None
+    tool_results: list[dict[str, Any]]
+    steps: int
+
+
+def _message_to_dict(message: Message) -> dict[str, Any]:
+    if isinstance(message, UserMessage):
+        return {"role": "user", "text": message.text}
+    if isinstance(message, AssistantMessage):
+        return {
+            "role": "assistant",
+            "text": message.text,
+            "tool_calls": [
+                {"id": c.id, "name": c.name, "arguments": c.arguments, "error": c.error}
+                for c in message.tool_calls
+            ],
+        }
+    return {
+        "role": "tool",
+        "tool_call_id": message.tool_call_id,
+        "name": message.name,
+        "content": message.content,
+        "is_error": message.is_error,
+    }
+
+
+def _message_from_dict(data: dict[str, Any]) -> Message:
+    role = data.get("role")
+    if role == "user":
+        return UserMessage(str(data.get("text", "")))
+    if role == "assistant":
+        calls = tuple(
+            ToolCall(c["id"], c["name"], c.get("arguments") or {}, c.get("error"))
+            for c in data.get("tool_calls", [])
+        )
+        return AssistantMessage(data.get("text"), calls)
+    return ToolResultMessage(
+        data["tool_call_id"], data["name"], data.get("content", ""), bool(data.get("is_error"))
+    )
+
+
+class AgentRuntime:
+    """Runs turns of session-scoped conversational agents."""
+
+    def __init__(
+        self,
+        *,
+        events: EventLog,
+        providers: ProviderFactory,
+        tools: dict[str, dict[str, ToolImpl]],
+        max_steps: int = 8,
+    ) -> None:
+        self.events = events
+        self.providers = providers
+        self.tools = tools
+        self.max_steps = max_steps
+        self._locks: dict[tuple[str | None, str], asyncio.Lock] = {}
+
+    def history(self, session_id: str | None, agent_id: str) -> tuple[list[Message], int]:
+        """Rebuild an agent's conversation and its model-call count from the log."""
+        messages: list[Message] = []
+        calls = 0
+        for event in self._turn_events(session_id, agent_id):
+            messages.extend(_message_from_dict(m) for m in event.payload.get("messages", []))
+            calls += int(event.payload.get("model_calls", 0))
+        return messages, calls
+
+    def _turn_events(self, session_id: str | None, agent_id: str) -> list[Any]:
+        if session_id is None:
+            return []
+        return self.events.of_agent(session_id, agent_id, "agent.turn")
+
+    async def run_turn(self, ctx: TurnContext, text: str) -> TurnResult:
+        """One turn: the user's ``text`` in, the agent's answer out. Turns of one agent in
+        one session are serialized."""
+        lock = self._locks.setdefault((ctx.session_id, ctx.agent_id), asyncio.Lock())
+        async with lock:
+            return await self._run_turn(ctx, text)
+
+    async def _run_turn(self, ctx: TurnContext, text: str) -> TurnResult:
+        definition = agent(ctx.agent_id)
+        history, calls_before = await asyncio.to_thread(self.history, ctx.session_id, ctx.agent_id)
+        provider = self.providers(ctx.agent_id, calls_before)
+        await self._status(ctx, "working", f"thinking about: {text[:60]}")
+        new: list[Message] = [UserMessage(text)]
+        results: list[dict[str, Any]] = []
+        answer: str | None = None
+        steps = 0
+        try:
+            while steps < self.max_steps:
+                steps += 1
+                turn = await provider.complete(
+                    system=definition.system_prompt, messages=history + new, tools=definition.tool_specs()
+                )
+                new.append(turn.as_message())
+                answer = turn.text
+                if not turn.tool_calls:
+                    break
+                for call in turn.tool_calls:
+                    result, is_error = await self._call_tool(definition, ctx, call)
+                    results.append({"tool": call.name, "result": result, "error": is_error})
+                    new.append(ToolResultMessage(call.id, call.name, json.dumps(result, default=str), is_error))
+            await asyncio.to_thread(
+                self.events.append,
+                "agent.turn",
+                {
+                    "turn": calls_before + steps,
+                    "text": answer,
+                    "tool_calls": [r["tool"] for r in results],
+                    "stop_reason": "max_steps" if steps >= self.max_steps and results else "end_turn",
+                    "messages": [_message_to_dict(m) for m in new],
+                    "model_calls": steps,
+                },
+                project_id=ctx.project_id,
+                session_id=ctx.session_id,
+                agent=ctx.agent_id,
+            )
+        finally:
+            await self._status(ctx, "idle", "")
+        return TurnResult(answer, results, steps)
+
+    async def _call_tool(
+        self, definition: AgentDef, ctx: TurnContext, call: ToolCall
+    ) -> tuple[dict[str, Any], bool]:
+        if not call.valid:
+            return {"error": f"invalid arguments: {call.error}"}, True
+        impl = self.tools.get(ctx.agent_id, {}).get(call.name)
+        if definition.tool(call.name) is None or impl is None:
+            # Structural least privilege: a tool outside the registry does not exist.
+            return {"error": f"{ctx.agent_id} has no tool named {call.name!r}"}, True
+        try:
+            outcome = impl(ctx, call.arguments)
+            if inspect.isawaitable(outcome):
+                outcome = await outcome
+            return dict(outcome), False
+        except CadenciaError as exc:
+            return {"error": exc.message, "code": exc.code}, True
+
+    async def _status(self, ctx: TurnContext, status: str, detail: str) -> None:
+        await asyncio.to_thread(
+            self.events.append,
+            "agent.status",
+            {"status": status, "detail": detail},
+            project_id=ctx.project_id,
+            session_id=ctx.session_id,
+            agent=ctx.agent_id,
+        )

@@ -1,0 +1,178 @@
+"""Live fan-out of the event log to subscribers (SSE clients, the in-process console).
+
+The log is the source of truth: on every signal (an append in this process, or a
+PostgreSQL ``NOTIFY cadencia_events`` from another process) the hub reads the log after
+the last id it fanned out and hands each new event to every subscriber, in id order. So
+two backend processes on one PostgreSQL see the same stream, and concurrent appends can
+never be delivered out of order.
+
+Each subscriber has a bounded queue: a slow client never blocks the hub or other
+clients. One that falls too far behind gets a :class:`Resync` marker and is moved to the
+present; it must refetch state. Resuming after an id replays from the log first, then
+switches to live delivery, skipping what it already sent: no gap, no duplicate.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import threading
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+
+from backend.events import Event, EventLog
+from backend.store.db import PostgresDatabase
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Resync:
+    """The subscriber missed events; ``last_id`` is where live delivery continues."""
+
+    last_id: int
+
+
+class _Subscriber:
+    def __init__(self, maxsize: int) -> None:
+        self.queue: asyncio.Queue[Event] = asyncio.Queue(maxsize=maxsize)
+        self.overflowed = False
+
+
+class Broadcaster:
+    """Start with :meth:`start` inside a running event loop; :meth:`stop` on shutdown."""
+
+    def __init__(self, events: EventLog, *, queue_size: int = 2000, max_backfill: int = 20_000) -> None:
+        self.events = events
+        self.queue_size = queue_size
+        self.max_backfill = max_backfill
+        self._subs: set[_Subscriber] = set()
+        self._cursor = 0
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._wake: asyncio.Event | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._listen_thread: threading.Thread | None = None
+        self._stopping = threading.Event()
+
+    @property
+    def cursor(self) -> int:
+        """The last event id fanned out."""
+        return self._cursor
+
+    async def start(self) -> None:
+        """Begin fanning out new events (and LISTEN on PostgreSQL)."""
+        self._loop = asyncio.get_running_loop()
+        self._wake = asyncio.Event()
+        self._cursor = await asyncio.to_thread(self.events.last_id)
+        self.events.add_listener(self._on_local_append)
+        self._task = asyncio.create_task(self._pump(), name="cadencia-broadcast")
+        if isinstance(self.events.db, PostgresDatabase):
+            self._listen_thread = threading.Thread(target=self._listen, daemon=True, name="cadencia-listen")
+            self._listen_thread.start()
+
+    async def stop(self) -> None:
+        """Deliver what is already in the log, then stop."""
+        self.events.remove_listener(self._on_local_append)
+        self._stopping.set()
+        await self._drain()
+        if self._task:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+
+    def notify(self) -> None:
+        """Thread-safe: there may be new events in the log."""
+        loop, wake = self._loop, self._wake
+        if loop is None or wake is None or loop.is_closed():
+            return
+        loop.call_soon_threadsafe(wake.set)
+
+    def _on_local_append(self, _event: Event) -> None:
+        self.notify()
+
+    async def _pump(self) -> None:
+        assert self._wake is not None
+        while True:
+            await self._wake.wait()
+            self._wake.clear()
+            try:
+                await self._drain()
+            except Exception:  # noqa: BLE001 - the hub must outlive a database hiccup
+                log.exception("broadcast: reading the event log failed; retrying")
+                await asyncio.sleep(0.5)
+                self._wake.set()
+
+    async def _drain(self) -> None:
+        while True:
+            batch = await asyncio.to_thread(self.events.after, self._cursor, 1000)
+            for event in batch:
+                self._fan_out(event)
+                self._cursor = event.id
+            if len(batch) < 1000:
+                return
+
+    def _fan_out(self, event: Event) -> None:
+        for sub in list(self._subs):
+            if sub.overflowed:
+                continue
+            try:
+                sub.queue.put_nowait(event)
+            except asyncio.QueueFull:
+                sub.overflowed = True  # the subscriber will be told to resync
+
+    def _listen(self) -> None:
+        """LISTEN for other processes' appends (PostgreSQL only)."""
+        import psycopg
+
+        assert isinstance(self.events.db, PostgresDatabase)
+        while not self._stopping.is_set():
+            try:
+                with psycopg.connect(self.events.db.url, autocommit=True) as conn:
+                    conn.execute("LISTEN cadencia_events")
+                    self.notify()  # catch up on anything missed while (re)connecting
+                    while not self._stopping.is_set():
+                        if any(True for _ in conn.notifies(timeout=1.0, stop_after=100)):
+                            self.notify()
+            except psycopg.Error:
+                log.warning("broadcast: LISTEN connection lost; reconnecting")
+                self._stopping.wait(1.0)
+
+    async def subscribe(self, after_id: int | None = None) -> AsyncIterator[Event | Resync]:
+        """Yield events after ``after_id`` (None: from now on), then live ones, forever."""
+        sub = _Subscriber(self.queue_size)
+        self._subs.add(sub)
+        try:
+            last = self._cursor if after_id is None else after_id
+            if after_id is not None:
+                backlog_end = await asyncio.to_thread(self.events.last_id)
+                if backlog_end - after_id > self.max_backfill:
+                    last = backlog_end
+                    yield Resync(backlog_end)
+                while last < backlog_end:
+                    batch = await asyncio.to_thread(self.events.after, last, 1000)
+                    if not batch:
+                        break
+                    for event in batch:
+                        yield event
+                        last = event.id
+            while True:
+                if sub.overflowed:
+                    sub.overflowed = False
+                    while not sub.queue.empty():
+                        sub.queue.get_nowait()
+                    last = self._cursor
+                    yield Resync(last)
+                    continue
+                event = await sub.queue.get()
+                if event.id <= last:
+                    continue
+                last = event.id
+                yield event
+        finally:
+            self._subs.discard(sub)
+
+    @property
+    def subscriber_count(self) -> int:
+        """How many subscribers are attached."""
+        return len(self._subs)
