@@ -11,7 +11,7 @@ ScanStatus = Literal["pass", "fail", "skipped"]
 BLOCKING: frozenset[str] = frozenset({"error", "warning"})
 
 
-@dataclass(frozen=True, order=True)
+@dataclass(frozen=True)
 class Finding:
     """One problem a scanner found.
 
@@ -30,6 +30,10 @@ class Finding:
     rule: str
     severity: Severity
     message: str
+
+    def sort_key(self) -> tuple[str, int, str, str, str]:
+        """Report order: by file, then line (whole-file findings first), tool, rule."""
+        return (self.file, self.line or 0, self.tool, self.rule, self.message)
 
     @property
     def blocking(self) -> bool:
@@ -64,7 +68,7 @@ class ScanResult:
         cls, tool: str, findings: list[Finding], detail: str | None = None
     ) -> ScanResult:
         """``fail`` if any finding is blocking, else ``pass``."""
-        ordered = tuple(sorted(findings))
+        ordered = tuple(sorted(findings, key=Finding.sort_key))
         status: ScanStatus = "fail" if any(f.blocking for f in ordered) else "pass"
         return cls(tool=tool, status=status, findings=ordered, detail=detail)
 

@@ -88,7 +88,7 @@ class GateResult:
     @property
     def findings(self) -> list[Finding]:
         """Every finding of the gate, ordered by file, line, tool, rule."""
-        return sorted(f for s in self.scans for f in s.findings)
+        return sorted((f for s in self.scans for f in s.findings), key=Finding.sort_key)
 
     @property
     def skipped(self) -> list[str]:

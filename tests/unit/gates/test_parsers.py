@@ -11,6 +11,7 @@ from backend.gates.findings import Finding, ScanResult
 from backend.gates.runner import GateReport, GateResult
 from backend.gates.scanners import detect_secrets, hadolint, parliament, semgrep, terraform
 from backend.gates.scanners._base import ToolFailed
+from backend.gates.state import GateEvent
 
 
 def test_hadolint_levels_map_and_info_does_not_fail() -> None:
@@ -116,6 +117,11 @@ def test_terraform_parse_listing_and_errors() -> None:
         ("terraform-syntax", "bad.tf", 1),
     ]
     assert terraform.parse("", "Warning: something\n") == []
+    mixed = terraform.parse("bad.tf\n", stderr)  # same file, line None and 1: still sortable
+    assert [f.rule for f in ScanResult.from_findings("terraform", mixed).findings] == [
+        "terraform-fmt",
+        "terraform-syntax",
+    ]
 
 
 def _scan(tool: str, status: str) -> ScanResult:
@@ -182,3 +188,13 @@ def test_verdict_and_json_shape() -> None:
         "message",
     ]  # type: ignore[index]
     assert GateReport(()).verdict == "changes_requested"
+
+
+def test_verdict_event_mapping() -> None:
+    from backend.gates.verdicts import verdict_event
+
+    assert verdict_event(GateResult("qa", (_scan("hadolint", "pass"),))) == GateEvent.qa(True)
+    event = verdict_event(GateResult("secops", (_scan("semgrep", "fail"),)))
+    assert event is not None and event.kind == "secops_verdict" and event.passed is False
+    assert event.reason == "1 blocking finding(s): semgrep:r f:1"
+    assert verdict_event(GateResult("secops", (_scan("semgrep", "skipped"),))) is None
