@@ -165,12 +165,29 @@ def measure_paths(env: Env, guard: Any, n: int, rounds: int) -> dict[str, float]
             seen[f"executed:{got.resultado}"] += 1
         return per_round
 
+    from backend.ledger.base import counter_key
+    from backend.tools.specs import ReembolsoArgs, claim_for
+
+    def ledger_blocked(round_no: int) -> int:
+        # The storage decision alone (no validation, event or message): where time goes.
+        for i in range(per_round):
+            conversa = f"conv-{run}-l{round_no}-{i}"
+            claim = claim_for("emitir-reembolso", conversa,
+                              ReembolsoArgs.model_validate(_refund(blocked_pedido)))
+            got = guard.ledger.reserve(
+                counter_key(conversa, blocked_pedido, "emitir-reembolso"), claim)
+            seen[f"ledger:{got.claim}"] += 1
+        return per_round
+
     try:
-        rates = Interleaved(rounds).run({"raw": raw, "blocked": blocked, "executed": executed})
+        rates = Interleaved(rounds).run({"raw": raw, "blocked": blocked, "executed": executed,
+                                         "ledger_blocked": ledger_blocked})
     finally:
         raw.drop()
     total = per_round * rounds
-    if seen != Counter({"blocked:bloqueado_por_idempotencia": total, "executed:executado": total}):
+    expected = {"blocked:bloqueado_por_idempotencia": total, "executed:executado": total,
+                "ledger:duplicate": total}
+    if seen != Counter(expected):
         raise SystemExit(f"unexpected outcomes while measuring: {dict(seen)}")
     return {name: rate.per_s for name, rate in rates.items()}
 
@@ -332,6 +349,7 @@ def main(argv: list[str] | None = None) -> int:
         "backend": args.backend,
         "blocked_path_ratio": ratio(rates["blocked"], rates["raw"]),
         "executed_path_ratio": ratio(rates["executed"], rates["raw"]),
+        "ledger_blocked_ratio": ratio(rates["ledger_blocked"], rates["raw"]),
         "guarded_calls_per_s": round(rates["blocked"], 1),
         "executed_calls_per_s": round(rates["executed"], 1),
         "raw_conditional_insert_per_s": round(rates["raw"], 1),
@@ -351,6 +369,7 @@ def main(argv: list[str] | None = None) -> int:
         ("blocked attempts/s (orchestrator)", f"{result['guarded_calls_per_s']}", ""),
         ("executed refunds/s (orchestrator)", f"{result['executed_calls_per_s']}", ""),
         ("blocked_path_ratio", f"{result['blocked_path_ratio']}", target("blocked_path_ratio")),
+        ("  ledger.reserve alone ÷ raw", f"{result['ledger_blocked_ratio']}", ""),
         ("executed_path_ratio", f"{result['executed_path_ratio']}", target("executed_path_ratio")),
         ("storm attempts / workers", f"{storm['attempts']} / {storm['workers']}", ">= 200 / >= 2"),
         ("storm gateway debits", f"{storm['gateway_debits']}", "== 1"),
