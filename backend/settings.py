@@ -31,8 +31,10 @@ class Settings(BaseSettings):
     token: str | None = None
     model: str = "scripted"
     """Default model provider for agents (``scripted``, ``bedrock:MODEL_ID``, ``openai:MODEL``)."""
-    agent_models: dict[str, str] = Field(default_factory=dict)
-    """Per-agent overrides, e.g. ``{"infra": "planner"}`` (env: JSON)."""
+    agent_models: dict[str, str] = Field(default_factory=lambda: {"infra": "planner"})
+    """Per-agent overrides (env: JSON). The Infra agent defaults to the rule-based planner."""
+    scripts_path: Path | None = None
+    """JSON script for ``scripted`` agents (default: the demo script shipped with the backend)."""
 
     openai_base_url: str | None = None
     """Base URL of an OpenAI-compatible endpoint (``…/v1``) for ``openai:MODEL`` bindings."""

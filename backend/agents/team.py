@@ -132,7 +132,7 @@ WRITE_MODULE_MAP = _tool(
                         "name": _STR,
                         "path": _STR,
                         "language": _STR,
-                        "kind": {"type": "string", "enum": ["service", "worker", "library", "web"]},
+                        "kind": {"type": "string", "enum": ["service", "job", "library"]},
                         "port": {"type": "integer", "minimum": 1, "maximum": 65535},
                     },
                     ["name", "path"],

@@ -1,0 +1,143 @@
+"""The team as one service the HTTP API calls: turns, handoffs, the Infra agent, roster."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from typing import Any
+
+from backend.agents.activity import render
+from backend.agents.providers.base import ModelProvider
+from backend.agents.providers.factory import is_planner, make_provider, model_binding
+from backend.agents.roster import derive_roster
+from backend.agents.runtime import AgentRuntime, ToolImpl, TurnContext, TurnResult
+from backend.agents.store import Handoff, TeamStore
+from backend.agents.team import ARQUITETO, INFRA, agent
+from backend.agents.team_tools import session_tools
+from backend.exceptions import ConflictError
+from backend.settings import Settings
+
+
+class TeamService:
+    """Runs the session-scoped agents and derives what the operator sees."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        store: TeamStore,
+        *,
+        scripts: Any = None,
+        infra_tools: dict[str, ToolImpl] | None = None,
+        infra_planner: Any = None,
+    ) -> None:
+        self.settings = settings
+        self.store = store
+        self.events = store.events
+        self.scripts = scripts or {}
+        self.infra_planner = infra_planner
+        tools = session_tools(store)
+        if infra_tools:
+            tools[INFRA] = infra_tools
+        self.runtime = AgentRuntime(events=self.events, providers=self._provider, tools=tools)
+        self._roster_cache: tuple[int, str | None, list[dict[str, Any]]] | None = None
+        self._roster_lock = threading.Lock()
+
+    def _provider(self, agent_id: str, calls_before: int) -> ModelProvider:
+        spec = model_binding(agent_id, self.settings)
+        return make_provider(spec, settings=self.settings, scripts=self.scripts,
+                             agent_id=agent_id, start_at=calls_before)
+
+    async def agent_turn(self, project_id: str, session_id: str, agent_id: str, text: str) -> TurnResult:
+        """Run one turn of a session-scoped agent."""
+        definition = agent(agent_id)
+        session = await asyncio.to_thread(self.store.session, session_id)
+        if session["project_id"] != project_id:
+            raise ConflictError(f"session {session_id} is not in project {project_id}")
+        if definition.scope != "session":
+            raise ConflictError(f"{agent_id} is not a conversational agent")
+        if agent_id == INFRA:
+            await self._require_infra_handoff(project_id, session_id)
+            if is_planner(model_binding(INFRA, self.settings)):
+                return await self.run_infra_planner(project_id, session_id)
+        return await self.runtime.run_turn(TurnContext(project_id, session_id, agent_id), text)
+
+    async def _require_infra_handoff(self, project_id: str, session_id: str) -> None:
+        handoffs = await asyncio.to_thread(self.store.handoffs, project_id)
+        if not any(h.to_agent == INFRA and h.status == "accepted" and h.session_id == session_id
+                   for h in handoffs):
+            raise ConflictError("the Infra agent works only after an accepted Arquiteto→Infra handoff")
+
+    async def offer_infra_handoff(self, project_id: str, session_id: str, note: str | None = None) -> Handoff:
+        """The Arquiteto's closing turn, then the handoff offer (ADR 0014 decision 1)."""
+        await asyncio.to_thread(self.store.session, session_id)
+        existing = [h for h in await asyncio.to_thread(self.store.handoffs, project_id)
+                    if h.session_id == session_id and h.to_agent == INFRA]
+        if existing:
+            raise ConflictError(f"the Arquiteto already offered the Infra handoff ({existing[0].id})")
+        await self.runtime.run_turn(
+            TurnContext(project_id, session_id, ARQUITETO),
+            "Feche a arquitetura desta sessão e prepare o handoff para o Infra.",
+        )
+        project = await asyncio.to_thread(self.store.project, project_id)
+        await asyncio.to_thread(
+            self.events.append, "architecture.readiness_confirmed",
+            {"summary": note or f"{len(project.modules())} modules ready for infra"},
+            project_id=project_id, session_id=session_id, agent=ARQUITETO,
+        )
+        return await asyncio.to_thread(self.store.offer_handoff, project_id, session_id, ARQUITETO, INFRA, note)
+
+    async def accept_handoff(self, handoff_id: str, operator: str) -> Handoff:
+        """Accept a handoff (seeds the Infra agent's autonomy)."""
+        return await asyncio.to_thread(self.store.accept_handoff, handoff_id, operator)
+
+    async def run_infra_planner(self, project_id: str, session_id: str) -> TurnResult:
+        """The Infra agent's offline model: plan, validate each file, propose the PR."""
+        if self.infra_planner is None:
+            raise ConflictError("no infra planner is configured")
+        ctx = TurnContext(project_id, session_id, INFRA)
+        await self.runtime._status(ctx, "working", "planning Dockerfiles, compose and CI")  # noqa: SLF001
+        try:
+            result = await asyncio.to_thread(self.infra_planner.plan_and_propose, project_id, session_id)
+        finally:
+            await self.runtime._status(ctx, "idle", "")  # noqa: SLF001
+        return TurnResult(text="infra PR proposed", tool_results=[{"tool": "propose_infra_pr",
+                                                                   "result": _jsonable(result), "error": False}],
+                          steps=1)
+
+    def roster(self, project_id: str | None = None) -> list[dict[str, Any]]:
+        """The live roster of a project (default: the newest), derived from the log."""
+        last = self.events.last_id()
+        with self._roster_lock:
+            if self._roster_cache and self._roster_cache[:2] == (last, project_id):
+                return self._roster_cache[2]
+        projects = self.store.projects()
+        project = next((p for p in projects if p.id == project_id), projects[-1] if projects else None)
+        events = self.events.until(last)
+        if project is not None:
+            events = [e for e in events if e.project_id in (None, project.id)]
+        roster = derive_roster(
+            events,
+            module_map=project.module_map if project else None,
+            execution_activated=None,
+            handoffs=self.store.handoffs(project.id) if project else [],
+            bindings=lambda a: model_binding(a, self.settings),
+            autonomy=self.store.autonomy(project.id) if project else None,
+        )
+        out = [r.to_dict() for r in roster]
+        with self._roster_lock:
+            self._roster_cache = (last, project_id, out)
+        return out
+
+    def activity(self, after: int = 0, limit: int = 200) -> list[dict[str, Any]]:
+        """Operator-readable lines for events after ``after``."""
+        return [render(e).to_dict() for e in self.events.after(after, limit)]
+
+
+def _jsonable(value: Any) -> Any:
+    if hasattr(value, "to_dict"):
+        return value.to_dict()
+    if hasattr(value, "model_dump"):
+        return value.model_dump(mode="json")
+    if isinstance(value, dict):
+        return value
+    return str(value)
