@@ -96,7 +96,6 @@ def direct_commands(root: Path) -> list[list[str]]:
         "hadolint": find_binary("hadolint"),
         "terraform": find_binary("terraform", Path("/usr/local/bin/terraform")),
         "detect-secrets": find_binary("detect-secrets"),
-        "parliament": find_binary("parliament"),
         "semgrep": resolve_semgrep(),
     }
     missing = [k for k, v in needed.items() if v is None]
@@ -108,7 +107,7 @@ def direct_commands(root: Path) -> list[list[str]]:
         terraform.command(bins["terraform"]),
         detect_secrets.command(bins["detect-secrets"]),
         semgrep.command(bins["semgrep"], files),
-        parliament.command(bins["parliament"], ["deploy/iam/policy.json"]),
+        parliament.command(sys.executable, ["deploy/iam/policy.json"]),
     ]
 
 

@@ -27,6 +27,7 @@ from backend.gates.scanners import (
     detect_secrets,
     dockerfile,
     hadolint,
+    iam_floor,
     parliament,
     regex_secrets,
     semgrep,
@@ -54,6 +55,7 @@ GATES: dict[GateName, tuple[tuple[str, Scanner], ...]] = {
         (regex_secrets.TOOL, regex_secrets.scan),
         (semgrep.TOOL, semgrep.scan),
         (parliament.TOOL, parliament.scan),
+        (iam_floor.TOOL, iam_floor.scan),
     ),
 }
 
@@ -181,7 +183,7 @@ def run_secops(
     *,
     timeout_s: float = DEFAULT_TIMEOUT_S,
 ) -> GateResult:
-    """Run only the SecOps gate (detect-secrets, regex floor, semgrep, parliament)."""
+    """Run only the SecOps gate (detect-secrets, regex floor, semgrep, parliament, IAM floor)."""
     return _run(source, ("secops",), settings, timeout_s).gates[0]
 
 

@@ -1,5 +1,11 @@
 """parliament on IAM policy documents (JSON files with a top-level ``Statement``).
 
+parliament runs through its Python API in a child interpreter (``python -c``), not its
+console script: the 1.6.4 CLI on PyPI appends its argv and every policy's contents to
+``/tmp/parliament.log`` (world-readable). The worker reproduces the CLI's ``--json
+--include-community-auditors`` behaviour (community config override, ``enhance_finding``,
+default minimum severity LOW) and keeps a subprocess timeout.
+
 Every finding parliament reports at its default minimum severity (LOW) fails the
 gate — ``RESOURCE_STAR`` on scoped actions is exactly the least-privilege mistake the
 Lab 87 seed shipped — and ``UNKNOWN_*`` (a misspelt action can hide a grant) is an error.
@@ -7,10 +13,12 @@ Lab 87 seed shipped — and ``UNKNOWN_*`` (a misspelt action can hide a grant) i
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import sys
 
 from backend.gates.findings import Finding, ScanResult, Severity
-from backend.gates.scanners._base import ScanContext, ToolFailed, find_binary, run_tool, tail
+from backend.gates.scanners._base import ScanContext, ToolFailed, run_tool, tail
 from backend.gates.targets import is_iam_policy
 
 TOOL = "parliament"
@@ -23,9 +31,35 @@ _SEVERITY: dict[str, Severity] = {
 }
 
 
+_WORKER = """\
+import json, sys
+from pathlib import Path
+import parliament
+from parliament import analyze_policy_string, config, enhance_finding, override_config
+from parliament.cli import is_finding_filtered
+override_config(Path(parliament.__file__).parent / "community_auditors" / "config_override.yaml")
+for path in sys.argv[1:]:
+    policy = analyze_policy_string(
+        Path(path).read_text(encoding="utf-8"), path, include_community_auditors=True, config=config
+    )
+    for finding in policy.findings:
+        finding = enhance_finding(finding)
+        if is_finding_filtered(finding, "LOW"):
+            continue
+        print(json.dumps({"issue": finding.issue, "title": finding.title,
+                          "severity": finding.severity, "detail": finding.detail,
+                          "location": finding.location}, default=str))
+"""
+
+
+def available() -> bool:
+    """parliament is importable by this interpreter."""
+    return importlib.util.find_spec("parliament") is not None
+
+
 def command(binary: str, targets: list[str]) -> list[str]:
-    """The exact command line (the benchmark runs it directly too)."""
-    return [binary, "--include-community-auditors", "--json", "--files", ",".join(targets)]
+    """The exact command line (the benchmark runs it directly too); ``binary`` is a Python."""
+    return [binary, "-c", _WORKER, *targets]
 
 
 def scan(ctx: ScanContext) -> ScanResult | None:
@@ -33,14 +67,10 @@ def scan(ctx: ScanContext) -> ScanResult | None:
     targets = [f for f in ctx.files if is_iam_policy(ctx.root, f)]
     if not targets:
         return None
-    binary = find_binary(TOOL)
-    if binary is None:
+    if not available():
         return ScanResult.skipped(TOOL, "parliament not installed")
-    odd = [t for t in targets if "," in t]
-    if odd:  # --files is comma-separated; such a name cannot be passed faithfully
-        return ScanResult.skipped(TOOL, f"policy file names with a comma: {odd}")
     try:
-        proc = run_tool(command(binary, targets), ctx)
+        proc = run_tool(command(sys.executable, targets), ctx)
         return ScanResult.from_findings(TOOL, parse(proc.stdout, proc.stderr))
     except ToolFailed as exc:
         return ScanResult.skipped(TOOL, str(exc))
@@ -65,9 +95,7 @@ def parse(stdout: str, stderr: str = "") -> list[Finding]:
         severity = _SEVERITY.get(str(item.get("severity", "")).upper(), "warning")
         if issue.startswith("UNKNOWN_"):
             severity = "error"
-        detail = item.get("detail")
-        if isinstance(detail, list):
-            detail = ", ".join(map(str, detail[:5])) + (" ..." if len(detail) > 5 else "")
+        message = _message(item, location)
         findings.append(
             Finding(
                 file=str(location.get("filepath", "")).removeprefix("./"),
@@ -75,11 +103,20 @@ def parse(stdout: str, stderr: str = "") -> list[Finding]:
                 tool=TOOL,
                 rule=issue,
                 severity=severity,
-                message=f"{item.get('title', issue)}: {detail}"
-                if detail
-                else str(item.get("title", issue)),
+                message=message,
             )
         )
-    if not findings and "Traceback" in stderr:
+    if "Traceback" in stderr:
         raise ToolFailed(f"parliament crashed: {tail(stderr)}")
     return findings
+
+
+def _message(item: dict[str, object], location: dict[str, object]) -> str:
+    """Title plus whatever says *which* grant: detail, escalation type, first actions."""
+    parts = [str(item.get("title") or item.get("issue"))]
+    for value in (item.get("detail"), location.get("type"), location.get("actions")):
+        if isinstance(value, list):
+            value = ", ".join(map(str, value[:5])) + (" ..." if len(value) > 5 else "")
+        if value:
+            parts.append(str(value))
+    return ": ".join(parts)

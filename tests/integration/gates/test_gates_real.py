@@ -44,7 +44,7 @@ def test_clean_tree_passes_every_gate_with_every_scanner(clean_report: GateRepor
     ran = {s.tool for g in clean_report.gates for s in g.scans}
     assert ran == {
         "hadolint", "dockerfile", "compose", "terraform",
-        "detect-secrets", "secret-regex", "semgrep", "parliament",
+        "detect-secrets", "secret-regex", "semgrep", "parliament", "iam-floor",
     }  # fmt: skip
 
 
@@ -89,6 +89,17 @@ def test_clean_policy_with_resource_star_fails(scanners: dict[str, str]) -> None
     result = run_secops({"iam/agente.json": policy})
     assert result.status == "fail"
     assert {f.rule for f in result.findings if f.tool == "parliament"} == {"RESOURCE_STAR"}
+
+
+def test_admin_policy_fails_and_parliament_leaves_no_log(scanners: dict[str, str]) -> None:
+    log = Path("/tmp/parliament.log")
+    before = log.stat().st_mtime if log.exists() else None
+    admin = '{"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "*", "Resource": "*"}]}'
+    result = run_secops({"iam/admin.json": admin})
+    assert result.status == "fail"
+    assert ("iam-floor", "iam-action-star") in {(f.tool, f.rule) for f in result.findings}
+    after = log.stat().st_mtime if log.exists() else None
+    assert after == before  # the parliament 1.6.4 CLI would have written the policy there
 
 
 SUPPRESSING_TREE = {

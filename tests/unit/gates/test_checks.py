@@ -148,3 +148,22 @@ def test_secret_regexes() -> None:
 )
 def test_secret_regexes_ignore_lookalikes(text: str) -> None:
     assert find_secrets(text) == []
+
+
+def test_iam_floor_catches_what_parliament_misses() -> None:
+    from backend.gates.scanners.iam_floor import check_policy
+
+    policy = {
+        "Version": "2012-10-17",
+        "Statement": [
+            {"Sid": "Admin", "Effect": "Allow", "Action": "*", "Resource": "*"},
+            {"Effect": "Allow", "NotAction": "s3:*", "Resource": "*"},
+            {"Effect": "Deny", "Action": "*", "Resource": "*"},
+            {"Effect": "Allow", "Action": ["dynamodb:GetItem"], "Resource": "arn:x"},
+        ],
+    }
+    assert [(f.rule, f.message) for f in check_policy(policy)] == [
+        ("iam-action-star", "statement Admin allows every action ('*')"),
+        ("iam-allow-notaction", "statement 1 uses Allow with NotAction: it grants everything else"),
+    ]
+    assert check_policy({"Statement": {"Effect": "Allow", "Action": "s3:GetObject"}}) == []
