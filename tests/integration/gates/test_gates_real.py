@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from backend.exceptions import PathError
+from backend.gates.findings import Finding
 from backend.gates.runner import GateReport, run_gates, run_qa, run_secops
 from backend.settings import load_settings
 
@@ -213,3 +214,28 @@ def test_a_timeout_is_skipped_not_passed(scanners: dict[str, str]) -> None:
     by_tool = {s.tool: s for s in result.scans}
     assert by_tool["semgrep"].status == "skipped"
     assert "timed out" in (by_tool["semgrep"].detail or "")
+
+
+def test_ignore_files_and_default_ignored_dirs_hide_nothing(scanners: dict[str, str]) -> None:
+    """.gitignore, and semgrep's default ignores (tests/, node_modules/), must not hide files."""
+    tree = {
+        ".gitignore": "*.env\ntests/\n",
+        "secret.env": f"K={FAKE_AWS_KEY}\n",
+        "tests/compose.yaml": "services:\n  db:\n    environment:\n      POSTGRES_PASSWORD: hunter2hunter2\n",
+        "node_modules/x/.github/workflows/ci.yml": "on: pull_request_target\njobs: {}\n",
+    }
+    report = run_secops(tree)
+    assert found_in(report.findings, "detect-secrets", "AWS Access Key", "secret.env") == [1]
+    assert found_in(
+        report.findings, "semgrep", "hardcoded-credential-assignment", "tests/compose.yaml"
+    ) == [4]
+    assert found_in(
+        report.findings,
+        "semgrep",
+        "gha-pull-request-target",
+        "node_modules/x/.github/workflows/ci.yml",
+    ) == [1]
+
+
+def found_in(findings: list[Finding], tool: str, rule: str, file: str) -> list[int | None]:
+    return [f.line for f in findings if (f.tool, f.rule, f.file) == (tool, rule, file)]
