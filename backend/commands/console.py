@@ -1,0 +1,45 @@
+"""``cadencia console [--url URL] [--token T] [--readonly] [--operator NAME]``.
+
+Connects the operator console to a running backend. This module is the only place in
+``backend`` that imports ``console``, and only inside the handler (cheap import).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from typing import Any
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``console`` command."""
+    parser = subparsers.add_parser(
+        "console",
+        help="open the operator console against a running backend",
+        description="Keyboard-driven operator console (Textual) for a running backend.",
+    )
+    parser.add_argument(
+        "--url",
+        default=None,
+        help="backend URL (default: CADENCIA_URL or http://CADENCIA_HOST:CADENCIA_PORT)",
+    )
+    parser.add_argument("--token", default=None, help="bearer token (default: CADENCIA_TOKEN)")
+    parser.add_argument(
+        "--readonly", action="store_true", help="watch only: every operator action is refused"
+    )
+    parser.add_argument(
+        "--operator", default=None, help="who actions are recorded as (CADENCIA_OPERATOR, $USER)"
+    )
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the console until the operator quits."""
+    from backend.settings import load_settings
+    from console.app import run_console
+
+    settings = load_settings()
+    url = args.url or os.environ.get("CADENCIA_URL") or f"http://{settings.host}:{settings.port}"
+    return run_console(
+        url, token=args.token or settings.token, readonly=args.readonly, operator=args.operator
+    )

@@ -1,0 +1,317 @@
+"""``CadenciaConsole``: the operator console App, and the factories that build and run it.
+
+The App owns the data (roster, approvals, the event cursor) and the one worker that
+follows the backend's event stream; screens subscribe to its signals and diff their
+widgets by key. Importing this module starts nothing (STYLE rule 2).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import ClassVar
+
+from textual import work
+from textual.app import App
+from textual.binding import Binding, BindingType
+from textual.signal import Signal
+
+from console.actions import ActionsMixin
+from console.client import ConsoleClient
+from console.commands import ConsoleCommands
+from console.config import ConsoleSettings
+from console.exceptions import ApiError, AuthError
+from console.feed import FeedLine, from_activity, from_event
+from console.models import Approvals, Connected, Event, Resync, RosterEntry
+from console.screens.approvals import ApprovalsScreen
+from console.screens.help import HelpScreen
+from console.screens.team import TeamScreen
+from console.state import (
+    awaiting_counts,
+    backoff_delay,
+    needs_approvals_refetch,
+    needs_roster_refetch,
+)
+
+BACKLOG_PAGE = 1_000
+FLUSH_INTERVAL_S = 0.1
+"""Events are applied to widgets in batches at most this often: bursts cost one redraw."""
+
+
+class CadenciaConsole(ActionsMixin, App[int]):
+    """Keyboard-driven console for on-call operators."""
+
+    TITLE = "Cadência Ops"
+    CSS = "Screen { layers: base overlay; }"
+    MODES: ClassVar[dict[str, str | Callable[[], object]]] = {  # type: ignore[assignment]
+        "team": TeamScreen,
+        "approvals": ApprovalsScreen,
+    }
+    DEFAULT_MODE = "team"
+    COMMANDS = App.COMMANDS | {ConsoleCommands}
+    HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]] | None] = [
+        (0, "-narrow"),
+        (110, "-wide"),
+    ]
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("1", "show('team')", "Team"),
+        Binding("2", "show('approvals')", "Approvals"),
+        Binding("question_mark", "help", "Help"),
+        Binding("colon", "command_palette", "Palette", show=False),
+        Binding("r", "refresh", "Refresh"),
+        Binding("space", "toggle_pause", "Pause"),
+        Binding("ctrl+q", "quit", "Quit", priority=True),
+    ]
+
+    def __init__(
+        self,
+        settings: ConsoleSettings,
+        *,
+        client: ConsoleClient | None = None,
+        now: Callable[[], datetime] | None = None,
+    ) -> None:
+        super().__init__()
+        self.settings = settings
+        self.client = client or ConsoleClient(settings.url, settings.token)
+        self.operator = settings.operator
+        self.readonly = settings.readonly
+        self.now = now or (lambda: datetime.now(UTC))
+        """Wall clock for "waiting since" ages (frozen in snapshot tests)."""
+        self.roster: dict[str, RosterEntry] = {}
+        self.approvals = Approvals()
+        self.last_event_id: int | None = None
+        self.connection = "connecting"
+        self.stale_seconds = 0
+        self.paused = False
+        self.paused_count = 0
+        self.stream_connects = 0
+        """How many times the stream (re)opened — tests and the bench watch it."""
+        self._pending_feed: list[FeedLine] = []
+        self._roster_dirty = False
+        self._approvals_dirty = False
+        self._refetch_roster = False
+        self._refetch_approvals = False
+        self.roster_changed: Signal[None] = Signal(self, "roster_changed")
+        self.approvals_changed: Signal[None] = Signal(self, "approvals_changed")
+        self.feed_appended: Signal[list[FeedLine]] = Signal(self, "feed_appended")
+        self.status_changed: Signal[None] = Signal(self, "status_changed")
+        self.item_changed: Signal[str] = Signal(self, "item_changed")
+        """Published with ``"pr:<id>"`` / ``"int:<id>"`` when an item should be refetched."""
+        self.ready = asyncio.Event()
+        """Set once the first snapshots and backlog are rendered."""
+
+    def on_mount(self) -> None:
+        """Load snapshots and backlog, then follow the stream."""
+        self.set_interval(FLUSH_INTERVAL_S, self._flush_pending)
+        self.set_interval(1.0, self._tick)
+        self._bootstrap()
+
+    async def on_unmount(self) -> None:
+        """Release the HTTP pool."""
+        await self.client.aclose()
+
+    # -- actions -----------------------------------------------------------------------
+
+    async def action_show(self, mode: str) -> None:
+        """Jump to a top-level screen (keeps each screen's state)."""
+        if self.current_mode != mode:
+            await self.switch_mode(mode)
+        else:
+            # Already there: drop detail screens pushed on top.
+            while len(self.screen_stack) > 1:
+                self.pop_screen()
+
+    def action_help(self) -> None:
+        """List every binding of the current screen."""
+        rows: list[tuple[str, str, str]] = []
+        seen: set[str] = set()
+        for key, active in self.screen.active_bindings.items():
+            binding = active.binding
+            if binding.action in seen and not binding.description:
+                continue
+            seen.add(binding.action)
+            note = "" if active.enabled else "off: read-only console"
+            keys = binding.key_display or self.get_key_display(binding)
+            rows.append((keys, binding.description or binding.action, note))
+        self.push_screen(HelpScreen(self.screen.title or self.current_mode, rows))
+
+    def action_refresh(self) -> None:
+        """Refetch roster and approvals now."""
+        self.notify("Refreshing…", timeout=1.5)
+        self.refetch(roster=True, approvals=True)
+
+    def action_toggle_pause(self) -> None:
+        """Freeze the screens (events keep being received and are applied on resume)."""
+        self.paused = not self.paused
+        if not self.paused:
+            self.paused_count = 0
+            self._flush_pending()
+        self.notify("Live updates paused" if self.paused else "Live updates resumed", timeout=2)
+        self.status_changed.publish(None)
+
+    # -- workers -----------------------------------------------------------------------
+
+    @work(group="bootstrap", exclusive=True, exit_on_error=False)
+    async def _bootstrap(self) -> None:
+        try:
+            await self._load_snapshots()
+            after = 0
+            while True:
+                page = await self.client.activity(after=after, limit=BACKLOG_PAGE)
+                if not page:
+                    break
+                self._pending_feed.extend(from_activity(x) for x in page)
+                after = page[-1].id
+                if len(page) < BACKLOG_PAGE:
+                    break
+            self.last_event_id = after or self.last_event_id
+        except ApiError as exc:
+            self.notify(f"Backend not reachable yet: {exc.message}", severity="warning")
+        self._flush_pending()
+        self.ready.set()
+        self.follow_stream()
+
+    @work(group="stream", exclusive=True, exit_on_error=False)
+    async def follow_stream(self) -> None:
+        """Consume the SSE stream forever: resume by id, back off with jitter, never exit."""
+        failures = 0
+        while True:
+            resync = False
+            try:
+                stream = self.client.stream_events(self.last_event_id)
+                async with contextlib.aclosing(stream):
+                    async for item in stream:
+                        if isinstance(item, Connected):
+                            self.stream_connects += 1
+                            if failures:
+                                await self._load_snapshots()
+                            failures = 0
+                            self._set_connection("live")
+                        elif isinstance(item, Resync):
+                            self._pending_feed.append(
+                                FeedLine(item.last_id, "", "console.resync",
+                                         f"fell behind; resynced at event {item.last_id}")
+                            )
+                            self.last_event_id = item.last_id
+                            await self._load_snapshots()
+                            resync = True
+                        else:
+                            self._on_event(item)
+            except AuthError as exc:
+                failures += 1
+                self.notify(f"Backend refused the token: {exc.message}", severity="error")
+            except ApiError:
+                failures += 1
+            except Exception as exc:  # noqa: BLE001 - a bad event must not kill the console
+                failures += 1
+                self.log.error(f"stream: {exc!r}")
+            if resync:
+                continue
+            self._set_connection("reconnecting")
+            await asyncio.sleep(backoff_delay(failures))
+
+    @work(group="refetch", exclusive=True, exit_on_error=False)
+    async def _refetch_worker(self, roster: bool, approvals: bool) -> None:
+        try:
+            if roster:
+                self.roster = {e.id: e for e in await self.client.roster()}
+                self._roster_dirty = True
+            if approvals:
+                self.approvals = await self.client.approvals()
+                self._approvals_dirty = True
+        except ApiError as exc:
+            self.log.warning(f"refetch failed: {exc.message}")
+        self._flush_pending()
+
+    # -- public ------------------------------------------------------------------------
+
+    def refetch(self, *, roster: bool = False, approvals: bool = False) -> None:
+        """Fetch fresh snapshots in an App-owned worker (coalesced with the next flush)."""
+        self._refetch_worker(roster or self._refetch_roster, approvals or self._refetch_approvals)
+        self._refetch_roster = self._refetch_approvals = False
+
+    def add_feed_line(self, kind: str, text: str) -> None:
+        """Put a console-side line (an operator action's result) in the feed."""
+        ts = self.now().isoformat()
+        self._pending_feed.append(FeedLine(self.last_event_id or 0, ts, kind, text))
+        self._flush_pending()
+
+    # -- private -----------------------------------------------------------------------
+
+    async def _load_snapshots(self) -> None:
+        roster, approvals = await asyncio.gather(self.client.roster(), self.client.approvals())
+        self.roster = {e.id: e for e in roster}
+        self.approvals = approvals
+        self._roster_dirty = self._approvals_dirty = True
+
+    def _on_event(self, event: Event) -> None:
+        self.last_event_id = event.id
+        self._pending_feed.append(from_event(event))
+        if event.type == "agent.status" and event.agent in self.roster:
+            entry = self.roster[event.agent]
+            update = {"status": str(event.payload.get("status", entry.status))}
+            if "detail" in event.payload:
+                update["detail"] = str(event.payload.get("detail") or "")
+            self.roster[event.agent] = entry.model_copy(update=update)
+            self._roster_dirty = True
+        elif event.type == "agent.status" or needs_roster_refetch(event.type):
+            self._refetch_roster = True
+        if needs_approvals_refetch(event.type):
+            self._refetch_approvals = True
+        if self.paused:
+            self.paused_count += 1
+
+    def _flush_pending(self) -> None:
+        if self._refetch_roster or self._refetch_approvals:
+            self.refetch()
+        if self.paused:
+            return
+        if self._pending_feed:
+            batch, self._pending_feed = self._pending_feed, []
+            self.feed_appended.publish(batch)
+        if self._roster_dirty:
+            self._roster_dirty = False
+            self.roster_changed.publish(None)
+        if self._approvals_dirty:
+            self._approvals_dirty = False
+            self.approvals_changed.publish(None)
+            self.status_changed.publish(None)
+
+    def _tick(self) -> None:
+        if self.connection in ("live", "stale"):
+            quiet = time.monotonic() - self.client.last_line_at
+            if quiet > self.settings.stale_after_s:
+                self.stale_seconds = int(quiet)
+                self._set_connection("stale")
+            elif self.connection == "stale":
+                self._set_connection("live")
+        if self.paused:
+            self.status_changed.publish(None)
+
+    def _set_connection(self, state: str) -> None:
+        if state != self.connection or state == "stale":
+            self.connection = state
+            self.status_changed.publish(None)
+
+    def awaiting(self) -> tuple[int, int]:
+        """(PRs awaiting a human, unclaimed interruptions) for the header."""
+        return awaiting_counts(self.approvals)
+
+
+def make_console(settings: ConsoleSettings, **kwargs: object) -> CadenciaConsole:
+    """Build (not run) a console for ``settings``; ``kwargs`` go to the App (tests)."""
+    return CadenciaConsole(settings, **kwargs)  # type: ignore[arg-type]
+
+
+def run_console(
+    url: str, token: str | None = None, readonly: bool = False, operator: str | None = None
+) -> int:
+    """Run the console in this terminal until the operator quits; return an exit code."""
+    fields: dict[str, object] = {"url": url, "token": token, "readonly": readonly}
+    if operator:
+        fields["operator"] = operator
+    app = make_console(ConsoleSettings.model_validate(fields))
+    return int(app.run() or 0)

@@ -1,0 +1,251 @@
+"""The console's only road to the backend: an async HTTP client over httpx + httpx-sse.
+
+No Textual here (STYLE rule 1): screens call these coroutines from workers and get typed
+models back, or an :mod:`console.exceptions` error carrying an operator-readable message.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator, Callable
+from typing import Any, Literal
+
+import httpx
+from httpx_sse import SSEError
+
+# The public aiter_sse() swallows ':' heartbeat comments; reading lines ourselves through
+# the same decoders lets the console tell "quiet but alive" from "stale".
+from httpx_sse._decoders import SSEDecoder, SSELineDecoder
+
+from console.exceptions import (
+    ApiError,
+    AuthError,
+    BackendUnavailableError,
+    ConflictError,
+    NotFoundError,
+)
+from console.models import (
+    ActivityLine,
+    Approvals,
+    Connected,
+    Event,
+    Findings,
+    Health,
+    InfraFiles,
+    InfraPr,
+    InfraPrDetail,
+    Interruption,
+    InterruptionDetail,
+    ResolveResult,
+    Resync,
+    RosterEntry,
+    StreamItem,
+)
+
+STREAM_READ_TIMEOUT_S = 45.0
+"""Heartbeats come every 15 s; three missed means the stream is dead, reconnect."""
+
+
+class ConsoleClient:
+    """Typed async calls of the HTTP API.
+
+    Args:
+        base_url: Backend root, e.g. ``http://127.0.0.1:8765``.
+        token: Bearer token, or None when the backend runs without auth.
+        timeout: Per-request timeout (seconds) for ordinary calls.
+        transport: Injected transport (tests); default is a real network transport.
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        token: str | None = None,
+        *,
+        timeout: float = 10.0,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        self.base_url = base_url.rstrip("/")
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        self._http = httpx.AsyncClient(
+            base_url=self.base_url, headers=headers, timeout=timeout, transport=transport
+        )
+        self.last_line_at: float = 0.0
+        """``time.monotonic()`` of the last byte line read from the stream (heartbeats too)."""
+
+    async def aclose(self) -> None:
+        """Close the connection pool."""
+        await self._http.aclose()
+
+    # -- reads -------------------------------------------------------------------------
+
+    async def health(self) -> Health:
+        """``GET /healthz``."""
+        return Health.model_validate(await self._request("GET", "/healthz"))
+
+    async def roster(self) -> list[RosterEntry]:
+        """The team as it stands now."""
+        return [RosterEntry.model_validate(x) for x in await self._request("GET", "/api/roster")]
+
+    async def events(self, after: int = 0, limit: int = 500) -> list[Event]:
+        """Events with id > ``after``, oldest first."""
+        body = await self._request("GET", "/api/events", params={"after": after, "limit": limit})
+        return [Event.model_validate(x) for x in body]
+
+    async def activity(self, after: int = 0, limit: int = 500) -> list[ActivityLine]:
+        """Server-rendered feed lines with id > ``after``."""
+        body = await self._request(
+            "GET", "/api/activity", params={"after": after, "limit": limit}
+        )
+        return [ActivityLine.model_validate(x) for x in body]
+
+    async def approvals(self) -> Approvals:
+        """Open infra PRs and unresolved interruptions."""
+        return Approvals.model_validate(await self._request("GET", "/api/approvals"))
+
+    async def infra_pr(self, pr_action_id: str) -> InfraPrDetail:
+        """One infra PR with its gate timeline."""
+        body = await self._request("GET", f"/api/infra-artifacts/{pr_action_id}")
+        return InfraPrDetail.model_validate(body)
+
+    async def infra_files(self, pr_action_id: str) -> InfraFiles:
+        """The PR branch's files and its unified diff against main."""
+        body = await self._request("GET", f"/api/infra-artifacts/{pr_action_id}/files")
+        return InfraFiles.model_validate(body)
+
+    async def infra_findings(self, pr_action_id: str) -> Findings:
+        """The gates' findings on the PR."""
+        body = await self._request("GET", f"/api/infra-artifacts/{pr_action_id}/findings")
+        return Findings.model_validate(body)
+
+    async def interruption(self, interruption_id: int) -> InterruptionDetail:
+        """One interruption with transcript and attempt history."""
+        body = await self._request("GET", f"/api/interruptions/{interruption_id}")
+        return InterruptionDetail.from_api(body)
+
+    # -- operator actions --------------------------------------------------------------
+
+    async def approve(self, pr_action_id: str, operator: str, reason: str = "") -> InfraPr:
+        """Approve (merge) a PR awaiting a human; :class:`ConflictError` otherwise."""
+        return await self._pr_action(pr_action_id, "approve", operator, reason)
+
+    async def reject(self, pr_action_id: str, operator: str, reason: str) -> InfraPr:
+        """Send the PR back with a reason (required, non-empty)."""
+        if not reason.strip():
+            raise ApiError(422, "reason_required", "a reason is required to reject")
+        return await self._pr_action(pr_action_id, "reject", operator, reason)
+
+    async def close_pr(self, pr_action_id: str, operator: str, reason: str = "") -> InfraPr:
+        """Close a PR without merging."""
+        return await self._pr_action(pr_action_id, "close", operator, reason)
+
+    async def unblock(self, pr_action_id: str, operator: str, reason: str = "") -> InfraPr:
+        """Unblock a PR stuck at the correction limit."""
+        return await self._pr_action(pr_action_id, "unblock", operator, reason)
+
+    async def claim(self, interruption_id: int, operator: str) -> Interruption:
+        """Take over an interruption; :class:`ConflictError` if someone already did."""
+        body = await self._request(
+            "POST", f"/api/interruptions/{interruption_id}/claim", json={"operator": operator}
+        )
+        return Interruption.model_validate(body)
+
+    async def resolve(
+        self,
+        interruption_id: int,
+        operator: str,
+        action: Literal["execute", "deny"],
+        reply: str,
+    ) -> ResolveResult:
+        """Execute or deny the held tool call and reply to the customer."""
+        body = await self._request(
+            "POST",
+            f"/api/interruptions/{interruption_id}/resolve",
+            json={"operator": operator, "action": action, "reply": reply},
+        )
+        return ResolveResult.model_validate(body)
+
+    # -- live stream -------------------------------------------------------------------
+
+    async def stream_events(
+        self, last_event_id: int | None = None, *, clock: Callable[[], float] = time.monotonic
+    ) -> AsyncIterator[StreamItem]:
+        """Follow ``/api/events/stream``; yield :class:`Connected`, then events.
+
+        A ``resync`` message is yielded as :class:`Resync` and ends the iteration: the
+        caller refetches its snapshots and reconnects after ``last_id``. Any transport
+        failure becomes :class:`BackendUnavailableError`; the iterator never retries on
+        its own, so the caller owns the backoff policy.
+        """
+        headers = {"Accept": "text/event-stream"}
+        if last_event_id is not None:
+            headers["Last-Event-ID"] = str(last_event_id)
+        timeout = httpx.Timeout(10.0, read=STREAM_READ_TIMEOUT_S)
+        try:
+            async with self._http.stream(
+                "GET", "/api/events/stream", headers=headers, timeout=timeout
+            ) as response:
+                if response.status_code >= 400:
+                    await response.aread()
+                    raise _error_from(response)
+                self.last_line_at = clock()
+                yield Connected(resumed_from=last_event_id)
+                lines, decoder = SSELineDecoder(), SSEDecoder()
+                async for chunk in response.aiter_text():
+                    self.last_line_at = clock()
+                    for line in lines.decode(chunk):
+                        sse = decoder.decode(line)
+                        if sse is None:
+                            continue
+                        if sse.event == "resync":
+                            yield Resync.model_validate(sse.json())
+                            return
+                        if sse.event in ("", "event", "message") and sse.data:
+                            yield Event.model_validate(sse.json())
+        except (httpx.TransportError, SSEError) as exc:
+            raise BackendUnavailableError(f"event stream: {exc or type(exc).__name__}") from exc
+        raise BackendUnavailableError("event stream ended")
+
+    # -- plumbing ----------------------------------------------------------------------
+
+    async def _pr_action(self, pr_action_id: str, verb: str, operator: str, reason: str) -> InfraPr:
+        payload: dict[str, Any] = {"operator": operator}
+        if reason:
+            payload["reason"] = reason
+        body = await self._request(
+            "POST", f"/api/infra-artifacts/{pr_action_id}/{verb}", json=payload
+        )
+        return InfraPr.model_validate(body)
+
+    async def _request(self, method: str, path: str, **kwargs: Any) -> Any:
+        try:
+            response = await self._http.request(method, path, **kwargs)
+        except httpx.TransportError as exc:
+            raise BackendUnavailableError(
+                f"{method} {path}: {exc or type(exc).__name__}"
+            ) from exc
+        if response.status_code >= 400:
+            raise _error_from(response)
+        try:
+            return response.json()
+        except ValueError as exc:
+            raise ApiError(response.status_code, "bad_body", f"{path}: not JSON") from exc
+
+
+def _error_from(response: httpx.Response) -> ApiError:
+    """Translate an error response (``{"error": {"code", "message"}}``) to our tree."""
+    code, message = "http_error", response.reason_phrase or "error"
+    try:
+        body = response.json()
+        error = body.get("error") if isinstance(body, dict) else None
+        if isinstance(error, dict):
+            code = str(error.get("code") or code)
+            message = str(error.get("message") or message)
+        elif isinstance(body, dict) and "detail" in body:
+            message = str(body["detail"])
+    except ValueError:
+        pass
+    status = response.status_code
+    cls = {401: AuthError, 403: AuthError, 404: NotFoundError, 409: ConflictError}.get(
+        status, ApiError
+    )
+    return cls(status, code, message)

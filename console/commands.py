@@ -1,0 +1,54 @@
+"""Command palette (``ctrl+p`` and ``:``): jump to screens, items and agents by name."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import partial
+from typing import TYPE_CHECKING, cast
+
+from textual.command import DiscoveryHit, Hit, Hits, Provider
+
+if TYPE_CHECKING:
+    from console.app import CadenciaConsole
+
+
+class ConsoleCommands(Provider):
+    """Screens, infra PRs and interruptions, each a command."""
+
+    def _commands(self) -> list[tuple[str, Callable[[], object], str]]:
+        from console.screens.infra_detail import InfraDetailScreen
+        from console.screens.interruption_detail import InterruptionDetailScreen
+
+        app = cast("CadenciaConsole", self.app)
+        found: list[tuple[str, Callable[[], object], str]] = [
+            ("Go to Team", partial(app.run_action, "show('team')"), "roster and activity (1)"),
+            ("Go to Approvals", partial(app.run_action, "show('approvals')"), "what waits on you (2)"),
+            ("Refresh", app.action_refresh, "refetch roster and approvals (r)"),
+            ("Pause / resume live updates", app.action_toggle_pause, "(space)"),
+        ]
+        for pr in app.approvals.infra_prs:
+            found.append((
+                f"Open PR {pr.pr_id or pr.pr_action_id}: {pr.title}",
+                lambda i=pr.pr_action_id: app.push_screen(InfraDetailScreen(i)),
+                pr.gate_status,
+            ))
+        for item in app.approvals.interruptions:
+            found.append((
+                f"Open interruption #{item.id} {item.conversation} {item.ferramenta}",
+                lambda i=item.id: app.push_screen(InterruptionDetailScreen(i)),
+                f"{item.motivo} · {item.status}",
+            ))
+        return found
+
+    async def discover(self) -> Hits:
+        """Everything, when nothing is typed yet."""
+        for name, callback, help_text in self._commands():
+            yield DiscoveryHit(name, callback, help=help_text)
+
+    async def search(self, query: str) -> Hits:
+        """Fuzzy match on the command names."""
+        matcher = self.matcher(query)
+        for name, callback, help_text in self._commands():
+            score = matcher.match(name)
+            if score > 0:
+                yield Hit(score, matcher.highlight(name), callback, help=help_text)

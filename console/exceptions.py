@@ -1,0 +1,47 @@
+"""Errors the console's HTTP client raises; screens catch these, never httpx's.
+
+Tree::
+
+    ApiError                 any failed call (status 0 = no HTTP response at all)
+    ├── AuthError            401: missing or wrong bearer token
+    ├── NotFoundError        404: unknown id
+    ├── ConflictError        409: invalid transition, or someone else acted first
+    └── BackendUnavailableError  connect/read failure, timeout, broken stream
+"""
+
+from __future__ import annotations
+
+
+class ApiError(Exception):
+    """A backend call failed.
+
+    Attributes:
+        status: HTTP status, or 0 when no response arrived.
+        code: The backend's machine-readable error code (``"conflict"``...).
+        message: Text fit to show an operator.
+    """
+
+    def __init__(self, status: int, code: str, message: str) -> None:
+        super().__init__(f"{status} {code}: {message}")
+        self.status = status
+        self.code = code
+        self.message = message
+
+
+class AuthError(ApiError):
+    """The backend refused our token (401)."""
+
+
+class NotFoundError(ApiError):
+    """The item does not exist (404)."""
+
+
+class ConflictError(ApiError):
+    """The transition is no longer valid: someone else acted, or the state moved (409)."""
+
+
+class BackendUnavailableError(ApiError):
+    """No usable HTTP response: connection refused, timeout, or the stream broke."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(0, "unavailable", message)

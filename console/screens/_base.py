@@ -1,0 +1,121 @@
+"""What every console screen shares: the status bar, and the guarded operator keys."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, ClassVar, cast
+
+from textual import events
+from textual.binding import Binding, BindingType
+from textual.screen import Screen
+
+from console.actions import DANGEROUS_ACTIONS
+from console.models import InfraPr, Interruption
+from console.widgets.status_bar import StatusBar
+
+if TYPE_CHECKING:
+    from console.app import CadenciaConsole
+
+PR_BINDINGS: list[BindingType] = [
+    Binding("a", "approve", "Approve", tooltip="approve the infra PR (asks y/n)"),
+    Binding("x", "reject", "Reject", tooltip="reject the infra PR (reason required)"),
+]
+INTERRUPTION_BINDINGS: list[BindingType] = [
+    Binding("t", "claim", "Take over", tooltip="claim the interruption (asks y/n)"),
+    Binding("e", "execute", "Execute", tooltip="execute the held tool call, with a reply"),
+    Binding("d", "deny", "Deny", tooltip="deny the held tool call, with a reply"),
+]
+OPERATOR_BINDINGS: list[BindingType] = [*PR_BINDINGS, *INTERRUPTION_BINDINGS]
+_KEY_TO_ACTION = {"a": "approve", "x": "reject", "t": "claim", "e": "execute", "d": "deny"}
+
+
+class ConsoleScreen(Screen[None]):
+    """Base screen: keeps its :class:`StatusBar` in sync with the App."""
+
+    @property
+    def console(self) -> CadenciaConsole:
+        """The App, typed."""
+        return cast("CadenciaConsole", self.app)
+
+    def on_mount(self) -> None:
+        """Follow the App's status."""
+        self.console.status_changed.subscribe(self, self._sync_status)
+        self._sync_status(None)
+
+    def on_screen_resume(self) -> None:
+        """A screen coming back shows the current status, not the one it left with."""
+        self._sync_status(None)
+
+    def _sync_status(self, _: object) -> None:
+        app = self.console
+        for bar in self.query(StatusBar):
+            bar.url = app.client.base_url
+            bar.connection = app.connection
+            bar.stale_seconds = app.stale_seconds
+            bar.prs_waiting, bar.interruptions_waiting = app.awaiting()
+            bar.paused = app.paused_count if app.paused else None
+            bar.readonly = app.readonly
+            bar.operator = app.operator
+
+
+class OperatorScreen(ConsoleScreen):
+    """A screen with the operator keys; subclasses say what is selected."""
+
+    BINDINGS: ClassVar[list[BindingType]] = OPERATOR_BINDINGS
+
+    def selected_pr(self) -> InfraPr | None:
+        """The infra PR the keys act on, if any."""
+        return None
+
+    def selected_interruption(self) -> Interruption | None:
+        """The interruption the keys act on, if any."""
+        return None
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Read-only: dangerous keys stay visible but dimmed (None), and are refused."""
+        if action in DANGEROUS_ACTIONS and self.console.readonly:
+            return None
+        return True
+
+    def on_key(self, event: events.Key) -> None:
+        """A dimmed key still answers, so the operator learns why nothing happened."""
+        action = _KEY_TO_ACTION.get(event.key)
+        if action and self.console.readonly:
+            event.stop()
+            self.console.refuse_if_readonly(action.capitalize())
+
+    def action_approve(self) -> None:
+        """``a``: approve the selected PR after a ``y`` confirmation."""
+        if pr := self._need_pr():
+            self.console.request_approve(pr)
+
+    def action_reject(self) -> None:
+        """``x``: reject the selected PR with a required reason."""
+        if pr := self._need_pr():
+            self.console.request_reject(pr)
+
+    def action_claim(self) -> None:
+        """``t``: take over the selected interruption."""
+        if item := self._need_interruption():
+            self.console.request_claim(item)
+
+    def action_execute(self) -> None:
+        """``e``: execute the held call of a claimed interruption, with a reply."""
+        if item := self._need_interruption():
+            self.console.request_resolve(item, "execute")
+
+    def action_deny(self) -> None:
+        """``d``: deny the held call of a claimed interruption, with a reply."""
+        if item := self._need_interruption():
+            self.console.request_resolve(item, "deny")
+
+    def _need_pr(self) -> InfraPr | None:
+        pr = self.selected_pr()
+        if pr is None:
+            self.notify("Select an infra PR first", severity="warning", timeout=3)
+        return pr
+
+    def _need_interruption(self) -> Interruption | None:
+        item = self.selected_interruption()
+        if item is None:
+            self.notify("Select an interruption first", severity="warning", timeout=3)
+        return item

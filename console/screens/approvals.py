@@ -1,0 +1,195 @@
+"""Approvals (key ``2``): infra PRs in review and teto interruptions, awaiting-human first."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import ClassVar
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical
+from textual.widgets import DataTable, Footer, Input, Label
+
+from console.models import InfraPr, Interruption
+from console.screens._base import OPERATOR_BINDINGS, OperatorScreen
+from console.screens._tables import reconcile
+from console.state import matches, ordered_interruptions, ordered_prs, since_text
+from console.widgets.status_bar import StatusBar
+
+PR_COLUMNS = (
+    ("pr", 8), ("title", 28), ("branch", 20), ("gate", 18), ("corr", 4), ("findings", 8),
+    ("blocked", 24),
+)
+INT_COLUMNS = (
+    ("#", 4), ("conversa", 14), ("pedido", 10), ("ferramenta", 22), ("motivo", 18),
+    ("tries", 5), ("waiting", 7), ("claimed by", 12),
+)
+GATE_STYLE = {
+    "awaiting_human": "bold reverse red",
+    "blocked": "bold red",
+    "changes_requested": "yellow",
+    "awaiting_qa": "cyan",
+    "awaiting_secops": "cyan",
+}
+
+
+def _age(iso: str, now: datetime) -> str:
+    try:
+        then = datetime.fromisoformat(iso.replace("Z", "+00:00"))
+    except ValueError:
+        return "?"
+    return since_text((now - then).total_seconds())
+
+
+class ApprovalsScreen(OperatorScreen):
+    """What waits on people: approve/reject PRs, take over and resolve interruptions."""
+
+    TITLE = "Approvals"
+    CSS_PATH = "approvals.tcss"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        *OPERATOR_BINDINGS,
+        Binding("j", "cursor('down')", "Down", show=False),
+        Binding("k", "cursor('up')", "Up", show=False),
+        Binding("enter", "open", "Open", show=False),
+        Binding("slash", "filter", "Filter"),
+        Binding("escape", "clear_filter", "Clear filter", show=False),
+    ]
+
+    def compose(self) -> ComposeResult:
+        """Status bar, the two lists, filter line, footer."""
+        yield StatusBar()
+        with Vertical(id="prs-pane"):
+            yield Label("Infra PRs in review", classes="pane-title")
+            yield DataTable(id="prs", cursor_type="row")
+        with Vertical(id="ints-pane"):
+            yield Label("Interruptions (teto de voltas)", classes="pane-title")
+            yield DataTable(id="interruptions", cursor_type="row")
+        yield Input(placeholder="filter PRs and interruptions (esc clears)", id="filter",
+                    classes="hidden")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        """Columns, subscriptions, and whatever the App already knows."""
+        super().on_mount()
+        self._filter = ""
+        self._shown_prs: dict[str, tuple[object, ...]] = {}
+        self._shown_ints: dict[str, tuple[object, ...]] = {}
+        for table_id, columns in (("#prs", PR_COLUMNS), ("#interruptions", INT_COLUMNS)):
+            table = self.query_one(table_id, DataTable)
+            for key, width in columns:
+                table.add_column(key, key=key, width=width)
+        self.console.approvals_changed.subscribe(self, self._render_lists)
+        self._render_lists(None)
+        self.query_one("#prs", DataTable).focus()
+
+    def on_screen_resume(self) -> None:
+        """Catch up after another mode or a detail screen."""
+        super().on_screen_resume()
+        self._render_lists(None)
+
+    @on(Input.Changed, "#filter")
+    def _filter_changed(self, event: Input.Changed) -> None:
+        self._filter = event.value
+        self._render_lists(None)
+
+    @on(Input.Submitted, "#filter")
+    def _filter_done(self) -> None:
+        self.query_one("#prs", DataTable).focus()
+
+    @on(DataTable.RowSelected)
+    def _row_selected(self) -> None:
+        self.action_open()
+
+    def action_cursor(self, direction: str) -> None:
+        """``j``/``k`` in whichever list has focus."""
+        if isinstance(self.focused, DataTable):
+            getattr(self.focused, f"action_cursor_{direction}")()
+
+    def action_open(self) -> None:
+        """``enter``: open the selected item's detail screen."""
+        from console.screens.infra_detail import InfraDetailScreen
+        from console.screens.interruption_detail import InterruptionDetailScreen
+
+        if isinstance(self.focused, DataTable) and self.focused.id == "interruptions":
+            if item := self.selected_interruption():
+                self.app.push_screen(InterruptionDetailScreen(item.id))
+        elif pr := self.selected_pr():
+            self.app.push_screen(InfraDetailScreen(pr.pr_action_id))
+
+    def action_filter(self) -> None:
+        """``/``: filter both lists."""
+        box = self.query_one("#filter", Input)
+        box.remove_class("hidden")
+        box.focus()
+
+    def action_clear_filter(self) -> None:
+        """``esc``: clear and hide the filter."""
+        box = self.query_one("#filter", Input)
+        box.value = ""
+        box.add_class("hidden")
+        self.query_one("#prs", DataTable).focus()
+
+    def selected_pr(self) -> InfraPr | None:
+        """The highlighted PR (when the PR list has focus, or no interruption list focus)."""
+        if isinstance(self.focused, DataTable) and self.focused.id == "interruptions":
+            return None
+        key = self._cursor_key("#prs")
+        return next((p for p in self.console.approvals.infra_prs if p.pr_action_id == key), None)
+
+    def selected_interruption(self) -> Interruption | None:
+        """The highlighted interruption (the list must have focus)."""
+        if not (isinstance(self.focused, DataTable) and self.focused.id == "interruptions"):
+            return None
+        key = self._cursor_key("#interruptions")
+        return next((i for i in self.console.approvals.interruptions if str(i.id) == key), None)
+
+    def _cursor_key(self, table_id: str) -> str | None:
+        table = self.query_one(table_id, DataTable)
+        if table.row_count == 0:
+            return None
+        return table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+
+    def _render_lists(self, _: object) -> None:
+        approvals, now, q = self.console.approvals, self.console.now(), self._filter
+        pr_rows = [
+            (p.pr_action_id, self._pr_cells(p))
+            for p in ordered_prs(approvals.infra_prs)
+            if matches(q, p.pr_id, p.title, p.branch, p.gate_status, p.blocked_reason)
+        ]
+        int_rows = [
+            (str(i.id), self._int_cells(i, now))
+            for i in ordered_interruptions(approvals.interruptions)
+            if matches(q, i.id, i.conversation, i.pedido, i.ferramenta, i.motivo, i.claimed_by)
+        ]
+        reconcile(self.query_one("#prs", DataTable), self._shown_prs, pr_rows,
+                  [c for c, _ in PR_COLUMNS])
+        reconcile(self.query_one("#interruptions", DataTable), self._shown_ints, int_rows,
+                  [c for c, _ in INT_COLUMNS])
+
+    @staticmethod
+    def _pr_cells(p: InfraPr) -> tuple[object, ...]:
+        return (
+            p.pr_id or p.pr_action_id[:8],
+            p.title,
+            p.branch,
+            Text(p.gate_status, style=GATE_STYLE.get(p.gate_status, "")),
+            str(p.gate_correction_count),
+            str(p.findings_count),
+            Text(p.blocked_reason or "", style="red"),
+        )
+
+    @staticmethod
+    def _int_cells(i: Interruption, now: datetime) -> tuple[object, ...]:
+        claimed = i.claimed_by or ""
+        return (
+            str(i.id),
+            i.conversation,
+            i.pedido,
+            i.ferramenta,
+            i.motivo,
+            str(i.attempts),
+            _age(i.since, now),
+            Text(claimed or "— open —", style="dim" if claimed else "bold red"),
+        )

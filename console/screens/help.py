@@ -1,0 +1,49 @@
+"""``?``: every binding of the screen the operator was on, with why some are off."""
+
+from __future__ import annotations
+
+from rich.table import Table
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+
+class HelpScreen(ModalScreen[None]):
+    """A table of key → action for the screen below; ``esc``/``?``/``q`` closes."""
+
+    BINDINGS = [
+        Binding("escape", "close", "Close"),
+        Binding("question_mark", "close", "Close"),
+        Binding("q", "close", "Close"),
+    ]
+    DEFAULT_CSS = """
+    HelpScreen { align: center middle; }
+    HelpScreen > VerticalScroll {
+        width: 80; max-width: 100%; height: auto; max-height: 90%;
+        border: thick $primary; background: $surface; padding: 0 1;
+    }
+    """
+
+    def __init__(self, screen_title: str, rows: list[tuple[str, str, str]]) -> None:
+        """``rows`` are (keys, description, note) — note says why a binding is off."""
+        super().__init__()
+        self._screen_title = screen_title
+        self._rows = rows
+
+    def compose(self) -> ComposeResult:
+        """The bindings table."""
+        table = Table(title=f"Keys — {self._screen_title}", expand=True, box=None)
+        table.add_column("key", style="bold cyan", no_wrap=True)
+        table.add_column("does")
+        table.add_column("", style="dim magenta")
+        for keys, description, note in self._rows:
+            table.add_row(keys, description, note)
+        with VerticalScroll():
+            yield Static(table)
+            yield Static("[dim]esc to close · ctrl+p or : for the command palette[/]")
+
+    def action_close(self) -> None:
+        """Back to the screen."""
+        self.dismiss(None)

@@ -1,0 +1,163 @@
+"""Infra PR detail (``enter`` on a PR): gate timeline, findings by file, files and diff."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import defaultdict
+from typing import ClassVar
+
+from rich.console import Group
+from rich.syntax import Syntax
+from rich.table import Table
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import VerticalScroll
+from textual.widgets import Footer, Static, TabbedContent, TabPane
+
+from console.exceptions import ApiError
+from console.models import Findings, InfraFiles, InfraPr, InfraPrDetail
+from console.screens._base import PR_BINDINGS, OperatorScreen
+from console.widgets.status_bar import StatusBar
+
+GATE_STEPS = ("awaiting_qa", "awaiting_secops", "awaiting_human", "merged")
+
+
+class InfraDetailScreen(OperatorScreen):
+    """One infra PR: where it is in QA → SecOps → human, what the gates found, what changed."""
+
+    TITLE = "Infra PR"
+    CSS_PATH = "detail.tcss"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        *PR_BINDINGS,
+        Binding("escape", "app.pop_screen", "Back"),
+        Binding("right,l", "tab(1)", "Next tab", show=False),
+        Binding("left,h", "tab(-1)", "Prev tab", show=False),
+        Binding("j", "scroll('down')", "Down", show=False),
+        Binding("k", "scroll('up')", "Up", show=False),
+    ]
+
+    def __init__(self, pr_action_id: str) -> None:
+        super().__init__()
+        self.pr_action_id = pr_action_id
+        self.detail: InfraPrDetail | None = None
+
+    def compose(self) -> ComposeResult:
+        """Status bar, summary, tabs."""
+        yield StatusBar()
+        yield Static("Loading…", id="summary")
+        with TabbedContent(id="tabs"):
+            with TabPane("Timeline", id="tab-timeline"), VerticalScroll():
+                yield Static(id="timeline")
+            with TabPane("Findings", id="tab-findings"), VerticalScroll():
+                yield Static(id="findings")
+            with TabPane("Diff", id="tab-diff"), VerticalScroll():
+                yield Static(id="diff")
+            with TabPane("Files", id="tab-files"), VerticalScroll():
+                yield Static(id="files")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        """Fetch the PR; refetch whenever an action on it finishes."""
+        super().on_mount()
+        self.console.item_changed.subscribe(self, self._item_changed)
+        self.load()
+
+    def _item_changed(self, key: str) -> None:
+        if key in ("*", f"pr:{self.pr_action_id}"):
+            self.load()
+
+    def action_tab(self, step: int) -> None:
+        """Cycle the tabs."""
+        tabs = self.query_one(TabbedContent)
+        ids = [p.id for p in tabs.query(TabPane)]
+        index = (ids.index(tabs.active) + step) % len(ids) if tabs.active in ids else 0
+        tabs.active = ids[index] or ""
+
+    def action_scroll(self, direction: str) -> None:
+        """Scroll the visible tab."""
+        tabs = self.query_one(TabbedContent)
+        pane = tabs.get_pane(tabs.active)
+        getattr(pane.query_one(VerticalScroll), f"scroll_{direction}")()
+
+    def selected_pr(self) -> InfraPr | None:
+        """The PR on screen, once loaded."""
+        return self.detail
+
+    @work(exclusive=True, group="load", exit_on_error=False)
+    async def load(self) -> None:
+        """Screen-owned: popping the screen cancels a fetch nobody will see."""
+        client = self.console.client
+        try:
+            detail, files, findings = await asyncio.gather(
+                client.infra_pr(self.pr_action_id),
+                client.infra_files(self.pr_action_id),
+                client.infra_findings(self.pr_action_id),
+            )
+        except ApiError as exc:
+            self.query_one("#summary", Static).update(f"[red]Could not load: {exc.message}[/]")
+            return
+        self.detail = detail
+        self._display(detail, files, findings)
+
+    def _display(self, d: InfraPrDetail, files: InfraFiles, findings: Findings) -> None:
+        summary = Text.assemble(
+            (d.title or d.pr_action_id, "bold"),
+            f"  {d.pr_id} · {d.branch} @ {d.head[:8] or '?'}\n",
+            "gate ", (d.gate_status, "bold reverse red" if d.gate_status == "awaiting_human"
+                      else "bold"),
+            f" · corrections {d.gate_correction_count} · findings {d.findings_count}",
+            (f" · BLOCKED: {d.blocked_reason}" if d.blocked else "", "bold red"),
+        )
+        self.query_one("#summary", Static).update(summary)
+        self.query_one("#timeline", Static).update(self._timeline(d))
+        self.query_one("#findings", Static).update(self._findings(findings))
+        self.query_one("#diff", Static).update(
+            Syntax(files.diff or "(no diff)", "diff", theme="ansi_dark", word_wrap=False)
+        )
+        self.query_one("#files", Static).update(self._files(files))
+
+    @staticmethod
+    def _timeline(d: InfraPrDetail) -> Table:
+        reached = {t.status for t in d.timeline}
+        steps = Text("  →  ".join(GATE_STEPS))
+        for step in GATE_STEPS:
+            if step in reached or step == d.gate_status:
+                steps.highlight_words([step], "bold green")
+        table = Table(title=steps, expand=True, box=None, title_justify="left")
+        table.add_column("when", style="dim", no_wrap=True)
+        table.add_column("status", style="bold")
+        table.add_column("who")
+        table.add_column("note")
+        for t in d.timeline:
+            table.add_row(t.ts.replace("T", " ")[:19], t.status, t.actor, t.note)
+        return table
+
+    @staticmethod
+    def _findings(findings: Findings) -> Group | Text:
+        if not findings.findings:
+            return Text("No findings.", style="green")
+        by_file: dict[str, list] = defaultdict(list)
+        for f in findings.findings:
+            by_file[f.file or "(no file)"].append(f)
+        parts: list[Text] = []
+        for path in sorted(by_file):
+            parts.append(Text(path, style="bold underline"))
+            for f in sorted(by_file[path], key=lambda x: x.line or 0):
+                parts.append(Text.assemble(
+                    f"  {f.line or '-':>4}  ", (f"{f.gate}/{f.tool}", "cyan"), " ",
+                    (f.rule, "yellow"), " ", (f.severity, "red"), "  ", f.message,
+                ))
+        return Group(*parts)
+
+    @staticmethod
+    def _files(files: InfraFiles) -> Group | Text:
+        if not files.files:
+            return Text("No files.", style="dim")
+        parts: list[object] = []
+        for f in files.files:
+            parts.append(Text(f"── {f.path} ", style="bold reverse"))
+            lexer = Syntax.guess_lexer(f.path, f.content)
+            parts.append(Syntax(f.content, lexer, theme="ansi_dark", line_numbers=True))
+        return Group(*parts)  # type: ignore[arg-type]

@@ -1,0 +1,167 @@
+"""Team (key ``1``): the live roster beside the live activity feed."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.widgets import DataTable, Footer, Input, Label
+
+from console.feed import FeedLine
+from console.models import RosterEntry
+from console.screens._base import ConsoleScreen
+from console.state import roster_matches
+from console.widgets.activity_feed import ActivityFeed
+from console.widgets.status_bar import StatusBar
+
+STATUS_STYLE = {
+    "working": "bold green",
+    "idle": "dim",
+    "blocked": "bold red",
+    "offline": "dim strike",
+}
+HIGHLIGHT_S = 3.0
+"""How long a changed status stays highlighted."""
+
+COLUMNS = (
+    ("agent", 12), ("role", 11), ("status", 10), ("model", 8), ("autonomy", 12), ("doing", 28),
+)
+
+
+class TeamScreen(ConsoleScreen):
+    """Who is working on what, and everything that happens, as it happens."""
+
+    TITLE = "Team"
+    CSS_PATH = "team.tcss"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("j", "cursor_down", "Down", show=False),
+        Binding("k", "cursor_up", "Up", show=False),
+        Binding("slash", "filter", "Filter"),
+        Binding("escape", "clear_filter", "Clear filter", show=False),
+        Binding("f", "focus_feed", "Feed"),
+        Binding("tab", "app.focus_next", "Next pane", show=False),
+    ]
+
+    def compose(self) -> ComposeResult:
+        """Status bar, roster | feed, filter line, footer."""
+        yield StatusBar()
+        with Horizontal(id="body"):
+            with Vertical(id="roster-pane"):
+                yield Label("Team", classes="pane-title")
+                yield DataTable(id="roster", cursor_type="row", zebra_stripes=True)
+            with Vertical(id="feed-pane"):
+                yield Label("Activity", classes="pane-title")
+                yield ActivityFeed(max_lines=self.console.settings.feed_max_lines, id="feed")
+        yield Input(placeholder="filter agents (esc clears)", id="filter", classes="hidden")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        """Columns, subscriptions, and whatever the App already knows."""
+        super().on_mount()
+        table = self.query_one("#roster", DataTable)
+        for key, width in COLUMNS:
+            table.add_column(key, key=key, width=width)
+        self._filter = ""
+        self._shown: dict[str, RosterEntry] = {}
+        app = self.console
+        app.roster_changed.subscribe(self, self._render_roster)
+        app.feed_appended.subscribe(self, self._append_feed)
+        self._render_roster(None)
+        table.focus()
+
+    def on_screen_resume(self) -> None:
+        """Catch up on anything published while another mode was showing."""
+        super().on_screen_resume()
+        self._render_roster(None)
+
+    @on(Input.Changed, "#filter")
+    def _filter_changed(self, event: Input.Changed) -> None:
+        self._filter = event.value
+        self._render_roster(None)
+
+    @on(Input.Submitted, "#filter")
+    def _filter_done(self) -> None:
+        self.query_one("#roster", DataTable).focus()
+
+    def action_cursor_down(self) -> None:
+        """``j``."""
+        self._focused_scroller("down")
+
+    def action_cursor_up(self) -> None:
+        """``k``."""
+        self._focused_scroller("up")
+
+    def action_filter(self) -> None:
+        """``/``: filter the roster."""
+        box = self.query_one("#filter", Input)
+        box.remove_class("hidden")
+        box.focus()
+
+    def action_clear_filter(self) -> None:
+        """``esc``: clear and hide the filter."""
+        box = self.query_one("#filter", Input)
+        box.value = ""
+        box.add_class("hidden")
+        self.query_one("#roster", DataTable).focus()
+
+    def action_focus_feed(self) -> None:
+        """``f``: focus the feed (then j/k/pgup scroll; G follows the tail again)."""
+        self.query_one(ActivityFeed).focus()
+
+    def _focused_scroller(self, direction: str) -> None:
+        focused = self.focused
+        if isinstance(focused, DataTable):
+            getattr(focused, f"action_cursor_{direction}")()
+        elif isinstance(focused, ActivityFeed):
+            getattr(focused, f"action_scroll_{direction}")()
+
+    def _append_feed(self, lines: list[FeedLine]) -> None:
+        self.query_one(ActivityFeed).append_lines(lines)
+
+    def _render_roster(self, _: object) -> None:
+        """Diff the table against the App's roster by agent id: no clear, no flicker."""
+        table = self.query_one("#roster", DataTable)
+        wanted = {k: e for k, e in self.console.roster.items() if roster_matches(self._filter, e)}
+        for gone in [k for k in self._shown if k not in wanted]:
+            table.remove_row(gone)
+            del self._shown[gone]
+        for key, entry in wanted.items():
+            old = self._shown.get(key)
+            if old is None:
+                table.add_row(*self._cells(entry), key=key)
+            elif old != entry:
+                changed_status = old.status != entry.status
+                for column, value in zip(
+                    (c for c, _ in COLUMNS), self._cells(entry, changed_status), strict=True
+                ):
+                    table.update_cell(key, column, value)
+                if changed_status:
+                    self.set_timer(HIGHLIGHT_S, lambda k=key: self._unhighlight(k))
+            self._shown[key] = entry
+
+    def _unhighlight(self, key: str) -> None:
+        entry = self._shown.get(key)
+        if entry is not None:
+            table = self.query_one("#roster", DataTable)
+            table.update_cell(key, "status", self._status_cell(entry.status, False))
+
+    @staticmethod
+    def _status_cell(status: str, highlight: bool) -> Text:
+        style = STATUS_STYLE.get(status, "")
+        if highlight:
+            style += " reverse"
+        return Text(f"● {status}", style=style)
+
+    def _cells(self, entry: RosterEntry, highlight: bool = False) -> tuple[object, ...]:
+        return (
+            Text(entry.id, style="bold"),
+            entry.role,
+            self._status_cell(entry.status, highlight),
+            entry.model or "-",
+            entry.autonomy_text(),
+            entry.detail,
+        )

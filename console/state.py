@@ -1,0 +1,92 @@
+"""Pure view logic: which rows the lists show and in what order, counts, backoff.
+
+Kept apart from the widgets so it is tested with plain asserts.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterable
+
+from console.models import Approvals, InfraPr, Interruption, RosterEntry
+
+AWAITING_HUMAN = "awaiting_human"
+
+_GATE_RANK = {
+    "awaiting_human": 0,
+    "blocked": 1,
+    "changes_requested": 2,
+    "awaiting_secops": 3,
+    "awaiting_qa": 4,
+}
+_INTERRUPTION_RANK = {"open": 0, "claimed": 1}
+
+ROSTER_EVENTS = frozenset(
+    {"handoff.accepted", "execution.activated", "infra.pr_opened", "conversa.mensagem"}
+)
+"""Events after which the roster may gain members or change status: refetch it."""
+
+APPROVAL_EVENT_PREFIXES = ("infra.", "artifact.", "interrupcao.")
+
+
+def ordered_prs(prs: Iterable[InfraPr]) -> list[InfraPr]:
+    """Awaiting-human first, then blocked, then the rest by gate stage; oldest first within."""
+    return sorted(prs, key=lambda p: (_GATE_RANK.get(p.gate_status, 9), p.created_at))
+
+
+def ordered_interruptions(items: Iterable[Interruption]) -> list[Interruption]:
+    """Open (nobody on it) first, then claimed; oldest first within."""
+    return sorted(items, key=lambda i: (_INTERRUPTION_RANK.get(i.status, 9), i.since, i.id))
+
+
+def awaiting_counts(approvals: Approvals) -> tuple[int, int]:
+    """(PRs awaiting a human, interruptions nobody has claimed yet)."""
+    prs = sum(1 for p in approvals.infra_prs if p.gate_status == AWAITING_HUMAN)
+    interruptions = sum(1 for i in approvals.interruptions if i.status == "open")
+    return prs, interruptions
+
+
+def matches(query: str, *fields: object) -> bool:
+    """Case-insensitive substring filter over the given fields (empty query matches)."""
+    if not query:
+        return True
+    q = query.casefold()
+    return any(q in str(f).casefold() for f in fields if f is not None)
+
+
+def roster_matches(query: str, entry: RosterEntry) -> bool:
+    """Filter for the roster table."""
+    return matches(query, entry.id, entry.role, entry.status, entry.detail)
+
+
+def needs_roster_refetch(event_type: str) -> bool:
+    """True for events that can add an agent or change a derived status."""
+    return event_type in ROSTER_EVENTS or event_type.startswith(("infra.", "artifact.", "dev."))
+
+
+def needs_approvals_refetch(event_type: str) -> bool:
+    """True for events that can change what waits on people."""
+    return event_type.startswith(APPROVAL_EVENT_PREFIXES)
+
+
+def backoff_delay(
+    failures: int, *, base: float = 0.5, cap: float = 15.0, rng: random.Random | None = None
+) -> float:
+    """Full-jitter exponential backoff: uniform in ``[base/2, min(cap, base*2**n)]``.
+
+    Jitter keeps many consoles from reconnecting in lockstep after a backend restart.
+    """
+    ceiling = min(cap, base * (2 ** max(0, failures - 1)))
+    return (rng or random).uniform(base / 2, max(base / 2, ceiling))
+
+
+def since_text(seconds: float) -> str:
+    """A compact age: ``42s``, ``7m``, ``3h``, ``2d``."""
+    s = max(0, int(seconds))
+    if s < 60:
+        return f"{s}s"
+    if s < 3600:
+        return f"{s // 60}m"
+    if s < 86400:
+        return f"{s // 3600}h"
+    return f"{s // 86400}d"
