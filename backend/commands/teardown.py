@@ -50,9 +50,19 @@ def run(args: argparse.Namespace, *, stdin: IO[str] | None = None) -> int:
     console = Console(soft_wrap=True)
     plan = plan_teardown(db_url, ledger)
     _print_plan(console, plan, all_databases=args.all_databases)
+    blocked = bool(plan.other_databases) and not args.all_databases
     if args.dry_run:
+        if blocked:
+            console.print("[yellow]a real run would refuse to start: other databases hold grants[/]")
         console.print("[bold]dry run[/]: nothing was changed")
         return 0
+    if blocked:
+        console.print(
+            "[bold red]refused[/]: other databases still hold grants to the tool roles, so DROP ROLE "
+            "would fail; nothing was changed. Re-run with --all-databases, or DROP OWNED BY the "
+            "roles in each database listed above."
+        )
+        return 1
     if not args.yes and not confirm(console, stdin if stdin is not None else sys.stdin):
         return 1
     result = run_teardown(

@@ -166,8 +166,11 @@ def test_another_database_holding_grants_blocks_teardown_before_any_change(
         capsys.readouterr()
         assert main(["teardown", "--database", private_db, "--yes"]) == 1
         out = capsys.readouterr().out
-        assert other_name in out and "Nothing was changed" in out
+        assert other_name in out and "nothing was changed" in out and "refused" in out
         assert state(private_db) == before  # still LOGIN, ledger still there
+        direct = td.run_teardown(private_db, td.LedgerTarget(kind="sql", url=private_db))
+        assert not direct.ok and [s.title for s in direct.steps] == ["preflight"]
+        assert other_name in direct.steps[0].details[0] and state(private_db) == before
 
         assert main(["teardown", "--database", private_db, "--yes", "--all-databases"]) == 0
         assert state(private_db)["roles"] == [] and state(other)["deps"] == 0
