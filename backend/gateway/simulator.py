@@ -122,7 +122,9 @@ class GatewaySimulator:
         sim = self
 
         class Handler(BaseHTTPRequestHandler):
-            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+            protocol_version = "HTTP/1.1"  # keep-alive, like a real gateway behind a pool
+
+            def log_message(self, format: str, *args: Any) -> None:
                 return
 
             def _send(self, status: int, payload: Any) -> None:
@@ -139,7 +141,7 @@ class GatewaySimulator:
                     return False
                 return True
 
-            def do_POST(self) -> None:  # noqa: N802
+            def do_POST(self) -> None:
                 if urlparse(self.path).path != "/v1/reembolsos":
                     self._send(404, {"erro": "rota desconhecida"})
                     return
@@ -161,7 +163,7 @@ class GatewaySimulator:
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up (timeout): the debit stands, the answer is lost
 
-            def do_GET(self) -> None:  # noqa: N802
+            def do_GET(self) -> None:
                 parsed = urlparse(self.path)
                 if parsed.path == "/v1/journal":
                     self._send(200, [d.to_dict() for d in sim.debits()])

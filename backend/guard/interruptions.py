@@ -9,9 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from backend.events import EventLog, utcnow_iso
+from backend.events import Event, EventLog, utcnow_iso
 from backend.exceptions import ConflictError, NotFoundError
-from backend.store.db import Row, dumps, loads
+from backend.store.db import Row, Tx, dumps, loads
 
 Motivo = Literal["teto_de_voltas", "conflito_de_valor", "resultado_incerto"]
 
@@ -78,6 +78,26 @@ class Interruptions:
 
         Returns ``(id, created)``.
         """
+        with self.db.transaction() as tx:
+            ident, created, events = self.open_in(
+                tx, conversa_id=conversa_id, entidade_id=entidade_id, ferramenta=ferramenta,
+                motivo=motivo, argumentos=argumentos, attempts=attempts,
+            )
+        self.events.publish(events)
+        return ident, created
+
+    def open_in(
+        self,
+        tx: Tx,
+        *,
+        conversa_id: str,
+        entidade_id: str,
+        ferramenta: str,
+        motivo: Motivo,
+        argumentos: dict[str, Any],
+        attempts: int,
+    ) -> tuple[int, bool, list[Event]]:
+        """:meth:`open` inside the caller's transaction; the caller publishes the events."""
         params = {
             "conversa_id": conversa_id,
             "entidade_id": entidade_id,
@@ -87,43 +107,28 @@ class Interruptions:
             "attempts": attempts,
             "now": utcnow_iso(),
         }
-        published = []
-        with self.db.transaction() as tx:
-            row = tx.one("interruption_open", params)
-            if row is not None:
-                created, ident = True, int(row["id"])
-                entity_key = "clienteId" if ferramenta == "atualizar-cadastro" else "pedidoId"
-                published.append(
-                    self.events.append_in(
-                        tx,
-                        "interrupcao.aberta",
-                        {
-                            "interrupcao_id": ident,
-                            "conversaId": conversa_id,
-                            "ferramenta": ferramenta,
-                            entity_key: entidade_id,
-                            "motivo": motivo,
-                            "attempts": attempts,
-                        },
-                        session_id=conversa_id,
-                        agent="atendimento",
-                    )
-                )
-            else:
-                created = False
-                tx.execute("interruption_touch", params)
-                existing = tx.all("interruptions_unresolved")
-                ident = next(
-                    (
-                        int(r["id"])
-                        for r in existing
-                        if (r["conversa_id"], r["entidade_id"], r["ferramenta"], r["motivo"])
-                        == (conversa_id, entidade_id, ferramenta, motivo)
-                    ),
-                    0,
-                )
-        self.events.publish(published)
-        return ident, created
+        row = tx.one("interruption_open", params)
+        if row is None:
+            tx.execute("interruption_touch", params)
+            found = tx.one("interruption_find", params)
+            return (int(found["id"]) if found else 0), False, []
+        ident = int(row["id"])
+        entity_key = "clienteId" if ferramenta == "atualizar-cadastro" else "pedidoId"
+        event = self.events.append_in(
+            tx,
+            "interrupcao.aberta",
+            {
+                "interrupcao_id": ident,
+                "conversaId": conversa_id,
+                "ferramenta": ferramenta,
+                entity_key: entidade_id,
+                "motivo": motivo,
+                "attempts": attempts,
+            },
+            session_id=conversa_id,
+            agent="atendimento",
+        )
+        return ident, True, [event]
 
     def get(self, ident: int) -> Interruption:
         """One takeover; :class:`NotFoundError` when unknown."""

@@ -15,18 +15,22 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Literal
 
 from pydantic import ValidationError as PydanticValidationError
 
 from backend.events import TENTATIVA, EventLog, utcnow_iso
-from backend.exceptions import CadenciaError, GatewayUncertainError, NotFoundError
+from backend.exceptions import CadenciaError, GatewayUncertainError
 from backend.guard.interruptions import Interruptions
 from backend.guard.toolbox import Toolbox
 from backend.ledger.base import Ledger, LedgerRecord, Reservation, counter_key
+from backend.ledger.sql import SqlLedger
 from backend.metrics import Metrics
-from backend.tools.erp_tools import ToolRefusedError
+from backend.store.db import Tx
 from backend.tools.specs import (
     ARG_MODELS,
     CadastroArgs,
@@ -103,6 +107,7 @@ class Orchestrator:
         self.architecture = architecture
         self._minima_counts: Counter[str] = Counter()
         self._minima_lock = threading.Lock()
+        self._pending = threading.local()
 
     def call(
         self, conversa_id: str, ferramenta: str, argumentos: Any, *, operator: str | None = None
@@ -126,26 +131,60 @@ class Orchestrator:
             with self._minima_lock:
                 self._minima_counts[counter_key(conversa_id, entidade, ferramenta)] += 1
                 tentativa = self._minima_counts[counter_key(conversa_id, entidade, ferramenta)]
-            outcome = self._run_tool(ferramenta, args, None)
+            outcome, _ = self._run_tool(ferramenta, args, None)
             return self._record(conversa_id, ferramenta, raw, entidade, tentativa, None, outcome, operator)
         assert self.ledger is not None
-        reservation = self.ledger.reserve(counter_key(conversa_id, entidade, ferramenta), claim)
         chave = claim.chave if claim else None
-        if reservation.bloqueado_por_teto:
-            outcome = self._teto(conversa_id, ferramenta, entidade, raw, reservation)
-        elif reservation.claim in ("none", "claimed"):
-            outcome = self._run_tool(ferramenta, args, chave)
-        else:
-            outcome = self._blocked_by_ledger(conversa_id, ferramenta, entidade, raw, reservation)
-        return self._record(conversa_id, ferramenta, raw, entidade, reservation.tentativa, chave, outcome, operator)
+        counter = counter_key(conversa_id, entidade, ferramenta)
+        with self._decision_tx() as tx:
+            reservation = self.ledger.reserve(counter, claim)
+            if reservation.bloqueado_por_teto:
+                outcome = self._teto(conversa_id, ferramenta, entidade, raw, reservation, tx)
+            elif reservation.claim not in ("none", "claimed"):
+                outcome = self._blocked_by_ledger(conversa_id, ferramenta, entidade, raw, reservation, tx)
+            else:
+                outcome = None
+            if outcome is not None:
+                # Blocked: the decision, the takeover and the attempt's event commit together.
+                return self._record(conversa_id, ferramenta, raw, entidade, reservation.tentativa,
+                                    chave, outcome, operator, tx=tx)
+        outcome, settle = self._run_tool(ferramenta, args, chave)
+        with self._decision_tx() as tx:
+            if settle is not None:
+                settle()  # ledger completion and the attempt's event commit together
+            return self._record(conversa_id, ferramenta, raw, entidade, reservation.tentativa,
+                                chave, outcome, operator, tx=tx)
+
+    @contextmanager
+    def _decision_tx(self) -> Iterator[Tx | None]:
+        """One transaction for the ledger decision and its event, when they share a database."""
+        ledger = self.ledger
+        if not isinstance(ledger, SqlLedger) or ledger.db is not self.events.db:
+            yield None
+            return
+        self._pending.events = []
+        with self.events.db.transaction() as tx, ledger.using(tx):
+            yield tx
+        self.events.publish(self._pending.events)
+        self._pending.events = []
 
     # -- paths -----------------------------------------------------------------------------
 
+    def _open_takeover(self, tx: Tx | None, **kwargs: Any) -> int:
+        if tx is None:
+            ident, _ = self.interruptions.open(**kwargs)
+            return ident
+        ident, _, events = self.interruptions.open_in(tx, **kwargs)
+        self._pending.events.extend(events)
+        return ident
+
     def _teto(
-        self, conversa_id: str, ferramenta: str, entidade: str, raw: dict[str, Any], r: Reservation
+        self, conversa_id: str, ferramenta: str, entidade: str, raw: dict[str, Any], r: Reservation,
+        tx: Tx | None,
     ) -> _Outcome:
         self.metrics.interrupcao_por_teto(ferramenta)
-        ident, _ = self.interruptions.open(
+        ident = self._open_takeover(
+            tx,
             conversa_id=conversa_id,
             entidade_id=entidade,
             ferramenta=ferramenta,
@@ -156,7 +195,8 @@ class Orchestrator:
         return _Outcome("bloqueado_por_teto", mensagem_de_teto(entidade), interruption_id=ident)
 
     def _blocked_by_ledger(
-        self, conversa_id: str, ferramenta: str, entidade: str, raw: dict[str, Any], r: Reservation
+        self, conversa_id: str, ferramenta: str, entidade: str, raw: dict[str, Any], r: Reservation,
+        tx: Tx | None,
     ) -> _Outcome:
         record = r.record
         if r.claim == "duplicate":
@@ -167,7 +207,8 @@ class Orchestrator:
                 detalhe="ja_executado",
             )
         if r.claim == "conflict":
-            ident, _ = self.interruptions.open(
+            ident = self._open_takeover(
+                tx,
                 conversa_id=conversa_id,
                 entidade_id=entidade,
                 ferramenta=ferramenta,
@@ -189,25 +230,26 @@ class Orchestrator:
             detalhe=detalhe,
         )
 
-    def _run_tool(self, ferramenta: str, args: Any, chave: str | None) -> _Outcome:
+    def _run_tool(
+        self, ferramenta: str, args: Any, chave: str | None
+    ) -> tuple[_Outcome, Callable[[], None] | None]:
+        """Run the tool; return its outcome and how to settle the ledger claim (if any)."""
+        ledger = self.ledger if chave else None
         try:
             dados = self._execute(args, chave)
         except GatewayUncertainError as exc:
-            if chave and self.ledger:
-                self.ledger.mark_uncertain(chave, {"erro": exc.message})
+            settle = partial(ledger.mark_uncertain, chave, {"erro": exc.message}) if ledger and chave else None
             return _Outcome(
                 "resultado_incerto",
                 "Não consegui confirmar o reembolso com o banco; um atendente vai verificar "
                 "antes de qualquer nova tentativa.",
                 detalhe=exc.message,
-            )
-        except (ToolRefusedError, NotFoundError, CadenciaError) as exc:
-            if chave and self.ledger:
-                self.ledger.fail(chave, {"erro": exc.message})
-            return _Outcome("falhou", f"Não foi possível concluir: {exc.message}", detalhe=exc.message)
-        if chave and self.ledger:
-            self.ledger.complete(chave, dados)
-        return _Outcome("executado", _executado(ferramenta, args), dados=dados)
+            ), settle
+        except CadenciaError as exc:
+            settle = partial(ledger.fail, chave, {"erro": exc.message}) if ledger and chave else None
+            return _Outcome("falhou", f"Não foi possível concluir: {exc.message}", detalhe=exc.message), settle
+        settle = partial(ledger.complete, chave, dados) if ledger and chave else None
+        return _Outcome("executado", _executado(ferramenta, args), dados=dados), settle
 
     def _execute(self, args: Any, chave: str | None) -> dict[str, Any]:
         if isinstance(args, ConsultarArgs):
@@ -229,6 +271,8 @@ class Orchestrator:
         chave: str | None,
         outcome: _Outcome,
         operator: str | None = None,
+        *,
+        tx: Tx | None = None,
     ) -> Attempt:
         record: dict[str, Any] = {
             "evento": TENTATIVA,
@@ -249,7 +293,13 @@ class Orchestrator:
         if outcome.interruption_id:
             record["interrupcaoId"] = outcome.interruption_id
         self.metrics.tentativa(ferramenta, outcome.resultado)
-        self.events.append(TENTATIVA, record, session_id=conversa_id, agent=operator or "atendimento")
+        agent = operator or "atendimento"
+        if tx is None:
+            self.events.append(TENTATIVA, record, session_id=conversa_id, agent=agent)
+        else:
+            self._pending.events.append(
+                self.events.append_in(tx, TENTATIVA, record, session_id=conversa_id, agent=agent)
+            )
         return Attempt(record, outcome.mensagem, outcome.dados, outcome.interruption_id)
 
     # -- recovery --------------------------------------------------------------------------
@@ -268,7 +318,7 @@ class Orchestrator:
             if record.ferramenta != "emitir-reembolso":
                 continue
             tool = self.toolbox.reembolso()
-            found = tool._gateway.lookup(record.chave)  # noqa: SLF001 - same trust boundary
+            found = tool._gateway.lookup(record.chave)
             if found is not None and record.valor is not None:
                 from decimal import Decimal
 

@@ -43,16 +43,16 @@ class PedidoDoCenario(BaseModel):
     """An order the scenario needs in the ERP."""
 
     model_config = ConfigDict(extra="allow")
-    pedidoId: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")  # noqa: N815
-    valorPedido: str = Field(pattern=r"^\d{1,10}(\.\d{1,2})?$")  # noqa: N815
-    clienteId: str | None = Field(default=None, pattern=r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")  # noqa: N815
+    pedidoId: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
+    valorPedido: str = Field(pattern=r"^\d{1,10}(\.\d{1,2})?$")
+    clienteId: str | None = Field(default=None, pattern=r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
 
 
 class Conversa(BaseModel):
     """One scenario line."""
 
     model_config = ConfigDict(extra="forbid")
-    conversaId: str = Field(min_length=1, max_length=128)  # noqa: N815
+    conversaId: str = Field(min_length=1, max_length=128)
     pedidos: list[PedidoDoCenario] = Field(default_factory=list)
     turnos: list[Turno]
 
