@@ -45,6 +45,7 @@ class ActivityFeed(ScrollView, can_focus=True):
         self._lines: deque[FeedLine] = deque(maxlen=max_lines)
         self.total_appended = 0
         """Every line ever appended, including those the bound dropped."""
+        self._follow = True
 
     @property
     def line_count(self) -> int:
@@ -53,8 +54,16 @@ class ActivityFeed(ScrollView, can_focus=True):
 
     @property
     def following(self) -> bool:
-        """True when the view sits at the bottom, so new lines keep it there."""
-        return self.scroll_offset.y >= self.max_scroll_y
+        """True while the view follows the tail (the operator has not scrolled up)."""
+        return self._follow
+
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        """Scrolling up releases the tail; reaching the bottom again re-attaches it."""
+        super().watch_scroll_y(old_value, new_value)
+        if new_value < old_value:
+            self._follow = round(new_value) >= self.max_scroll_y
+        elif round(new_value) >= self.max_scroll_y:
+            self._follow = True
 
     def last_lines(self, n: int) -> list[FeedLine]:
         """The newest ``n`` lines (tests and the command palette)."""
@@ -70,7 +79,8 @@ class ActivityFeed(ScrollView, can_focus=True):
         self.total_appended += len(lines)
         self.virtual_size = Size(self.size.width, len(self._lines))
         if follow:
-            self.scroll_end(animate=False, immediate=True, x_axis=False)
+            # Deferred: the new max_scroll_y is known only after the next layout.
+            self.scroll_end(animate=False, x_axis=False)
         elif dropped:
             # Lines vanished above the viewport: shift up so the text read stays put.
             self.scroll_to(y=max(0, self.scroll_offset.y - dropped), animate=False, immediate=True)
