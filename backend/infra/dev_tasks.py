@@ -185,8 +185,9 @@ class DevTasks:
         move = next_gate_status(task.state, GateEvent.correction_committed(),
                                 self.settings.gate_correction_limit)
         assert task.branch is not None
+        number = move.state.correction_count
         head = self._git(task).commit_files(task.branch, payload,
-                                            f"{task.title} (correction {move.state.correction_count})")
+                                            f"{task.title} (correction {number})")
         with self.db.transaction() as tx:
             self._move(tx, task, move, agent, f"correction {move.state.correction_count}",
                        head=head, files=sorted(set(task.files) | set(payload)))

@@ -1,6 +1,6 @@
 """The infra PR use cases: propose (or correct), run the gates, operator actions.
 
-ADR 0014 decisions 3–4. ``propose_infra_pr`` goes through :func:`decide`; the first call of
+ADR 0014 decisions 3 and 4. ``propose_infra_pr`` goes through :func:`decide`; the first call of
 a session creates ``feature/infra-setup`` from ``main``, commits every file in ONE commit,
 opens the PR and inserts the artifact in ``awaiting_qa``. Any later call in the same
 session is a correction: one more commit on the SAME branch and PR, no new row — the
@@ -33,7 +33,7 @@ from backend.events import Event, utcnow_iso
 from backend.exceptions import CadenciaError, ConflictError, ValidationError
 from backend.gates.runner import GateResult, run_qa, run_secops
 from backend.gates.scanners._base import DEFAULT_TIMEOUT_S
-from backend.gates.state import GateEvent, GateSubjectState, Transition, next_gate_status
+from backend.gates.state import GateEvent, Transition, next_gate_status
 from backend.gates.verdicts import verdict_event
 from backend.infra import planner
 from backend.infra.artifacts import Finding, HistoryEntry, InfraArtifact, InfraArtifacts
@@ -152,7 +152,7 @@ class BackgroundJobs:
         for job in jobs:
             try:
                 job.wait(timeout)
-            except Exception:  # noqa: BLE001, S110 - already recorded as an event
+            except Exception:  # already recorded as an event by _guarded
                 pass
 
     def close(self) -> None:
@@ -236,8 +236,7 @@ class InfraPipeline:
         try:
             payload = files_payload(files)
         except CadenciaError as exc:
-            self._emit(None, "infra.pr_failed", {"pr_action_id": pr_action_id, "error": exc.message},
-                       project_id, session_id, agent)
+            self._failed(pr_action_id, exc, project_id, session_id, agent)
             raise
         decision = decide(agent, "open_infra_pr", autonomy=self.store.autonomy(project_id),
                           permissions=self.permissions)
@@ -260,8 +259,7 @@ class InfraPipeline:
                 result = self._open(project.repo_path, project_id, session_id, pr_action_id,
                                     title.strip(), payload, agent, decision)
         except CadenciaError as exc:
-            self._emit(None, "infra.pr_failed", {"pr_action_id": pr_action_id, "error": exc.message},
-                       project_id, session_id, agent)
+            self._failed(pr_action_id, exc, project_id, session_id, agent)
             raise
         if self.auto:
             self.start_gates(pr_action_id)
@@ -438,16 +436,16 @@ class InfraPipeline:
         art = self.artifacts.get(pr_action_id)
         move = next_gate_status(art.state, GateEvent.approve(reason), self.limit)
         git = self._git(self.store.project(art.project_id).repo_path)
+        note = f"approved by {operator}" + (f": {reason}" if reason else "")
         with self.db.transaction() as tx:
             # The conditional UPDATE comes first: the loser of a race stops here, before
             # git; a failing merge rolls the row back.
-            self.artifacts.transition(tx, art, move.state, actor=operator,
-                                      note=f"approved by {operator}" + (f": {reason}" if reason else ""))
+            self.artifacts.transition(tx, art, move.state, actor=operator, note=note)
             git.merge(art.branch, DEFAULT_BRANCH,
                       f"Merge infra PR {pr_action_id}: {art.title}\n\nApproved by {operator}")
             events = self._change_events(tx, art, move, f"approved by {operator}", None)
-            events.append(self._append(tx, "infra.pr_merged",
-                                       {"pr_action_id": pr_action_id, "operator": operator}, art, None))
+            merged = {"pr_action_id": pr_action_id, "operator": operator}
+            events.append(self._append(tx, "infra.pr_merged", merged, art, None))
         self.events.publish(events)
         return self.artifacts.get(pr_action_id)
 
@@ -544,6 +542,11 @@ class InfraPipeline:
         return self.events.append_in(tx, type, payload, project_id=art.project_id,
                                      session_id=art.session_id, agent=agent)
 
+    def _failed(self, pr_action_id: str, exc: CadenciaError, project_id: str, session_id: str,
+                agent: str) -> None:
+        self._emit(None, "infra.pr_failed", {"pr_action_id": pr_action_id, "error": exc.message},
+                   project_id, session_id, agent)
+
     def _emit(self, art: InfraArtifact | None, type: str, payload: dict[str, Any],
               project_id: str | None, session_id: str | None, agent: str | None) -> None:
         self.events.append(type, payload,
@@ -557,5 +560,5 @@ def _required(value: str | None, what: str) -> str:
     return value.strip()
 
 
-__all__ = ["INFRA_BRANCH", "GateJob", "GateSubjectState", "InfraPipeline", "ProposalResult",
-           "files_payload", "gate_findings"]
+__all__ = ["INFRA_BRANCH", "GateJob", "InfraPipeline", "ProposalResult", "files_payload",
+           "gate_findings"]
