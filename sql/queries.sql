@@ -1,8 +1,5 @@
 -- Named queries shared by SQLite and PostgreSQL. Dialect files override by name.
 
--- name: event_lock
-SELECT 1
-
 -- name: event_append
 INSERT INTO events (type, ts, project_id, session_id, agent, payload)
 VALUES (%(type)s, %(ts)s, %(project_id)s, %(session_id)s, %(agent)s, %(payload)s)

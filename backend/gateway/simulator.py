@@ -123,6 +123,8 @@ class GatewaySimulator:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"  # keep-alive, like a real gateway behind a pool
+            # Headers and body go out in two writes; with Nagle on, delayed ACKs add ~40 ms.
+            disable_nagle_algorithm = True
 
             def log_message(self, format: str, *args: Any) -> None:
                 return

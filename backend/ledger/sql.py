@@ -46,9 +46,14 @@ class SqlLedger(Ledger):
             attempts, blocked = int(bumped["attempts"]), int(bumped["blocked"])
             if blocked or claim_row is None:
                 return StoredReservation(attempts, blocked, False, None)
+            # Read first: on the hot path (a repeat) the claim exists and one statement decides.
+            existing = tx.one("ledger_record_get", {"chave": claim_row["chave"]})
+            if existing is not None:
+                return StoredReservation(attempts, blocked, False, existing)
             inserted = tx.one("ledger_record_insert", {**claim_row, "now": now})
             if inserted is not None:
                 return StoredReservation(attempts, blocked, True, None)
+            # Lost a race with a concurrent claimer (PostgreSQL): read what it wrote.
             existing = tx.one("ledger_record_get", {"chave": claim_row["chave"]})
             return StoredReservation(attempts, blocked, False, existing)
 

@@ -1,4 +1,1 @@
 -- SQLite-only queries and overrides.
-
--- name: event_notify
-SELECT 1
