@@ -137,7 +137,8 @@ class Orchestrator:
         chave = claim.chave if claim else None
         counter = counter_key(conversa_id, entidade, ferramenta)
         with self._decision_tx() as tx:
-            reservation = self.ledger.reserve(counter, claim)
+            # An operator acting on a takeover is not counted against the agent's ceiling.
+            reservation = self.ledger.reserve(counter, claim, count=operator is None)
             if reservation.bloqueado_por_teto:
                 outcome = self._teto(conversa_id, ferramenta, entidade, raw, reservation, tx)
             elif reservation.claim not in ("none", "claimed"):

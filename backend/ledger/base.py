@@ -121,11 +121,13 @@ class Ledger(ABC):
 
     # -- policy ---------------------------------------------------------------------------
 
-    def reserve(self, counter: str, claim: ClaimRequest | None) -> Reservation:
+    def reserve(self, counter: str, claim: ClaimRequest | None, *, count: bool = True) -> Reservation:
         """Count one attempt against the ceiling and, if under it, try to claim.
 
         The ceiling is one atomic bounded increment; on SQL backends the claim happens in
         the same transaction. An attempt past the ceiling never claims anything.
+        ``count=False`` is for an operator acting after a takeover: the ceiling stopped
+        the *agent*, not the human, but idempotency still applies.
         """
         now = time.time()
         row = None
@@ -139,8 +141,10 @@ class Ledger(ABC):
                 "valor": claim.valor,
                 "lease_until": now + self.lease_seconds,
             }
-        stored = self._reserve(counter, self.teto, row, _now_iso())
+        stored = self._reserve(counter if count else None, self.teto, row, _now_iso())
         tentativa = stored.attempts + stored.blocked
+        if not count:
+            tentativa = self.attempts(counter)
         if stored.blocked > 0:
             return Reservation(tentativa, True, "none")
         if claim is None:
@@ -233,11 +237,12 @@ class Ledger(ABC):
 
     @abstractmethod
     def _reserve(
-        self, counter: str, teto: int, claim_row: dict[str, Any] | None, now: str
+        self, counter: str | None, teto: int, claim_row: dict[str, Any] | None, now: str
     ) -> StoredReservation:
         """Atomically: bump ``counter`` if below ``teto`` (else bump its blocked count);
         if it was bumped and ``claim_row`` is given, insert it unless its key exists, and
-        return the existing row when it does."""
+        return the existing row when it does. ``counter=None``: claim without counting
+        (return attempts=0, blocked=0)."""
 
     @abstractmethod
     def _get(self, chave: str) -> dict[str, Any] | None:

@@ -157,9 +157,9 @@ class DynamoLedger(Ledger):
     # -- storage ----------------------------------------------------------------------------
 
     def _reserve(
-        self, counter: str, teto: int, claim_row: dict[str, Any] | None, now: str
+        self, counter: str | None, teto: int, claim_row: dict[str, Any] | None, now: str
     ) -> StoredReservation:
-        attempts, blocked = self._bump(counter, teto)
+        attempts, blocked = self._bump(counter, teto) if counter is not None else (0, 0)
         if blocked or claim_row is None:
             return StoredReservation(attempts, blocked, False, None)
         known = self._known_executed(claim_row["chave"])

@@ -38,12 +38,14 @@ class SqlLedger(Ledger):
         return nullcontext(bound) if bound is not None else self.db.transaction(write=write)
 
     def _reserve(
-        self, counter: str, teto: int, claim_row: dict[str, Any] | None, now: str
+        self, counter: str | None, teto: int, claim_row: dict[str, Any] | None, now: str
     ) -> StoredReservation:
         with self._tx() as tx:
-            bumped = tx.one("ledger_counter_bump", {"chave": counter, "teto": teto, "now": now})
-            assert bumped is not None
-            attempts, blocked = int(bumped["attempts"]), int(bumped["blocked"])
+            attempts = blocked = 0
+            if counter is not None:
+                bumped = tx.one("ledger_counter_bump", {"chave": counter, "teto": teto, "now": now})
+                assert bumped is not None
+                attempts, blocked = int(bumped["attempts"]), int(bumped["blocked"])
             if blocked or claim_row is None:
                 return StoredReservation(attempts, blocked, False, None)
             # Read first: on the hot path (a repeat) the claim exists and one statement decides.
