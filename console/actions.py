@@ -26,14 +26,14 @@ DANGEROUS_ACTIONS = frozenset({"approve", "reject", "claim", "execute", "deny"})
 class ActionsMixin:
     """Mixed into :class:`~console.app.CadenciaConsole`."""
 
-    def refuse_if_readonly(self: CadenciaConsole, what: str) -> bool:
+    def refuse_if_readonly(self: CadenciaConsole, what: str) -> bool:  # type: ignore[misc]
         """Notify and return True when the console is read-only."""
         if self.readonly:
             self.notify(f"{what} refused: {READONLY_REASON}", severity="warning")
             return True
         return False
 
-    def request_approve(self: CadenciaConsole, pr: InfraPr) -> None:
+    def request_approve(self: CadenciaConsole, pr: InfraPr) -> None:  # type: ignore[misc]
         """Ask ``y``/no, then approve (merge) ``pr``."""
         if self.refuse_if_readonly("Approve"):
             return
@@ -61,7 +61,7 @@ class ActionsMixin:
 
         self.push_screen(ConfirmScreen("Approve infra PR?", body), done)
 
-    def request_reject(self: CadenciaConsole, pr: InfraPr) -> None:
+    def request_reject(self: CadenciaConsole, pr: InfraPr) -> None:  # type: ignore[misc]
         """Ask for a reason (required), then send ``pr`` back to its author."""
         if self.refuse_if_readonly("Reject"):
             return
@@ -86,13 +86,15 @@ class ActionsMixin:
             done,
         )
 
-    def request_claim(self: CadenciaConsole, item: Interruption) -> None:
+    def request_claim(self: CadenciaConsole, item: Interruption) -> None:  # type: ignore[misc]
         """Ask ``y``/no, then take over interruption ``item``."""
         if self.refuse_if_readonly("Take over"):
             return
         if item.status != "open":
             who = f" by {item.claimed_by}" if item.claimed_by else ""
-            self.notify(f"Interruption #{item.id} is already {item.status}{who}", severity="warning")
+            self.notify(
+                f"Interruption #{item.id} is already {item.status}{who}", severity="warning"
+            )
             return
 
         def done(confirmed: bool | None) -> None:
@@ -111,8 +113,10 @@ class ActionsMixin:
         )
         self.push_screen(ConfirmScreen(f"Take over interruption #{item.id}?", body), done)
 
-    def request_resolve(
-        self: CadenciaConsole, item: Interruption, action: Literal["execute", "deny"]
+    def request_resolve(  # type: ignore[misc]
+        self: CadenciaConsole,
+        item: Interruption,
+        action: Literal["execute", "deny"],
     ) -> None:
         """Ask for the customer reply, then execute or deny the held tool call."""
         verb = "Execute" if action == "execute" else "Deny"

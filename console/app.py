@@ -46,13 +46,13 @@ class CadenciaConsole(ActionsMixin, App[int]):
 
     TITLE = "Cadência Ops"
     CSS = "Screen { layers: base overlay; }"
-    MODES: ClassVar[dict[str, str | Callable[[], object]]] = {  # type: ignore[assignment]
+    MODES = {  # noqa: RUF012 - Textual reads it as a class attribute
         "team": TeamScreen,
         "approvals": ApprovalsScreen,
     }
     DEFAULT_MODE = "team"
     COMMANDS = App.COMMANDS | {ConsoleCommands}
-    HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]] | None] = [
+    HORIZONTAL_BREAKPOINTS = [  # type: ignore[misc]  # noqa: RUF012
         (0, "-narrow"),
         (110, "-wide"),
     ]
@@ -128,7 +128,7 @@ class CadenciaConsole(ActionsMixin, App[int]):
         """List every binding of the current screen."""
         rows: list[tuple[str, str, str]] = []
         seen: set[str] = set()
-        for key, active in self.screen.active_bindings.items():
+        for active in self.screen.active_bindings.values():
             binding = active.binding
             if binding.action in seen and not binding.description:
                 continue
@@ -192,8 +192,12 @@ class CadenciaConsole(ActionsMixin, App[int]):
                             self._set_connection("live")
                         elif isinstance(item, Resync):
                             self._pending_feed.append(
-                                FeedLine(item.last_id, "", "console.resync",
-                                         f"fell behind; resynced at event {item.last_id}")
+                                FeedLine(
+                                    item.last_id,
+                                    "",
+                                    "console.resync",
+                                    f"fell behind; resynced at event {item.last_id}",
+                                )
                             )
                             self.last_event_id = item.last_id
                             await self._load_snapshots()

@@ -7,7 +7,7 @@ models back, or an :mod:`console.exceptions` error carrying an operator-readable
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, Callable
 from typing import Any, Literal
 
 import httpx
@@ -93,9 +93,7 @@ class ConsoleClient:
 
     async def activity(self, after: int = 0, limit: int = 500) -> list[ActivityLine]:
         """Server-rendered feed lines with id > ``after``."""
-        body = await self._request(
-            "GET", "/api/activity", params={"after": after, "limit": limit}
-        )
+        body = await self._request("GET", "/api/activity", params={"after": after, "limit": limit})
         return [ActivityLine.model_validate(x) for x in body]
 
     async def approvals(self) -> Approvals:
@@ -168,7 +166,7 @@ class ConsoleClient:
 
     async def stream_events(
         self, last_event_id: int | None = None, *, clock: Callable[[], float] = time.monotonic
-    ) -> AsyncIterator[StreamItem]:
+    ) -> AsyncGenerator[StreamItem, None]:
         """Follow ``/api/events/stream``; yield :class:`Connected`, then events.
 
         A ``resync`` message is yielded as :class:`Resync` and ends the iteration: the
@@ -220,9 +218,7 @@ class ConsoleClient:
         try:
             response = await self._http.request(method, path, **kwargs)
         except httpx.TransportError as exc:
-            raise BackendUnavailableError(
-                f"{method} {path}: {exc or type(exc).__name__}"
-            ) from exc
+            raise BackendUnavailableError(f"{method} {path}: {exc or type(exc).__name__}") from exc
         if response.status_code >= 400:
             raise _error_from(response)
         try:

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import partial
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
+from textual.screen import Screen
 
 if TYPE_CHECKING:
     from console.app import CadenciaConsole
@@ -22,22 +23,30 @@ class ConsoleCommands(Provider):
         app = cast("CadenciaConsole", self.app)
         found: list[tuple[str, Callable[[], object], str]] = [
             ("Go to Team", partial(app.run_action, "show('team')"), "roster and activity (1)"),
-            ("Go to Approvals", partial(app.run_action, "show('approvals')"), "what waits on you (2)"),
+            (
+                "Go to Approvals",
+                partial(app.run_action, "show('approvals')"),
+                "what waits on you (2)",
+            ),
             ("Refresh", app.action_refresh, "refetch roster and approvals (r)"),
             ("Pause / resume live updates", app.action_toggle_pause, "(space)"),
         ]
         for pr in app.approvals.infra_prs:
-            found.append((
-                f"Open PR {pr.pr_id or pr.pr_action_id}: {pr.title}",
-                lambda i=pr.pr_action_id: app.push_screen(InfraDetailScreen(i)),
-                pr.gate_status,
-            ))
+            found.append(
+                (
+                    f"Open PR {pr.pr_id or pr.pr_action_id}: {pr.title}",
+                    partial(_push, app, InfraDetailScreen, pr.pr_action_id),
+                    pr.gate_status,
+                )
+            )
         for item in app.approvals.interruptions:
-            found.append((
-                f"Open interruption #{item.id} {item.conversation} {item.ferramenta}",
-                lambda i=item.id: app.push_screen(InterruptionDetailScreen(i)),
-                f"{item.motivo} · {item.status}",
-            ))
+            found.append(
+                (
+                    f"Open interruption #{item.id} {item.conversation} {item.ferramenta}",
+                    partial(_push, app, InterruptionDetailScreen, item.id),
+                    f"{item.motivo} · {item.status}",
+                )
+            )
         return found
 
     async def discover(self) -> Hits:
@@ -52,3 +61,8 @@ class ConsoleCommands(Provider):
             score = matcher.match(name)
             if score > 0:
                 yield Hit(score, matcher.highlight(name), callback, help=help_text)
+
+
+def _push(app: CadenciaConsole, screen_type: Callable[[Any], Screen[Any]], key: Any) -> None:
+    """Build the detail screen only when the command is chosen."""
+    app.push_screen(screen_type(key))

@@ -33,7 +33,10 @@ def short_ts(ts: str) -> str:
 
 def kind_style(kind: str) -> str:
     """A Rich style for an event type: humans' attention red, gates yellow, the rest dim."""
-    if kind.startswith("interrupcao.") or kind in ("infra.artifact_blocked", "backlog.task_blocked"):
+    if kind.startswith("interrupcao.") or kind in (
+        "infra.artifact_blocked",
+        "backlog.task_blocked",
+    ):
         return "bold red"
     if kind.startswith(("infra.", "artifact.", "pr.")):
         return "yellow"
@@ -56,7 +59,7 @@ def from_event(event: Event) -> FeedLine:
         render = _RENDERERS.get(event.type)
         try:
             text = render(event.payload) if render else None
-        except Exception:  # a malformed payload must never break the feed
+        except Exception:  # noqa: BLE001 - a malformed payload must never break the feed
             text = None
         if not text:
             text = _generic(event.payload)

@@ -178,12 +178,12 @@ class Attempt(BaseModel):
 
     model_config = ConfigDict(extra="allow", frozen=True)
 
-    tentativaNumero: int | None = None  # noqa: N815 - the ledger's own field name
+    tentativaNumero: int | None = None
     resultado: str | None = None
     timestamp: str | None = None
     ferramenta: str | None = None
-    pedidoId: str | None = None  # noqa: N815
-    chaveIdempotencia: str | None = None  # noqa: N815
+    pedidoId: str | None = None
+    chaveIdempotencia: str | None = None
     detalhe: str | None = None
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar, cast
+from typing import TYPE_CHECKING, cast
 
 from textual import events
 from textual.binding import Binding, BindingType
@@ -58,9 +58,8 @@ class ConsoleScreen(Screen[None]):
 
 
 class OperatorScreen(ConsoleScreen):
-    """A screen with the operator keys; subclasses say what is selected."""
-
-    BINDINGS: ClassVar[list[BindingType]] = OPERATOR_BINDINGS
+    """A screen with the operator keys; subclasses list the keys that apply and say what
+    is selected (Textual merges inherited BINDINGS, so the base declares none)."""
 
     def selected_pr(self) -> InfraPr | None:
         """The infra PR the keys act on, if any."""

@@ -19,12 +19,23 @@ from console.state import matches, ordered_interruptions, ordered_prs, since_tex
 from console.widgets.status_bar import StatusBar
 
 PR_COLUMNS = (
-    ("pr", 8), ("title", 28), ("branch", 20), ("gate", 18), ("corr", 4), ("findings", 8),
+    ("pr", 8),
+    ("title", 28),
+    ("branch", 20),
+    ("gate", 18),
+    ("corr", 4),
+    ("findings", 8),
     ("blocked", 24),
 )
 INT_COLUMNS = (
-    ("#", 4), ("conversa", 14), ("pedido", 10), ("ferramenta", 22), ("motivo", 18),
-    ("tries", 5), ("waiting", 7), ("claimed by", 12),
+    ("#", 4),
+    ("conversa", 14),
+    ("pedido", 10),
+    ("ferramenta", 22),
+    ("motivo", 18),
+    ("tries", 5),
+    ("waiting", 7),
+    ("claimed by", 12),
 )
 GATE_STYLE = {
     "awaiting_human": "bold reverse red",
@@ -37,7 +48,7 @@ GATE_STYLE = {
 
 def _age(iso: str, now: datetime) -> str:
     try:
-        then = datetime.fromisoformat(iso.replace("Z", "+00:00"))
+        then = datetime.fromisoformat(iso)
     except ValueError:
         return "?"
     return since_text((now - then).total_seconds())
@@ -66,8 +77,9 @@ class ApprovalsScreen(OperatorScreen):
         with Vertical(id="ints-pane"):
             yield Label("Interruptions (teto de voltas)", classes="pane-title")
             yield DataTable(id="interruptions", cursor_type="row")
-        yield Input(placeholder="filter PRs and interruptions (esc clears)", id="filter",
-                    classes="hidden")
+        yield Input(
+            placeholder="filter PRs and interruptions (esc clears)", id="filter", classes="hidden"
+        )
         yield Footer()
 
     def on_mount(self) -> None:
@@ -163,10 +175,15 @@ class ApprovalsScreen(OperatorScreen):
             for i in ordered_interruptions(approvals.interruptions)
             if matches(q, i.id, i.conversation, i.pedido, i.ferramenta, i.motivo, i.claimed_by)
         ]
-        reconcile(self.query_one("#prs", DataTable), self._shown_prs, pr_rows,
-                  [c for c, _ in PR_COLUMNS])
-        reconcile(self.query_one("#interruptions", DataTable), self._shown_ints, int_rows,
-                  [c for c, _ in INT_COLUMNS])
+        reconcile(
+            self.query_one("#prs", DataTable), self._shown_prs, pr_rows, [c for c, _ in PR_COLUMNS]
+        )
+        reconcile(
+            self.query_one("#interruptions", DataTable),
+            self._shown_ints,
+            int_rows,
+            [c for c, _ in INT_COLUMNS],
+        )
 
     @staticmethod
     def _pr_cells(p: InfraPr) -> tuple[object, ...]:

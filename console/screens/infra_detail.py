@@ -105,8 +105,8 @@ class InfraDetailScreen(OperatorScreen):
         summary = Text.assemble(
             (d.title or d.pr_action_id, "bold"),
             f"  {d.pr_id} · {d.branch} @ {d.head[:8] or '?'}\n",
-            "gate ", (d.gate_status, "bold reverse red" if d.gate_status == "awaiting_human"
-                      else "bold"),
+            "gate ",
+            (d.gate_status, "bold reverse red" if d.gate_status == "awaiting_human" else "bold"),
             f" · corrections {d.gate_correction_count} · findings {d.findings_count}",
             (f" · BLOCKED: {d.blocked_reason}" if d.blocked else "", "bold red"),
         )
@@ -145,10 +145,18 @@ class InfraDetailScreen(OperatorScreen):
         for path in sorted(by_file):
             parts.append(Text(path, style="bold underline"))
             for f in sorted(by_file[path], key=lambda x: x.line or 0):
-                parts.append(Text.assemble(
-                    f"  {f.line or '-':>4}  ", (f"{f.gate}/{f.tool}", "cyan"), " ",
-                    (f.rule, "yellow"), " ", (f.severity, "red"), "  ", f.message,
-                ))
+                parts.append(
+                    Text.assemble(
+                        f"  {f.line or '-':>4}  ",
+                        (f"{f.gate}/{f.tool}", "cyan"),
+                        " ",
+                        (f.rule, "yellow"),
+                        " ",
+                        (f.severity, "red"),
+                        "  ",
+                        f.message,
+                    )
+                )
         return Group(*parts)
 
     @staticmethod

@@ -93,12 +93,16 @@ class InterruptionDetailScreen(OperatorScreen):
         else:
             hint = (f"resolved: {d.resolution or ''} — {d.reply or ''}", "dim")
         args = ", ".join(f"{k}={v}" for k, v in d.argumentos.items())
-        self.query_one("#summary", Static).update(Text.assemble(
-            (f"#{d.id} ", "bold"), (d.motivo, "bold red"),
-            f" · conversa {d.conversation} · pedido {d.pedido}\n",
-            (d.ferramenta, "bold"), f"({args}) · {d.attempts} attempts · since {d.since}\n",
-            hint,
-        ))
+        self.query_one("#summary", Static).update(
+            Text.assemble(
+                (f"#{d.id} ", "bold"),
+                (d.motivo, "bold red"),
+                f" · conversa {d.conversation} · pedido {d.pedido}\n",
+                (d.ferramenta, "bold"),
+                f"({args}) · {d.attempts} attempts · since {d.since}\n",
+                hint,
+            )
+        )
         transcript = Text()
         for line in d.transcript:
             transcript.append(f"{line.ts[11:19] if 'T' in line.ts else line.ts} ", "dim")

@@ -6,9 +6,11 @@ STYLE rule 9: confirm with ``y`` (never the trigger key), focus starts on *No*, 
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from textual import on
 from textual.app import ComposeResult
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
@@ -17,7 +19,7 @@ from textual.widgets import Button, Input, Label, Static
 class ConfirmScreen(ModalScreen[bool]):
     """Ask yes/no; dismisses with True only on ``y`` or the Yes button."""
 
-    BINDINGS = [
+    BINDINGS: ClassVar[list[BindingType]] = [
         Binding("y", "confirm", "Yes"),
         Binding("n", "cancel", "No"),
         Binding("escape", "cancel", "Cancel"),
@@ -70,7 +72,7 @@ class PromptScreen(ModalScreen[str | None]):
     button stays disabled while the text is blank, and enter on a blank line only warns.
     """
 
-    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel")]
     DEFAULT_CSS = """
     PromptScreen { align: center middle; }
     PromptScreen > Vertical {

@@ -28,7 +28,12 @@ HIGHLIGHT_S = 3.0
 """How long a changed status stays highlighted."""
 
 COLUMNS = (
-    ("agent", 12), ("role", 11), ("status", 10), ("model", 8), ("autonomy", 12), ("doing", 28),
+    ("agent", 12),
+    ("role", 11),
+    ("status", 10),
+    ("model", 8),
+    ("autonomy", 12),
+    ("doing", 28),
 )
 
 

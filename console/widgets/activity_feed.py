@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Sequence
+from typing import ClassVar
 
 from rich.text import Text
+from textual.binding import BindingType
 from textual.geometry import Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
@@ -20,7 +22,7 @@ class ActivityFeed(ScrollView, can_focus=True):
     backlog, and 100k events cost no more to display than the last screenful.
     """
 
-    BINDINGS = [
+    BINDINGS: ClassVar[list[BindingType]] = [
         ("G", "scroll_end", "Follow tail"),
         ("g", "scroll_home", "Top"),
     ]
@@ -37,7 +39,7 @@ class ActivityFeed(ScrollView, can_focus=True):
         max_lines: int = 5_000,
         *,
         name: str | None = None,
-        id: str | None = None,  # noqa: A002 - Textual's own parameter name
+        id: str | None = None,
         classes: str | None = None,
     ) -> None:
         super().__init__(name=name, id=id, classes=classes)

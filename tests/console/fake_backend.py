@@ -32,54 +32,158 @@ def _ts(minute: int, second: int = 0) -> str:
 def seed_state() -> dict[str, Any]:
     """The fixed world: 5 agents, 2 infra PRs, 2 teto interruptions, a short history."""
     roster = [
-        {"id": "arquiteto", "role": "Arquiteto", "status": "idle", "model": "scripted",
-         "autonomy": "ask: infra", "detail": "architecture ready"},
-        {"id": "infra", "role": "Infra", "status": "working", "model": "scripted",
-         "autonomy": "pr: auto", "detail": "correcting feature/infra-setup"},
-        {"id": "qa", "role": "QA", "status": "idle", "model": "scripted",
-         "autonomy": "gate", "detail": ""},
-        {"id": "secops", "role": "SecOps", "status": "working", "model": "scripted",
-         "autonomy": "gate", "detail": "scanning pr-2"},
-        {"id": "atendimento", "role": "Atendimento", "status": "blocked", "model": "scripted",
-         "autonomy": "tools: guarded", "detail": "teto de voltas on conversa c-17"},
+        {
+            "id": "arquiteto",
+            "role": "Arquiteto",
+            "status": "idle",
+            "model": "scripted",
+            "autonomy": "ask: infra",
+            "detail": "architecture ready",
+        },
+        {
+            "id": "infra",
+            "role": "Infra",
+            "status": "working",
+            "model": "scripted",
+            "autonomy": "pr: auto",
+            "detail": "correcting feature/infra-setup",
+        },
+        {
+            "id": "qa",
+            "role": "QA",
+            "status": "idle",
+            "model": "scripted",
+            "autonomy": "gate",
+            "detail": "",
+        },
+        {
+            "id": "secops",
+            "role": "SecOps",
+            "status": "working",
+            "model": "scripted",
+            "autonomy": "gate",
+            "detail": "scanning pr-2",
+        },
+        {
+            "id": "atendimento",
+            "role": "Atendimento",
+            "status": "blocked",
+            "model": "scripted",
+            "autonomy": "tools: guarded",
+            "detail": "teto de voltas on conversa c-17",
+        },
     ]
-    base_pr = {"project_id": "p1", "session_id": "s1", "branch": "feature/infra-setup",
-               "blocked": False, "blocked_reason": None}
+    base_pr = {
+        "project_id": "p1",
+        "session_id": "s1",
+        "branch": "feature/infra-setup",
+        "blocked": False,
+        "blocked_reason": None,
+    }
     prs = {
-        "pa-1": {**base_pr, "pr_action_id": "pa-1", "title": "Infra setup: ledger table + roles",
-                 "pr_id": "PR-1", "pr_url": "http://git.local/pr/1",
-                 "gate_status": "awaiting_human", "gate_correction_count": 1,
-                 "findings_count": 0, "created_at": _ts(1), "updated_at": _ts(9)},
-        "pa-2": {**base_pr, "pr_action_id": "pa-2", "title": "Infra setup: gateway secret",
-                 "pr_id": "PR-2", "pr_url": "http://git.local/pr/2",
-                 "gate_status": "changes_requested", "gate_correction_count": 2,
-                 "findings_count": 2, "created_at": _ts(2), "updated_at": _ts(8)},
+        "pa-1": {
+            **base_pr,
+            "pr_action_id": "pa-1",
+            "title": "Infra setup: ledger table + roles",
+            "pr_id": "PR-1",
+            "pr_url": "http://git.local/pr/1",
+            "gate_status": "awaiting_human",
+            "gate_correction_count": 1,
+            "findings_count": 0,
+            "created_at": _ts(1),
+            "updated_at": _ts(9),
+        },
+        "pa-2": {
+            **base_pr,
+            "pr_action_id": "pa-2",
+            "title": "Infra setup: gateway secret",
+            "pr_id": "PR-2",
+            "pr_url": "http://git.local/pr/2",
+            "gate_status": "changes_requested",
+            "gate_correction_count": 2,
+            "findings_count": 2,
+            "created_at": _ts(2),
+            "updated_at": _ts(8),
+        },
     }
     interruptions = {
-        7: {"id": 7, "conversation": "c-17", "pedido": "ped-4411", "ferramenta": "reembolsar_pedido",
-            "motivo": "teto_de_voltas", "argumentos": {"pedidoId": "ped-4411", "valor": 129.9},
-            "attempts": 4, "status": "open", "since": _ts(5), "claimed_by": None,
-            "resolution": None, "reply": None},
-        8: {"id": 8, "conversation": "c-21", "pedido": "ped-5120", "ferramenta": "cancelar_pedido",
-            "motivo": "resultado_incerto", "argumentos": {"pedidoId": "ped-5120"},
-            "attempts": 2, "status": "claimed", "since": _ts(6), "claimed_by": "bob",
-            "resolution": None, "reply": None},
+        7: {
+            "id": 7,
+            "conversation": "c-17",
+            "pedido": "ped-4411",
+            "ferramenta": "reembolsar_pedido",
+            "motivo": "teto_de_voltas",
+            "argumentos": {"pedidoId": "ped-4411", "valor": 129.9},
+            "attempts": 4,
+            "status": "open",
+            "since": _ts(5),
+            "claimed_by": None,
+            "resolution": None,
+            "reply": None,
+        },
+        8: {
+            "id": 8,
+            "conversation": "c-21",
+            "pedido": "ped-5120",
+            "ferramenta": "cancelar_pedido",
+            "motivo": "resultado_incerto",
+            "argumentos": {"pedidoId": "ped-5120"},
+            "attempts": 2,
+            "status": "claimed",
+            "since": _ts(6),
+            "claimed_by": "bob",
+            "resolution": None,
+            "reply": None,
+        },
     }
     events = [
-        {"id": i + 1, "type": t, "ts": _ts(i), "project_id": "p1", "session_id": "s1",
-         "agent": a, "payload": p}
-        for i, (t, a, p) in enumerate([
-            ("agent.status", "arquiteto", {"status": "working", "detail": "drafting"}),
-            ("infra.pr_opened", "infra", {"pr_action_id": "pa-1", "branch": "feature/infra-setup"}),
-            ("infra.gate_changed", "qa", {"pr_action_id": "pa-1", "from_status": "awaiting_qa",
-                                           "gate_status": "awaiting_secops"}),
-            ("infra.gate_changed", "secops", {"pr_action_id": "pa-1",
-                                              "from_status": "awaiting_secops",
-                                              "gate_status": "awaiting_human"}),
-            ("interrupcao.aberta", "atendimento", {"interrupcao_id": 7, "conversaId": "c-17",
-                                                   "ferramenta": "reembolsar_pedido",
-                                                   "motivo": "teto_de_voltas"}),
-        ])
+        {
+            "id": i + 1,
+            "type": t,
+            "ts": _ts(i),
+            "project_id": "p1",
+            "session_id": "s1",
+            "agent": a,
+            "payload": p,
+        }
+        for i, (t, a, p) in enumerate(
+            [
+                ("agent.status", "arquiteto", {"status": "working", "detail": "drafting"}),
+                (
+                    "infra.pr_opened",
+                    "infra",
+                    {"pr_action_id": "pa-1", "branch": "feature/infra-setup"},
+                ),
+                (
+                    "infra.gate_changed",
+                    "qa",
+                    {
+                        "pr_action_id": "pa-1",
+                        "from_status": "awaiting_qa",
+                        "gate_status": "awaiting_secops",
+                    },
+                ),
+                (
+                    "infra.gate_changed",
+                    "secops",
+                    {
+                        "pr_action_id": "pa-1",
+                        "from_status": "awaiting_secops",
+                        "gate_status": "awaiting_human",
+                    },
+                ),
+                (
+                    "interrupcao.aberta",
+                    "atendimento",
+                    {
+                        "interrupcao_id": 7,
+                        "conversaId": "c-17",
+                        "ferramenta": "reembolsar_pedido",
+                        "motivo": "teto_de_voltas",
+                    },
+                ),
+            ]
+        )
     ]
     return {"roster": roster, "prs": prs, "interruptions": interruptions, "events": events}
 
@@ -109,9 +213,17 @@ class FakeBackend:
         with self.lock:
             events = self.state["events"]
             event_id = (events[-1]["id"] if events else 0) + 1
-            events.append({"id": event_id, "type": type_, "ts": _ts(30, event_id % 60),
-                           "project_id": "p1", "session_id": "s1", "agent": agent,
-                           "payload": payload})
+            events.append(
+                {
+                    "id": event_id,
+                    "type": type_,
+                    "ts": _ts(30, event_id % 60),
+                    "project_id": "p1",
+                    "session_id": "s1",
+                    "agent": agent,
+                    "payload": payload,
+                }
+            )
             if type_ == "agent.status" and agent:
                 for entry in self.state["roster"]:
                     if entry["id"] == agent:
@@ -138,10 +250,13 @@ class FakeBackend:
         @app.middleware("http")
         async def auth_and_log(request: Request, call_next: Any) -> Any:
             body = await request.body()
-            fb.requests.append((request.method, request.url.path,
-                                json.loads(body) if body else None))
-            if request.url.path != "/healthz" and \
-                    request.headers.get("authorization") != f"Bearer {TOKEN}":
+            fb.requests.append(
+                (request.method, request.url.path, json.loads(body) if body else None)
+            )
+            if (
+                request.url.path != "/healthz"
+                and request.headers.get("authorization") != f"Bearer {TOKEN}"
+            ):
                 return _err(401, "unauthenticated", "bad or missing token")
             return await call_next(request)
 
@@ -163,14 +278,19 @@ class FakeBackend:
         def activity(after: int = 0, limit: int = 500) -> Any:
             with fb.lock:
                 chosen = [e for e in fb.state["events"] if e["id"] > after][:limit]
-            return [{"id": e["id"], "ts": e["ts"], "kind": e["type"], "text": _activity_text(e)}
-                    for e in chosen]
+            return [
+                {"id": e["id"], "ts": e["ts"], "kind": e["type"], "text": _activity_text(e)}
+                for e in chosen
+            ]
 
         @app.get("/api/approvals")
         def approvals() -> Any:
             with fb.lock:
-                prs = [p for p in fb.state["prs"].values()
-                       if p["gate_status"] not in ("merged", "closed")]
+                prs = [
+                    p
+                    for p in fb.state["prs"].values()
+                    if p["gate_status"] not in ("merged", "closed")
+                ]
                 ints = [i for i in fb.state["interruptions"].values() if i["status"] != "resolved"]
                 return {"infra_prs": copy.deepcopy(prs), "interruptions": copy.deepcopy(ints)}
 
@@ -181,8 +301,12 @@ class FakeBackend:
                 return _err(404, "not_found", f"no PR {pid}")
             timeline = [
                 {"ts": _ts(1), "status": "awaiting_qa", "actor": "infra", "note": "opened"},
-                {"ts": _ts(3), "status": "changes_requested", "actor": "qa",
-                 "note": "terraform fmt"},
+                {
+                    "ts": _ts(3),
+                    "status": "changes_requested",
+                    "actor": "qa",
+                    "note": "terraform fmt",
+                },
                 {"ts": _ts(4), "status": "awaiting_qa", "actor": "infra", "note": "correction 1"},
                 {"ts": _ts(6), "status": "awaiting_secops", "actor": "qa", "note": "pass"},
                 {"ts": _ts(9), "status": "awaiting_human", "actor": "secops", "note": "pass"},
@@ -192,28 +316,46 @@ class FakeBackend:
         @app.get("/api/infra-artifacts/{pid}/files")
         def pr_files(pid: str) -> Any:
             return {
-                "files": [{"path": "deploy/terraform/ledger.tf",
-                           "content": 'resource "aws_dynamodb_table" "ledger" {\n'
-                                      '  name         = "cadencia-ledger"\n'
-                                      '  billing_mode = "PAY_PER_REQUEST"\n}\n'}],
+                "files": [
+                    {
+                        "path": "deploy/terraform/ledger.tf",
+                        "content": 'resource "aws_dynamodb_table" "ledger" {\n'
+                        '  name         = "cadencia-ledger"\n'
+                        '  billing_mode = "PAY_PER_REQUEST"\n}\n',
+                    }
+                ],
                 "diff": "--- a/deploy/terraform/ledger.tf\n+++ b/deploy/terraform/ledger.tf\n"
-                        "@@ -1,3 +1,4 @@\n resource \"aws_dynamodb_table\" \"ledger\" {\n"
-                        "-  name = \"ledger\"\n+  name         = \"cadencia-ledger\"\n"
-                        "+  billing_mode = \"PAY_PER_REQUEST\"\n }\n",
+                '@@ -1,3 +1,4 @@\n resource "aws_dynamodb_table" "ledger" {\n'
+                '-  name = "ledger"\n+  name         = "cadencia-ledger"\n'
+                '+  billing_mode = "PAY_PER_REQUEST"\n }\n',
             }
 
         @app.get("/api/infra-artifacts/{pid}/findings")
         def pr_findings(pid: str) -> Any:
             if pid != "pa-2":
                 return {"findings": []}
-            return {"findings": [
-                {"gate": "secops", "tool": "semgrep", "rule": "hardcoded-secret",
-                 "file": "deploy/terraform/secret.tf", "line": 12, "severity": "high",
-                 "message": "secret value in source"},
-                {"gate": "qa", "tool": "terraform", "rule": "fmt",
-                 "file": "deploy/terraform/secret.tf", "line": 3, "severity": "low",
-                 "message": "not formatted"},
-            ]}
+            return {
+                "findings": [
+                    {
+                        "gate": "secops",
+                        "tool": "semgrep",
+                        "rule": "hardcoded-secret",
+                        "file": "deploy/terraform/secret.tf",
+                        "line": 12,
+                        "severity": "high",
+                        "message": "secret value in source",
+                    },
+                    {
+                        "gate": "qa",
+                        "tool": "terraform",
+                        "rule": "fmt",
+                        "file": "deploy/terraform/secret.tf",
+                        "line": 3,
+                        "severity": "low",
+                        "message": "not formatted",
+                    },
+                ]
+            }
 
         @app.post("/api/infra-artifacts/{pid}/{verb}")
         async def pr_action(pid: str, verb: str, request: Request) -> Any:
@@ -224,8 +366,11 @@ class FakeBackend:
                     return _err(404, "not_found", f"no PR {pid}")
                 if verb == "approve":
                     if pr["gate_status"] != "awaiting_human":
-                        return _err(409, "invalid_transition",
-                                    f"PR is {pr['gate_status']}, not awaiting_human")
+                        return _err(
+                            409,
+                            "invalid_transition",
+                            f"PR is {pr['gate_status']}, not awaiting_human",
+                        )
                     pr["gate_status"] = "merged"
                 elif verb == "reject":
                     if not (body.get("reason") or "").strip():
@@ -235,8 +380,12 @@ class FakeBackend:
                     return _err(404, "not_found", verb)
                 pr["updated_at"] = _ts(40)
                 result = copy.deepcopy(pr)
-            fb.push("infra.gate_changed", "operator", pr_action_id=pid,
-                    gate_status=result["gate_status"])
+            fb.push(
+                "infra.gate_changed",
+                "operator",
+                pr_action_id=pid,
+                gate_status=result["gate_status"],
+            )
             return result
 
         @app.get("/api/interruptions/{iid}")
@@ -247,13 +396,21 @@ class FakeBackend:
             transcript = [
                 {"role": "cliente", "text": "Quero o reembolso do pedido ped-4411", "ts": _ts(2)},
                 {"role": "agente", "text": "Vou processar o reembolso agora.", "ts": _ts(2, 5)},
-                {"role": "agente", "text": "O gateway não respondeu; tentando de novo.",
-                 "ts": _ts(3)},
+                {
+                    "role": "agente",
+                    "text": "O gateway não respondeu; tentando de novo.",
+                    "ts": _ts(3),
+                },
             ]
             attempts = [
-                {"tentativaNumero": n, "resultado": r, "timestamp": _ts(3, n * 10),
-                 "ferramenta": item["ferramenta"], "pedidoId": item["pedido"],
-                 "chaveIdempotencia": f"k-{iid}-{n}"}
+                {
+                    "tentativaNumero": n,
+                    "resultado": r,
+                    "timestamp": _ts(3, n * 10),
+                    "ferramenta": item["ferramenta"],
+                    "pedidoId": item["pedido"],
+                    "chaveIdempotencia": f"k-{iid}-{n}",
+                }
                 for n, r in enumerate(["falha", "falha", "resultado_incerto", "falha"], 1)
             ][: item["attempts"]]
             return {**item, "transcript": transcript, "attempts": attempts}
@@ -283,10 +440,19 @@ class FakeBackend:
                     return _err(409, "not_claimed_by_you", "claim it first")
                 item.update(status="resolved", resolution=body["action"], reply=body["reply"])
                 result = copy.deepcopy(item)
-            fb.push("interrupcao.resolvida", None, interrupcao_id=iid,
-                    operator=body["operator"], action=body["action"], reply=body["reply"])
-            attempt = ({"tentativaNumero": 5, "resultado": "sucesso", "timestamp": _ts(41)}
-                       if body["action"] == "execute" else None)
+            fb.push(
+                "interrupcao.resolvida",
+                None,
+                interrupcao_id=iid,
+                operator=body["operator"],
+                action=body["action"],
+                reply=body["reply"],
+            )
+            attempt = (
+                {"tentativaNumero": 5, "resultado": "sucesso", "timestamp": _ts(41)}
+                if body["action"] == "execute"
+                else None
+            )
             return {"interruption": result, "attempt": attempt}
 
         @app.get("/api/events/stream")
@@ -356,8 +522,7 @@ if __name__ == "__main__":  # pragma: no cover - for driving the console by hand
             time.sleep(1.5)
             n += 1
             agent = ("arquiteto", "infra", "qa", "secops")[n % 4]
-            fake.push("agent.status", agent, status=("working", "idle")[n % 2],
-                      detail=f"step {n}")
+            fake.push("agent.status", agent, status=("working", "idle")[n % 2], detail=f"step {n}")
 
     threading.Thread(target=chatter, daemon=True).start()
     uvicorn.run(fake.app, host="127.0.0.1", port=port, log_level="warning")

@@ -130,9 +130,7 @@ async def test_claim_then_execute_with_a_reply(make_app: Factory, fake: FakeBack
         assert isinstance(app.screen, ConfirmScreen)
         await pilot.press("y")
         await wait_for(pilot, lambda: fake.calls("POST", "/api/interruptions/7/claim"))
-        await wait_for(
-            pilot, lambda: app.approvals.interruptions[0].claimed_by == "alice"
-        )
+        await wait_for(pilot, lambda: app.approvals.interruptions[0].claimed_by == "alice")
         await pilot.press("enter")  # open the detail; act from there
         await wait_for(pilot, lambda: getattr(app.screen, "detail", None) is not None)
         await pilot.press("e")
@@ -153,7 +151,9 @@ async def test_conflict_409_notifies_and_refreshes(make_app: Factory, fake: Fake
         fake.state["interruptions"][7].update(status="claimed", claimed_by="carol")
         await pilot.press("2", "tab", "t", "y")
         await wait_for(pilot, lambda: any("409" in (n.title or "") for n in app._notifications))
-        await wait_for(pilot, lambda: any(i.claimed_by == "carol" for i in app.approvals.interruptions))
+        await wait_for(
+            pilot, lambda: any(i.claimed_by == "carol" for i in app.approvals.interruptions)
+        )
 
 
 async def test_resync_refetches_and_jumps(make_app: Factory, fake: FakeBackend):

@@ -1,0 +1,215 @@
+"""Console benchmark: ``python -m bench.console --json FILE [--rounds N] [--backlog N]``.
+
+Side by side in one run, interleaved in rounds (absolute times here are noise):
+
+* first paint — our console (mount + first frame) vs a minimal Textual app with a Log;
+* backlog — our console showing an N-event backlog fetched over HTTP from a loopback
+  backend vs the minimal app writing the same N lines into a ``Log`` from memory;
+* keypress-to-screen — ``2`` (switch to Approvals) and ``j`` (move the cursor) in ours
+  vs ``j`` in the minimal app's DataTable;
+* live burst — N events over the SSE stream until the last one is in the feed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import time
+from pathlib import Path
+from typing import Any
+
+from textual.app import App, ComposeResult
+from textual.widgets import DataTable, Log
+
+from bench._common import print_table, ratio, write_json
+from console.app import CadenciaConsole, make_console
+from console.config import ConsoleSettings
+from console.widgets.activity_feed import ActivityFeed
+from tests.console.fake_backend import TOKEN, FakeBackend, serve
+
+SIZE = (120, 40)
+
+
+class MinimalApp(App[None]):
+    """The baseline: a Log and a DataTable, no network."""
+
+    def compose(self) -> ComposeResult:
+        yield DataTable(cursor_type="row")
+        yield Log(max_lines=5_000)
+
+    def on_mount(self) -> None:
+        table = self.query_one(DataTable)
+        table.add_columns("a", "b")
+        for n in range(20):
+            table.add_row(str(n), "x" * 10)
+        table.focus()
+
+
+def _seed(fake: FakeBackend, n: int) -> None:
+    events = fake.state["events"]
+    start = events[-1]["id"]
+    events.extend(
+        {
+            "id": start + i,
+            "type": "agent.status",
+            "ts": "2025-11-29T12:00:00Z",
+            "project_id": "p1",
+            "session_id": "s1",
+            "agent": "qa",
+            "payload": {"status": "working", "detail": f"step {i}"},
+        }
+        for i in range(1, n + 1)
+    )
+
+
+async def _wait(pilot: Any, cond: Any, timeout: float = 60.0) -> None:
+    deadline = time.perf_counter() + timeout
+    while not cond():
+        if time.perf_counter() > deadline:
+            raise TimeoutError("benchmark condition not reached")
+        await pilot.pause(0.005)
+
+
+async def _ours(url: str, backlog_last: int) -> dict[str, float]:
+    app: CadenciaConsole = make_console(ConsoleSettings(url=url, token=TOKEN, operator="bench"))
+    t0 = time.perf_counter()
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        first_paint = time.perf_counter() - t0
+        feed = app.screen.query_one(ActivityFeed)
+        await _wait(pilot, lambda: feed.line_count and feed.last_lines(1)[0].id >= backlog_last)
+        await pilot.pause()
+        backlog = time.perf_counter() - t0
+        await _wait(pilot, lambda: app.connection == "live")
+        t1 = time.perf_counter()
+        await pilot.press("2")
+        await pilot.pause()
+        switch = time.perf_counter() - t1
+        t2 = time.perf_counter()
+        await pilot.press("j")
+        await pilot.pause()
+        key_j = time.perf_counter() - t2
+        await pilot.press("1")
+        await pilot.pause()
+        t3 = time.perf_counter()
+        await pilot.press("2")
+        await pilot.pause()
+        warm = time.perf_counter() - t3
+    return {
+        "first_paint": first_paint,
+        "backlog": backlog,
+        "key_switch": switch,
+        "key_switch_warm": warm,
+        "key_j": key_j,
+    }
+
+
+async def _minimal(lines: list[str]) -> dict[str, float]:
+    app = MinimalApp()
+    t0 = time.perf_counter()
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        first_paint = time.perf_counter() - t0
+        app.query_one(Log).write_lines(lines)
+        await pilot.pause()
+        backlog = time.perf_counter() - t0
+        t2 = time.perf_counter()
+        await pilot.press("j")
+        await pilot.pause()
+        key_j = time.perf_counter() - t2
+    return {"first_paint": first_paint, "backlog": backlog, "key_j": key_j}
+
+
+async def _burst(url: str, fake: FakeBackend, n: int) -> float:
+    app = make_console(ConsoleSettings(url=url, token=TOKEN, operator="bench"))
+    async with app.run_test(size=SIZE) as pilot:
+        await _wait(pilot, lambda: app.connection == "live")
+        feed = app.screen.query_one(ActivityFeed)
+        t0 = time.perf_counter()
+        _seed(fake, n)
+        last = fake.state["events"][-1]["id"]
+        await _wait(pilot, lambda: feed.last_lines(1)[0].id >= last, timeout=300)
+        await pilot.pause()
+        return time.perf_counter() - t0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the benchmark; print a table and write JSON."""
+    parser = argparse.ArgumentParser(prog="python -m bench.console")
+    parser.add_argument("--json", type=Path, required=True)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--backlog", type=int, default=10_000)
+    parser.add_argument("--burst", type=int, default=20_000)
+    args = parser.parse_args(argv)
+
+    fake = FakeBackend()
+    _seed(fake, args.backlog)
+    backlog_last = fake.state["events"][-1]["id"]
+    lines = [f"12:00:00 agent.status qa: working — step {i}" for i in range(args.backlog)]
+    ours: list[dict[str, float]] = []
+    base: list[dict[str, float]] = []
+    with serve(fake.app) as url:
+        for _ in range(args.rounds):
+            ours.append(asyncio.run(_ours(url, backlog_last)))
+            base.append(asyncio.run(_minimal(lines)))
+        burst_s = asyncio.run(_burst(url, fake, args.burst))
+
+    def med(rows: list[dict[str, float]], key: str) -> float:
+        return statistics.median(r[key] for r in rows)
+
+    result = {
+        "rounds": args.rounds,
+        "backlog_events": args.backlog,
+        "ours_first_paint_s": med(ours, "first_paint"),
+        "minimal_first_paint_s": med(base, "first_paint"),
+        "first_paint_ratio": ratio(med(ours, "first_paint"), med(base, "first_paint")),
+        "ours_backlog_s": med(ours, "backlog"),
+        "minimal_backlog_s": med(base, "backlog"),
+        "backlog_ratio": ratio(med(ours, "backlog"), med(base, "backlog")),
+        "ours_key_switch_screen_ms": med(ours, "key_switch") * 1000,
+        "ours_key_switch_warm_ms": med(ours, "key_switch_warm") * 1000,
+        "ours_key_j_ms": med(ours, "key_j") * 1000,
+        "minimal_key_j_ms": med(base, "key_j") * 1000,
+        "key_j_ratio": ratio(med(ours, "key_j"), med(base, "key_j")),
+        "burst_events": args.burst,
+        "burst_s": burst_s,
+        "burst_events_per_s": args.burst / burst_s if burst_s else 0.0,
+    }
+    r = result
+    print_table(
+        "console vs minimal Textual app (medians)",
+        [
+            (
+                "first paint: ours / minimal",
+                f"{r['ours_first_paint_s'] * 1000:.0f} / {r['minimal_first_paint_s'] * 1000:.0f} ms",
+                f"ratio {r['first_paint_ratio']}",
+            ),
+            (
+                f"{args.backlog} backlog rendered: ours (HTTP) / minimal (memory)",
+                f"{r['ours_backlog_s']:.2f} / {r['minimal_backlog_s']:.2f} s",
+                f"ratio {r['backlog_ratio']}",
+            ),
+            (
+                "key '2' → Approvals shown: first / again",
+                f"{r['ours_key_switch_screen_ms']:.0f} / {r['ours_key_switch_warm_ms']:.0f} ms",
+                "< 100 ms",
+            ),
+            (
+                "key 'j': ours / minimal",
+                f"{r['ours_key_j_ms']:.1f} / {r['minimal_key_j_ms']:.1f} ms",
+                f"ratio {r['key_j_ratio']}",
+            ),
+            (
+                f"{args.burst} live events over SSE",
+                f"{r['burst_s']:.2f} s",
+                f"{r['burst_events_per_s']:.0f} ev/s",
+            ),
+        ],
+    )
+    write_json(args.json, result)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,73 @@
+"""SVG snapshots at 120×40 of the four main screens against the deterministic fake.
+
+Regenerate after an intended UI change with ``pytest tests/console --snapshot-update``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from textual.pilot import Pilot
+
+from console.app import CadenciaConsole
+from tests.console.conftest import until_live, wait_for
+
+SIZE = (120, 40)
+Factory = Callable[..., CadenciaConsole]
+
+
+def _app(make_app: Factory, **fields: object) -> CadenciaConsole:
+    app = make_app(**fields)
+    # The fake listens on a random port; show a fixed URL so the header is stable.
+    app.client.base_url = "http://127.0.0.1:8765"
+    return app
+
+
+async def _settled(pilot: Pilot) -> None:
+    await until_live(pilot)
+    pilot.app.clear_notifications()
+
+
+def test_team_screen(snap_compare, make_app: Factory) -> None:
+    assert snap_compare(_app(make_app), terminal_size=SIZE, run_before=_settled)
+
+
+def test_approvals_screen(snap_compare, make_app: Factory) -> None:
+    async def run_before(pilot: Pilot) -> None:
+        await _settled(pilot)
+        await pilot.press("2")
+        await pilot.pause(0.3)
+
+    assert snap_compare(_app(make_app), terminal_size=SIZE, run_before=run_before)
+
+
+def test_infra_pr_detail_findings(snap_compare, make_app: Factory) -> None:
+    async def run_before(pilot: Pilot) -> None:
+        await _settled(pilot)
+        await pilot.press("2", "j", "enter")  # PR-2: the one with findings
+        await wait_for(pilot, lambda: getattr(pilot.app.screen, "detail", None) is not None)
+        await pilot.press("right")
+        await pilot.pause(0.3)
+
+    assert snap_compare(_app(make_app), terminal_size=SIZE, run_before=run_before)
+
+
+def test_interruption_detail(snap_compare, make_app: Factory) -> None:
+    async def run_before(pilot: Pilot) -> None:
+        await _settled(pilot)
+        await pilot.press("2", "tab", "enter")
+        await wait_for(pilot, lambda: getattr(pilot.app.screen, "detail", None) is not None)
+        await pilot.pause(0.3)
+
+    assert snap_compare(_app(make_app), terminal_size=SIZE, run_before=run_before)
+
+
+def test_approvals_at_80x24_readonly(snap_compare, make_app: Factory) -> None:
+    async def run_before(pilot: Pilot) -> None:
+        await _settled(pilot)
+        await pilot.press("2")
+        await pilot.pause(0.3)
+
+    assert snap_compare(
+        _app(make_app, readonly=True), terminal_size=(80, 24), run_before=run_before
+    )
