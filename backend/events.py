@@ -146,6 +146,12 @@ class EventLog:
             rows = tx.all("events_of_agent", {"session_id": session_id, "agent": agent, "type": type})
         return [Event.from_row(r) for r in rows]
 
+    def of_session(self, session_id: str, type: str) -> list[Event]:
+        """Events of one type in one session (or conversation), oldest first."""
+        with self.db.transaction(write=False) as tx:
+            rows = tx.all("events_of_session_type", {"session_id": session_id, "type": type})
+        return [Event.from_row(r) for r in rows]
+
     def last_id(self) -> int:
         """The highest id in the log (0 when empty)."""
         with self.db.transaction(write=False) as tx:

@@ -295,3 +295,7 @@ SET gate_status = %(to_status)s, gate_correction_count = %(to_count)s, blocked =
     files = %(files)s, updated_at = %(now)s
 WHERE id = %(key)s AND gate_status = %(from_status)s
   AND gate_correction_count = %(from_count)s
+
+-- name: events_of_session_type
+SELECT id, type, ts, project_id, session_id, agent, payload
+FROM events WHERE session_id = %(session_id)s AND type = %(type)s ORDER BY id

@@ -15,6 +15,7 @@ import uuid
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import parse_qs, urlparse
 
@@ -45,10 +46,26 @@ class Debit:
 class GatewaySimulator:
     """Start with :meth:`start`; ``url`` is then ``http://127.0.0.1:PORT``."""
 
-    def __init__(self, secret: str, *, host: str = "127.0.0.1", port: int = 0) -> None:
+    def __init__(
+        self, secret: str, *, host: str = "127.0.0.1", port: int = 0, journal_path: Path | None = None
+    ) -> None:
         self.secret = secret
         self.journal: list[Debit] = []
         self._by_key: dict[str, dict[str, Any]] = {}
+        self._journal_path = journal_path
+        if journal_path is not None and journal_path.exists():
+            # Like a real gateway, what it debited survives a restart of this process, so
+            # reconciling an uncertain refund later still finds it by key.
+            for line in journal_path.read_text(encoding="utf-8").splitlines():
+                if line.strip():
+                    d = json.loads(line)
+                    debit = Debit(d["id"], d["pedidoId"], d["valor"], d.get("idempotencyKey"), d["ts"])
+                    self.journal.append(debit)
+                    if debit.idempotency_key:
+                        self._by_key[debit.idempotency_key] = {
+                            "id": debit.id, "pedidoId": debit.pedido_id, "valor": debit.valor,
+                            "status": "aprovado",
+                        }
         self._key_locks: dict[str, threading.Lock] = {}
         self._lock = threading.Lock()
         self._failures: list[tuple[FailureMode, float]] = []
@@ -116,6 +133,9 @@ class GatewaySimulator:
         debit = Debit(f"rb_{uuid.uuid4().hex[:16]}", pedido, str(valor), key)
         with self._lock:
             self.journal.append(debit)
+            if self._journal_path is not None:
+                with self._journal_path.open("a", encoding="utf-8") as fh:
+                    fh.write(json.dumps(debit.to_dict()) + "\n")
         return {"id": debit.id, "pedidoId": pedido, "valor": str(valor), "status": "aprovado"}
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:

@@ -94,7 +94,10 @@ def build_guard(
             gateway_secret = secrets.ensure(settings.gateway_secret_id)
         else:
             gateway_secret = secrets.get(settings.gateway_secret_id)
-        simulator = GatewaySimulator(gateway_secret).start()
+        settings.data_dir.mkdir(parents=True, exist_ok=True)
+        simulator = GatewaySimulator(
+            gateway_secret, journal_path=settings.data_dir / "gateway-simulator-journal.jsonl"
+        ).start()
         gateway_url = simulator.url
     toolbox = Toolbox(
         db,

@@ -1,0 +1,60 @@
+"""``create_app(settings)``: the FastAPI application around one :class:`Backend`."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from fastapi import FastAPI
+
+from backend.api.errors import BodySizeLimit, install_error_handlers
+from backend.api.routes_actions import router as actions
+from backend.api.routes_read import public, router as reads
+from backend.settings import Settings
+
+log = logging.getLogger(__name__)
+
+
+def create_app(settings: Settings, *, backend: Any = None, demo: bool = False) -> FastAPI:
+    """Build the API. Nothing starts until the ASGI lifespan does (STYLE rule 2).
+
+    Args:
+        settings: where state lives and how to reach things.
+        backend: an already-open :class:`backend.core.Backend` (``cadencia up`` shares one);
+            by default one is opened from ``settings`` at startup and closed at shutdown.
+        demo: run the demo pipeline in the background once started.
+    """
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        from backend.core import Backend
+
+        owned = backend is None
+        core = backend or Backend.open(settings)
+        app.state.backend = core
+        if owned:
+            await core.start()
+        if demo:
+            from backend.demo.runner import run_demo
+
+            core.spawn(run_demo(core), "demo")
+        try:
+            yield
+        finally:
+            if owned:
+                await core.stop()
+
+    app = FastAPI(
+        title="Cadência Ops backend",
+        version="0.1.0",
+        lifespan=lifespan,
+        description="Agents, execution ledger and gates. Bearer auth on every /api route.",
+    )
+    install_error_handlers(app)
+    app.include_router(public)
+    app.include_router(reads)
+    app.include_router(actions)
+    app.add_middleware(BodySizeLimit, limit=settings.max_body_bytes)
+    return app

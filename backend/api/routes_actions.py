@@ -1,0 +1,182 @@
+"""Action routes: infra PRs, takeovers, conversations, projects, sessions, handoffs."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from fastapi import APIRouter, Depends, Request
+
+from backend.api.auth import require_token
+from backend.api.models import (
+    AcceptBody,
+    ClaimBody,
+    ConversationId,
+    ExecutionBody,
+    HandoffBody,
+    Ident,
+    InterruptionId,
+    MessageBody,
+    OperatorBody,
+    PrActionId,
+    ProjectBody,
+    RejectBody,
+    ResolveBody,
+    SessionBody,
+    TurnBody,
+)
+from backend.exceptions import ConflictError
+
+router = APIRouter(prefix="/api", dependencies=[Depends(require_token)])
+
+
+def _b(request: Request) -> Any:
+    return request.app.state.backend
+
+
+# -- infra PRs ---------------------------------------------------------------------------
+
+@router.get("/infra-artifacts/{pr_action_id}")
+async def infra_artifact(request: Request, pr_action_id: PrActionId) -> dict[str, Any]:
+    """An infra PR with its gate timeline."""
+    pipeline = _b(request).pipeline
+    art = await asyncio.to_thread(pipeline.get, pr_action_id)
+    timeline = await asyncio.to_thread(pipeline.timeline, pr_action_id)
+    return {**art.to_dict(), "timeline": [h.to_dict() for h in timeline]}
+
+
+@router.get("/infra-artifacts/{pr_action_id}/files")
+async def infra_files(request: Request, pr_action_id: PrActionId) -> dict[str, Any]:
+    """The PR's files at its head and the diff against main."""
+    payload: dict[str, Any] = await asyncio.to_thread(_b(request).pipeline.files, pr_action_id)
+    files = payload.get("files")
+    if isinstance(files, dict):
+        payload = {**payload, "files": [{"path": p, "content": c} for p, c in sorted(files.items())]}
+    return payload
+
+
+@router.get("/infra-artifacts/{pr_action_id}/findings")
+async def infra_findings(request: Request, pr_action_id: PrActionId) -> dict[str, Any]:
+    """The latest gate findings of the PR."""
+    found = await asyncio.to_thread(_b(request).pipeline.findings, pr_action_id)
+    return {"findings": [f.to_dict() if hasattr(f, "to_dict") else f for f in found]}
+
+
+@router.post("/infra-artifacts/{pr_action_id}/approve")
+async def approve(request: Request, pr_action_id: PrActionId, body: OperatorBody) -> dict[str, Any]:
+    """Merge the PR into main (only from ``awaiting_human``)."""
+    art = await asyncio.to_thread(_b(request).pipeline.approve, pr_action_id, body.operator, body.reason)
+    return art.to_dict()
+
+
+@router.post("/infra-artifacts/{pr_action_id}/reject")
+async def reject(request: Request, pr_action_id: PrActionId, body: RejectBody) -> dict[str, Any]:
+    """Request changes with a reason; the Infra agent corrects on the same PR."""
+    art = await asyncio.to_thread(_b(request).pipeline.reject, pr_action_id, body.operator, body.reason)
+    return art.to_dict()
+
+
+@router.post("/infra-artifacts/{pr_action_id}/close")
+async def close(request: Request, pr_action_id: PrActionId, body: OperatorBody) -> dict[str, Any]:
+    """Close the PR without merging."""
+    art = await asyncio.to_thread(_b(request).pipeline.close, pr_action_id, body.operator, body.reason)
+    return art.to_dict()
+
+
+@router.post("/infra-artifacts/{pr_action_id}/unblock")
+async def unblock(request: Request, pr_action_id: PrActionId, body: OperatorBody) -> dict[str, Any]:
+    """Give a blocked PR another round of corrections."""
+    art = await asyncio.to_thread(_b(request).pipeline.unblock, pr_action_id, body.operator, body.reason)
+    return art.to_dict()
+
+
+# -- takeovers ---------------------------------------------------------------------------
+
+@router.get("/interruptions/{ident}")
+async def interruption(request: Request, ident: InterruptionId) -> dict[str, Any]:
+    """A takeover: transcript and the ledger's attempt history."""
+    detail: dict[str, Any] = await asyncio.to_thread(_b(request).interruption_detail, ident)
+    return detail
+
+
+@router.post("/interruptions/{ident}/claim")
+async def claim(request: Request, ident: InterruptionId, body: ClaimBody) -> dict[str, Any]:
+    """Take the conversation over (one operator at a time)."""
+    got = await asyncio.to_thread(_b(request).guard.interruptions.claim, ident, body.operator)
+    return got.to_dict()
+
+
+@router.post("/interruptions/{ident}/resolve")
+async def resolve(request: Request, ident: InterruptionId, body: ResolveBody) -> dict[str, Any]:
+    """Execute the tool once under the operator's authority (through the ledger) or deny."""
+    result: dict[str, Any] = await _b(request).resolve_interruption(ident, body.operator, body.action, body.reply)
+    return result
+
+
+# -- conversations -----------------------------------------------------------------------
+
+@router.post("/conversations/{conversa_id}/messages")
+async def message(request: Request, conversa_id: ConversationId, body: MessageBody) -> dict[str, Any]:
+    """A customer message: runs the customer-service agent's turn through the guard."""
+    result: dict[str, Any] = await _b(request).customer.handle_message(conversa_id, body.text)
+    return result
+
+
+# -- projects, sessions, handoffs --------------------------------------------------------
+
+@router.post("/projects", status_code=201)
+async def create_project(request: Request, body: ProjectBody) -> dict[str, Any]:
+    """A new project with its own repository in the data dir."""
+    from backend.demo.runner import create_project_repo
+
+    project = await asyncio.to_thread(create_project_repo, _b(request), body.name, body.template)
+    return dict(project.__dict__)
+
+
+@router.get("/projects")
+async def projects(request: Request) -> list[dict[str, Any]]:
+    """Every project."""
+    return [dict(p.__dict__) for p in await asyncio.to_thread(_b(request).store.projects)]
+
+
+@router.post("/projects/{project_id}/sessions", status_code=201)
+async def create_session(request: Request, project_id: Ident, body: SessionBody) -> dict[str, Any]:
+    """A new session in a project."""
+    session: dict[str, Any] = await asyncio.to_thread(_b(request).store.create_session, project_id, body.title)
+    return session
+
+
+@router.post("/projects/{project_id}/sessions/{session_id}/agents/arquiteto/handoff-infra", status_code=201)
+async def offer_infra_handoff(request: Request, project_id: Ident, session_id: Ident,
+                              body: HandoffBody | None = None) -> dict[str, Any]:
+    """The Arquiteto's closing turn and the handoff offer to the Infra agent."""
+    handoff = await _b(request).team.offer_infra_handoff(project_id, session_id, body.note if body else None)
+    return handoff.to_dict()
+
+
+@router.post("/projects/{project_id}/sessions/{session_id}/agents/{agent_id}/turns")
+async def agent_turn(request: Request, project_id: Ident, session_id: Ident, agent_id: Ident,
+                     body: TurnBody) -> dict[str, Any]:
+    """One turn of a session-scoped agent."""
+    result = await _b(request).team.agent_turn(project_id, session_id, agent_id, body.text)
+    return {"text": result.text, "tool_results": result.tool_results, "steps": result.steps}
+
+
+@router.post("/handoffs/{handoff_id}/accept")
+async def accept_handoff(request: Request, handoff_id: Ident, body: AcceptBody) -> dict[str, Any]:
+    """Accept a handoff (to infra: seeds its autonomy)."""
+    handoff = await _b(request).team.accept_handoff(handoff_id, body.operator)
+    return handoff.to_dict()
+
+
+@router.post("/projects/{project_id}/execution")
+async def activate_execution(request: Request, project_id: Ident, body: ExecutionBody) -> dict[str, Any]:
+    """Start execution: one dev-<module> per module; each gets its demo task."""
+    from backend.infra.dev_tasks import seed_demo_tasks
+
+    backend = _b(request)
+    project = await asyncio.to_thread(backend.store.activate_execution, project_id)
+    tasks = await asyncio.to_thread(seed_demo_tasks, backend.dev_tasks, project)
+    if not tasks:
+        raise ConflictError("no tasks were created")
+    return {"project_id": project.id, "tasks": [t.to_dict() for t in tasks], "operator": body.operator}

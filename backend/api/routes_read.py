@@ -1,0 +1,84 @@
+"""Read routes: health, metrics, roster, events, activity, approvals and the live stream."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Header, Request, Response
+from sse_starlette.sse import EventSourceResponse
+
+from backend.agents.activity import render
+from backend.api.auth import require_token
+from backend.api.models import After, HealthOut, Limit
+from backend.broadcast import Resync
+
+public = APIRouter()
+router = APIRouter(prefix="/api", dependencies=[Depends(require_token)])
+
+
+def _backend(request: Request) -> Any:
+    return request.app.state.backend
+
+
+@public.get("/healthz", response_model=HealthOut)
+async def healthz() -> HealthOut:
+    """Liveness (no auth)."""
+    return HealthOut()
+
+
+@public.get("/metrics")
+async def metrics(request: Request) -> Response:
+    """Prometheus text (no auth): ``cadencia_interrupcoes_por_teto_total`` and friends."""
+    text = _backend(request).guard.metrics.prometheus_text()
+    return Response(text, media_type="text/plain; version=0.0.4")
+
+
+@router.get("/roster")
+async def roster(request: Request, project_id: str | None = None) -> list[dict[str, Any]]:
+    """The live team roster of a project (default: the newest)."""
+    return await asyncio.to_thread(_backend(request).team.roster, project_id)
+
+
+@router.get("/events")
+async def events(request: Request, after: After = 0, limit: Limit = 200) -> list[dict[str, Any]]:
+    """Events after ``after``, oldest first."""
+    got = await asyncio.to_thread(_backend(request).events.after, after, limit)
+    return [e.to_dict() for e in got]
+
+
+@router.get("/activity")
+async def activity(request: Request, after: After = 0, limit: Limit = 200) -> list[dict[str, Any]]:
+    """One operator-readable line per event."""
+    got = await asyncio.to_thread(_backend(request).events.after, after, limit)
+    return [render(e).to_dict() for e in got]
+
+
+@router.get("/approvals")
+async def approvals(request: Request) -> dict[str, Any]:
+    """Infra PRs in review and open teto interruptions, awaiting-human first."""
+    return await asyncio.to_thread(_backend(request).approvals)
+
+
+@router.get("/events/stream")
+async def stream(
+    request: Request,
+    after: Annotated[int | None, After] = None,
+    last_event_id: Annotated[str | None, Header(alias="Last-Event-ID")] = None,
+) -> EventSourceResponse:
+    """SSE: ``id`` = event log id; resume with ``Last-Event-ID`` (or ``?after=``) without
+    gap or duplicate; ``resync`` when the client fell too far behind; pings every 15 s."""
+    resume: int | None = after
+    if last_event_id is not None and last_event_id.strip().isdigit():
+        resume = int(last_event_id.strip())
+    hub = _backend(request).broadcaster
+
+    async def generate() -> Any:
+        async for item in hub.subscribe(resume):
+            if isinstance(item, Resync):
+                yield {"event": "resync", "data": json.dumps({"last_id": item.last_id})}
+                continue
+            yield {"id": str(item.id), "event": "event", "data": json.dumps(item.to_dict(), default=str)}
+
+    return EventSourceResponse(generate(), ping=15, send_timeout=30)

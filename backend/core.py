@@ -1,0 +1,173 @@
+"""The backend process's parts, assembled once from settings (STYLE rule 2: a factory).
+
+:class:`Backend` owns the database, the guard, the team, the infra pipeline, the customer
+service and the live broadcast; the HTTP API and ``cadencia up`` both drive it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import secrets as _secrets
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from backend.agents.customer_service import CustomerService
+from backend.agents.service import TeamService
+from backend.agents.store import TeamStore
+from backend.broadcast import Broadcaster
+from backend.events import TENTATIVA
+from backend.exceptions import ConflictError, ValidationError
+from backend.guard.interruptions import Interruption
+from backend.guard.service import Guard, build_guard
+from backend.infra.agent import InfraAgentTools
+from backend.infra.dev_tasks import DevTasks
+from backend.infra.pipeline import InfraPipeline
+from backend.settings import Settings
+from backend.store.db import open_database
+
+log = logging.getLogger(__name__)
+
+
+def resolve_token(settings: Settings) -> tuple[str, bool]:
+    """The API token: ``CADENCIA_TOKEN``, else ``<data_dir>/token`` (generated, mode 0600).
+
+    Returns ``(token, generated_now)`` so the caller can print a new token exactly once.
+    """
+    if settings.token:
+        return settings.token, False
+    path = settings.data_dir / "token"
+    if path.exists():
+        return path.read_text(encoding="utf-8").strip(), False
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    token = _secrets.token_urlsafe(32)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(token + "\n")
+    return token, True
+
+
+def _scripts(settings: Settings) -> Any:
+    if settings.scripts_path:
+        return json.loads(Path(settings.scripts_path).read_text(encoding="utf-8"))
+    return json.loads(resources.files("backend.demo").joinpath("team_script.json").read_text("utf-8"))
+
+
+class Backend:
+    """Everything one backend process runs. Build with :meth:`open`; ``await start()``."""
+
+    def __init__(self, settings: Settings, guard: Guard) -> None:
+        self.settings = settings
+        self.guard = guard
+        self.db = guard.db
+        self.events = guard.events
+        self.store = TeamStore(self.events)
+        self.pipeline = InfraPipeline(self.store, settings, auto=True)
+        self.infra_tools = InfraAgentTools(self.pipeline)
+        self.team = TeamService(settings, self.store, scripts=_scripts(settings),
+                                infra_tools=self.infra_tools.registry(), infra_planner=self.infra_tools)
+        self.dev_tasks = DevTasks(self.store, settings)
+        self.customer = CustomerService(events=self.events, orchestrator=guard.orchestrator,
+                                        conversations=guard.conversations)
+        self.broadcaster = Broadcaster(self.events)
+        self.token, self.token_generated = resolve_token(settings)
+        self._tasks: set[asyncio.Task[Any]] = set()
+
+    @classmethod
+    def open(cls, settings: Settings) -> Backend:
+        """Open (and migrate) the stores named by ``settings``."""
+        settings.data_dir.mkdir(parents=True, exist_ok=True)
+        db = open_database(settings.resolved_database_url())
+        guard = build_guard(settings, db=db)
+        guard._owned.append(db)  # noqa: SLF001 - the guard closes what the backend opened
+        return cls(settings, guard)
+
+    async def start(self) -> None:
+        """Start the live broadcast and settle what a crash may have left uncertain."""
+        await self.broadcaster.start()
+        expired = await asyncio.to_thread(self.guard.ledger.expire_stale) if self.guard.ledger else []
+        if expired:
+            log.warning("ledger: %d claim(s) found unfinished after a restart are now "
+                        "resultado_incerto; run `cadencia ledger reconcile`", len(expired))
+
+    def spawn(self, coro: Any, name: str) -> asyncio.Task[Any]:
+        """Run ``coro`` in the background; its failure is logged and recorded as an event."""
+        task = asyncio.create_task(coro, name=name)
+        self._tasks.add(task)
+
+        def done(t: asyncio.Task[Any]) -> None:
+            self._tasks.discard(t)
+            if not t.cancelled() and t.exception() is not None:
+                log.error("background task %s failed: %r", name, t.exception())
+                self.events.append("backend.task_failed", {"task": name, "error": repr(t.exception())})
+
+        task.add_done_callback(done)
+        return task
+
+    async def stop(self) -> None:
+        """Finish in-flight work, deliver every event already logged, close everything."""
+        for task in list(self._tasks):
+            task.cancel()
+        if self._tasks:
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+        await asyncio.to_thread(self.pipeline.close_jobs)
+        await asyncio.to_thread(self.dev_tasks.jobs.close)
+        await self.broadcaster.stop()
+        await asyncio.to_thread(self.guard.close)
+
+    # -- approvals and takeovers -----------------------------------------------------------
+
+    def approvals(self) -> dict[str, Any]:
+        """Infra PRs in review and unresolved takeovers, awaiting-human first."""
+        prs = [a.to_dict() for a in self.pipeline.in_review()]
+        prs.sort(key=lambda p: (p["gate_status"] != "awaiting_human", p.get("created_at", "")))
+        interruptions = [i.to_dict() for i in self.guard.interruptions.unresolved()]
+        interruptions.sort(key=lambda i: (i["status"] != "open", i["since"]))
+        return {"infra_prs": prs, "interruptions": interruptions}
+
+    def interruption_detail(self, ident: int) -> dict[str, Any]:
+        """A takeover with its conversation transcript and the ledger's attempt history."""
+        interruption = self.guard.interruptions.get(ident)
+        transcript = [
+            {"role": m["role"], "text": m["text"], "ts": str(m["ts"])}
+            for m in self.guard.conversations.transcript(interruption.conversa_id)
+        ]
+        entity_key = "clienteId" if interruption.ferramenta == "atualizar-cadastro" else "pedidoId"
+        attempts = [
+            e.payload for e in self.events.of_session(interruption.conversa_id, TENTATIVA)
+            if e.payload.get("ferramenta") == interruption.ferramenta
+            and e.payload.get(entity_key) == interruption.entidade_id
+        ]
+        return {**interruption.to_dict(), "transcript": transcript, "attempts": attempts}
+
+    async def resolve_interruption(self, ident: int, operator: str, action: str, reply: str) -> dict[str, Any]:
+        """Execute (once, through the ledger) or deny, reply to the customer, close it."""
+        if action not in ("execute", "deny"):
+            raise ValidationError("action must be 'execute' or 'deny'")
+        if not reply.strip():
+            raise ValidationError("a reply to the customer is required")
+        current: Interruption = await asyncio.to_thread(self.guard.interruptions.get, ident)
+        if current.status != "claimed" or current.claimed_by != operator:
+            raise ConflictError(
+                f"interruption {ident} is {current.status}"
+                + (f" by {current.claimed_by}" if current.claimed_by else "")
+                + f"; claim it before resolving (operator {operator})"
+            )
+        attempt = None
+        if action == "execute":
+            result = await asyncio.to_thread(
+                self.guard.orchestrator.call, current.conversa_id, current.ferramenta,
+                current.argumentos, operator=operator,
+            )
+            attempt = result.record
+        closed = await asyncio.to_thread(self.guard.interruptions.close, ident, operator, action, reply)
+        await asyncio.to_thread(self.guard.conversations.append, current.conversa_id, "operador", reply)
+        await asyncio.to_thread(
+            self.events.append, "conversa.mensagem",
+            {"conversaId": current.conversa_id, "autor": "operador", "texto": reply},
+            session_id=current.conversa_id, agent=operator,
+        )
+        return {"interruption": closed.to_dict(), "attempt": attempt}

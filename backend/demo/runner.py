@@ -1,0 +1,133 @@
+"""``--demo``: a sample multi-module project, the team pipeline and a customer refund
+loop, all live, so a new user sees the whole product move within the first minute.
+
+Everything runs through the same code paths as real work: scripted models for the
+conversational agents, the rule-based infra planner, real git, the real gate scanners,
+and the guard with its ledger. The only scripted shortcut is the operator's acceptance
+of the Arquiteto→Infra handoff, recorded as ``demo (auto-accepted)``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import shutil
+from importlib import resources
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from backend.agents.team import ARQUITETO, CRIATIVO, PO
+from backend.erp.seed import upsert_pedidos
+from backend.infra.dev_tasks import run_demo_task, seed_demo_tasks
+from backend.infra.git import GitProvider
+
+if TYPE_CHECKING:
+    from backend.agents.store import Project
+    from backend.core import Backend
+
+log = logging.getLogger(__name__)
+
+DEMO_OPERATOR = "demo (auto-accepted)"
+PACE_S = 1.0
+"""Pause between demo steps: slow enough for an operator to watch the roster change."""
+
+CONVERSAS = [
+    ("conv-demo-4821", "4821", "129.90",
+     ["Quero o reembolso do pedido 4821", "Já caiu?", "Ainda não vi o dinheiro do 4821",
+      "Pode fazer o estorno de novo?", "Olá? O reembolso saiu?"]),
+    ("conv-demo-5107", "5107", "89.00",
+     ["Qual o status do pedido 5107?", "E o reembolso do 5107, por favor"]),
+]
+
+
+def create_project_repo(backend: Backend, name: str, template: str = "empty") -> Project:
+    """Create a project whose repository lives in the data dir (never a client-chosen path)."""
+    project = backend.store.create_project(name)
+    repo = backend.settings.data_dir / "repos" / project.id
+    repo.mkdir(parents=True, exist_ok=True)
+    if template == "demo":
+        sample = resources.files("backend.demo").joinpath("sample")
+        with resources.as_file(sample) as src:
+            shutil.copytree(Path(src), repo, dirs_exist_ok=True)
+    else:
+        (repo / "README.md").write_text(f"# {name}\n", encoding="utf-8")
+    GitProvider(repo).ensure_repo()
+    with backend.db.transaction() as tx:
+        tx.execute_sql(
+            "UPDATE projects SET repo_path = %(repo)s WHERE id = %(id)s"
+            if tx.dialect == "postgres" else "UPDATE projects SET repo_path = :repo WHERE id = :id",
+            {"repo": str(repo), "id": project.id},
+        )
+    return backend.store.project(project.id)
+
+
+async def run_demo(backend: Backend, *, pace_s: float = PACE_S) -> dict[str, Any]:
+    """The whole demo; returns ids of what it created."""
+    customer = backend.spawn(_customer_demo(backend, pace_s), "demo-customers")
+    project = await asyncio.to_thread(create_project_repo, backend, "loja-demo", "demo")
+    session = await asyncio.to_thread(backend.store.create_session, project.id, "fase 4a — demo")
+    sid = session["id"]
+    for agent_id, text in ((CRIATIVO, "Quero uma loja com API, site e worker de reembolsos."),
+                           (PO, "Quebre em histórias e tarefas."),
+                           (ARQUITETO, "Defina os módulos e registre a decisão.")):
+        await backend.team.agent_turn(project.id, sid, agent_id, text)
+        await asyncio.sleep(pace_s)
+    handoff = await backend.team.offer_infra_handoff(project.id, sid)
+    await asyncio.sleep(pace_s)
+    await backend.team.accept_handoff(handoff.id, DEMO_OPERATOR)
+    await asyncio.to_thread(backend.store.activate_execution, project.id)
+    project = await asyncio.to_thread(backend.store.project, project.id)
+    tasks = await asyncio.to_thread(seed_demo_tasks, backend.dev_tasks, project)
+    await _infra_with_one_correction(backend, project.id, sid)
+    for task in tasks:
+        await asyncio.to_thread(run_demo_task, backend.dev_tasks, task.id)
+    await customer
+    return {"project_id": project.id, "session_id": sid, "handoff_id": handoff.id}
+
+
+async def _infra_with_one_correction(backend: Backend, project_id: str, session_id: str) -> None:
+    """The Infra agent's first draft has one mistake (an unpinned base image) so the demo
+    shows the gates requesting changes and the correction landing on the same PR."""
+    from backend.infra import planner
+    from backend.infra.agent import module_map_of
+
+    ctx_status = backend.team.runtime._status  # noqa: SLF001 - the roster shows infra working
+    from backend.agents.runtime import TurnContext
+
+    ctx = TurnContext(project_id, session_id, "infra")
+    await ctx_status(ctx, "working", "planning Dockerfiles, compose and CI")
+    try:
+        project = await asyncio.to_thread(backend.store.project, project_id)
+        files = await asyncio.to_thread(
+            planner.plan, Path(str(project.repo_path)), module_map_of(project.module_map)
+        )
+        draft = dict(files)
+        first_dockerfile = sorted(p for p in draft if p.endswith("Dockerfile"))[0]
+        lines = draft[first_dockerfile].splitlines()
+        for i, line in enumerate(lines):
+            if line.startswith("FROM "):
+                parts = line.split()
+                parts[1] = parts[1].split("@")[0].split(":")[0] + ":latest"
+                lines[i] = " ".join(parts)
+                break
+        draft[first_dockerfile] = "\n".join(lines) + "\n"
+        await asyncio.to_thread(
+            backend.infra_tools.propose_infra_pr, project_id, session_id,
+            "Infra: Dockerfiles, compose e CI", [{"path": p, "content": c} for p, c in draft.items()],
+        )
+    finally:
+        await ctx_status(ctx, "idle", "")
+
+
+async def _customer_demo(backend: Backend, pace_s: float) -> None:
+    """Customers insisting on refunds until the teto de voltas hands one to a human."""
+    await asyncio.to_thread(
+        upsert_pedidos, backend.db,
+        [{"pedidoId": p, "valorPedido": v, "clienteId": f"c-{p}"} for _, p, v, _ in CONVERSAS],
+    )
+    for conversa, _, _, messages in CONVERSAS:
+        for text in messages:
+            await asyncio.sleep(pace_s)
+            await backend.customer.handle_message(conversa, text)
+
+

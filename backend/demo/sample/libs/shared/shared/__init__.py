@@ -1,0 +1,5 @@
+"""Helpers shared by the services."""
+
+
+def slugify(text: str) -> str:
+    return "-".join(text.lower().split())

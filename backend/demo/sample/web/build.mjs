@@ -1,0 +1,1 @@
+console.log('nothing to bundle');
