@@ -79,6 +79,7 @@ async def stream(
             if isinstance(item, Resync):
                 yield {"event": "resync", "data": json.dumps({"last_id": item.last_id})}
                 continue
-            yield {"id": str(item.id), "event": "event", "data": json.dumps(item.to_dict(), default=str)}
+            data = {**item.to_dict(), "text": render(item).text}  # the feed line, as /api/activity
+            yield {"id": str(item.id), "event": "event", "data": json.dumps(data, default=str)}
 
     return EventSourceResponse(generate(), ping=15, send_timeout=30)
