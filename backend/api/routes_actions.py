@@ -42,7 +42,8 @@ async def infra_artifact(request: Request, pr_action_id: PrActionId) -> dict[str
     pipeline = _b(request).pipeline
     art = await asyncio.to_thread(pipeline.get, pr_action_id)
     timeline = await asyncio.to_thread(pipeline.timeline, pr_action_id)
-    return {**art.to_dict(), "timeline": [h.to_dict() for h in timeline]}
+    steps = [h.to_dict() for h in timeline]
+    return {**art.to_dict(), "timeline": [{**h, "status": h.get("to")} for h in steps]}
 
 
 @router.get("/infra-artifacts/{pr_action_id}/files")
