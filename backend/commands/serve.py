@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from backend.commands._common import add_data_dir
 
@@ -39,11 +40,38 @@ def run(args: argparse.Namespace) -> int:
     logging.getLogger("cadencia").info(
         "serving on http://%s:%d (data dir %s)", settings.host, settings.port, settings.data_dir
     )
-    uvicorn.run(
-        create_app(settings, demo=args.demo),
-        host=settings.host,
-        port=settings.port,
-        log_config=None,
-        timeout_graceful_shutdown=30,
-    )
-    return 0
+    config = uvicorn.Config(create_app(settings, demo=args.demo), host=settings.host,
+                            port=settings.port, log_config=None, timeout_graceful_shutdown=30)
+    server = graceful_server(config)
+    server.run()
+    return 0 if server.started else 1
+
+
+def graceful_server(config: Any) -> Any:
+    """A uvicorn server whose SIGTERM/SIGINT end the process with status 0.
+
+    uvicorn already shuts down gracefully (stops accepting, finishes in-flight requests,
+    runs the lifespan shutdown that delivers every logged event); it then re-raises the
+    signal, so the process would die "killed by SIGTERM". A service manager should see a
+    clean exit instead.
+    """
+    import contextlib
+    import signal
+    import threading
+
+    import uvicorn
+
+    class Server(uvicorn.Server):
+        @contextlib.contextmanager
+        def capture_signals(self):  # type: ignore[no-untyped-def]
+            if threading.current_thread() is not threading.main_thread():
+                yield
+                return
+            previous = {s: signal.signal(s, self.handle_exit) for s in (signal.SIGINT, signal.SIGTERM)}
+            try:
+                yield
+            finally:
+                for sig, handler in previous.items():
+                    signal.signal(sig, handler)
+
+    return Server(config)
