@@ -98,7 +98,7 @@ class Broadcaster:
             self._wake.clear()
             try:
                 await self._drain()
-            except Exception:  # noqa: BLE001 - the hub must outlive a database hiccup
+            except Exception:
                 log.exception("broadcast: reading the event log failed; retrying")
                 await asyncio.sleep(0.5)
                 self._wake.set()

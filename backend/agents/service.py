@@ -95,11 +95,11 @@ class TeamService:
         if self.infra_planner is None:
             raise ConflictError("no infra planner is configured")
         ctx = TurnContext(project_id, session_id, INFRA)
-        await self.runtime._status(ctx, "working", "planning Dockerfiles, compose and CI")  # noqa: SLF001
+        await self.runtime._status(ctx, "working", "planning Dockerfiles, compose and CI")
         try:
             result = await asyncio.to_thread(self.infra_planner.plan_and_propose, project_id, session_id)
         finally:
-            await self.runtime._status(ctx, "idle", "")  # noqa: SLF001
+            await self.runtime._status(ctx, "idle", "")
         return TurnResult(text="infra PR proposed", tool_results=[{"tool": "propose_infra_pr",
                                                                    "result": _jsonable(result), "error": False}],
                           steps=1)

@@ -33,20 +33,20 @@ class _Args(BaseModel):
 class ConsultarArgs(_Args):
     """Arguments of ``consultar-status-pedido``."""
 
-    pedidoId: EntityId  # noqa: N815 - the seed's wire name
+    pedidoId: EntityId
 
 
 class ReembolsoArgs(_Args):
     """Arguments of ``emitir-reembolso``."""
 
-    pedidoId: EntityId  # noqa: N815
+    pedidoId: EntityId
     valor: Annotated[Decimal, Field(gt=0, max_digits=12, decimal_places=2)]
 
 
 class CadastroArgs(_Args):
     """Arguments of ``atualizar-cadastro``: at least one contact field."""
 
-    clienteId: EntityId  # noqa: N815
+    clienteId: EntityId
     endereco: Annotated[str, StringConstraints(min_length=1, max_length=300)] | None = None
     telefone: Annotated[str, StringConstraints(pattern=r"^\+?[0-9 ()-]{6,25}$")] | None = None
     email: Annotated[str, StringConstraints(pattern=r"^[^@\s]+@[^@\s]+\.[^@\s]+$", max_length=254)] | None = None
