@@ -54,6 +54,7 @@ class Broadcaster:
         self._task: asyncio.Task[None] | None = None
         self._listen_thread: threading.Thread | None = None
         self._stopping = threading.Event()
+        self._signalled = False
 
     @property
     def cursor(self) -> int:
@@ -82,11 +83,21 @@ class Broadcaster:
                 await self._task
 
     def notify(self) -> None:
-        """Thread-safe: there may be new events in the log."""
+        """Thread-safe: there may be new events in the log.
+
+        Coalesced: while a wake-up is already scheduled, further appends add nothing (the
+        drain that follows reads everything after the cursor anyway).
+        """
         loop, wake = self._loop, self._wake
-        if loop is None or wake is None or loop.is_closed():
+        if loop is None or wake is None or loop.is_closed() or self._signalled:
             return
-        loop.call_soon_threadsafe(wake.set)
+        self._signalled = True
+        loop.call_soon_threadsafe(self._wake_up)
+
+    def _wake_up(self) -> None:
+        self._signalled = False  # cleared before the drain, so later appends signal again
+        assert self._wake is not None
+        self._wake.set()
 
     def _on_local_append(self, _event: Event) -> None:
         self.notify()

@@ -11,7 +11,7 @@ from fastapi import FastAPI
 
 from backend.api.errors import BodySizeLimit, install_error_handlers
 from backend.api.routes_actions import router as actions
-from backend.api.routes_read import public, router as reads
+from backend.api.routes_read import install_stream_cache, public, router as reads
 from backend.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -53,6 +53,7 @@ def create_app(settings: Settings, *, backend: Any = None, demo: bool = False) -
         description="Agents, execution ledger and gates. Bearer auth on every /api route.",
     )
     install_error_handlers(app)
+    install_stream_cache(app)
     app.include_router(public)
     app.include_router(reads)
     app.include_router(actions)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections import OrderedDict
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Header, Request, Response
@@ -13,6 +14,7 @@ from backend.agents.activity import render
 from backend.api.auth import require_token
 from backend.api.models import After, HealthOut, Limit
 from backend.broadcast import Resync
+from backend.events import Event
 
 public = APIRouter()
 router = APIRouter(prefix="/api", dependencies=[Depends(require_token)])
@@ -73,13 +75,36 @@ async def stream(
     if last_event_id is not None and last_event_id.strip().isdigit():
         resume = int(last_event_id.strip())
     hub = _backend(request).broadcaster
+    cache: _EncodedCache = request.app.state.sse_cache
 
     async def generate() -> Any:
         async for item in hub.subscribe(resume):
             if isinstance(item, Resync):
                 yield {"event": "resync", "data": json.dumps({"last_id": item.last_id})}
                 continue
-            data = {**item.to_dict(), "text": render(item).text}  # the feed line, as /api/activity
-            yield {"id": str(item.id), "event": "event", "data": json.dumps(data, default=str)}
+            yield {"id": str(item.id), "event": "event", "data": cache.encode(item)}
 
     return EventSourceResponse(generate(), ping=15, send_timeout=30)
+
+
+class _EncodedCache:
+    """Each event is serialized once, however many subscribers stream it (bounded)."""
+
+    def __init__(self, size: int = 4096) -> None:
+        self.size = size
+        self._data: OrderedDict[int, str] = OrderedDict()
+
+    def encode(self, event: Event) -> str:
+        """The SSE ``data`` of ``event``: its JSON plus its feed line (as /api/activity)."""
+        got = self._data.get(event.id)
+        if got is None:
+            got = json.dumps({**event.to_dict(), "text": render(event).text}, default=str)
+            self._data[event.id] = got
+            if len(self._data) > self.size:
+                self._data.popitem(last=False)
+        return got
+
+
+def install_stream_cache(app: Any) -> None:
+    """Give the app its shared SSE encoding cache."""
+    app.state.sse_cache = _EncodedCache()
