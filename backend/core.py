@@ -82,7 +82,7 @@ class Backend:
         settings.data_dir.mkdir(parents=True, exist_ok=True)
         db = open_database(settings.resolved_database_url())
         guard = build_guard(settings, db=db)
-        guard._owned.append(db)  # noqa: SLF001 - the guard closes what the backend opened
+        guard._owned.append(db)
         return cls(settings, guard)
 
     async def start(self) -> None:

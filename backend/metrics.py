@@ -50,7 +50,7 @@ class Metrics:
         for sink in self.sinks:
             try:
                 sink.interrupcao_por_teto(ferramenta)
-            except Exception:  # noqa: BLE001 - metrics must never break a customer turn
+            except Exception:
                 log.exception("metric sink %s failed", type(sink).__name__)
 
     def tentativa(self, ferramenta: str, resultado: str) -> None:

@@ -105,7 +105,7 @@ def _run_bare(port: int, rate: float, seconds: float, flood_s: float, start_at: 
         data = json.dumps({"id": i, "type": "bench.tick", "payload": {"i": i, "t": time.time()}})
         loop = loop_holder.get("loop")
         if loop is not None:
-            for q in list(queues):
+            for q in queues:
                 loop.call_soon_threadsafe(q.put_nowait, data)
 
     def produce() -> None:

@@ -42,6 +42,8 @@ def kind_style(kind: str) -> str:
         return "yellow"
     if kind == "TENTATIVA_DE_FERRAMENTA_REGISTRADA":
         return "magenta"
+    if kind == "agent.status":
+        return "dim"
     if kind.startswith("agent."):
         return "cyan"
     return "green"
@@ -54,15 +56,15 @@ def from_activity(line: ActivityLine) -> FeedLine:
 
 def from_event(event: Event) -> FeedLine:
     """Render one live event; unknown types and odd payloads get a generic line."""
-    text = event.text
+    if event.text:  # the server's own line (as /api/activity) already names who acted
+        return FeedLine(event.id, event.ts, event.type, event.text)
+    render = _RENDERERS.get(event.type)
+    try:
+        text = render(event.payload) if render else None
+    except Exception:  # noqa: BLE001 - a malformed payload must never break the feed
+        text = None
     if not text:
-        render = _RENDERERS.get(event.type)
-        try:
-            text = render(event.payload) if render else None
-        except Exception:  # noqa: BLE001 - a malformed payload must never break the feed
-            text = None
-        if not text:
-            text = _generic(event.payload)
+        text = _generic(event.payload)
     who = f"{event.agent}: " if event.agent else ""
     return FeedLine(event.id, event.ts, event.type, f"{who}{text}")
 

@@ -12,7 +12,7 @@ from backend.agents.providers.factory import is_planner, make_provider, model_bi
 from backend.agents.roster import derive_roster
 from backend.agents.runtime import AgentRuntime, ToolImpl, TurnContext, TurnResult
 from backend.agents.store import Handoff, TeamStore
-from backend.agents.team import ARQUITETO, INFRA, agent
+from backend.agents.team import ARQUITETO, INFRA, QA, SECOPS, agent
 from backend.agents.team_tools import session_tools
 from backend.exceptions import ConflictError
 from backend.settings import Settings
@@ -120,13 +120,18 @@ class TeamService:
             module_map=project.module_map if project else None,
             execution_activated=None,
             handoffs=self.store.handoffs(project.id) if project else [],
-            bindings=lambda a: model_binding(a, self.settings),
+            bindings=self._binding,
             autonomy=self.store.autonomy(project.id) if project else None,
         )
         out = [r.to_dict() for r in roster]
         with self._roster_lock:
             self._roster_cache = (last, project_id, out)
         return out
+
+    def _binding(self, agent_id: str) -> str:
+        if agent_id in (QA, SECOPS):
+            return "deterministic"  # gates run scanners, never a model
+        return model_binding(agent_id, self.settings)
 
     def activity(self, after: int = 0, limit: int = 200) -> list[dict[str, Any]]:
         """Operator-readable lines for events after ``after``."""

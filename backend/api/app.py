@@ -11,7 +11,8 @@ from fastapi import FastAPI
 
 from backend.api.errors import BodySizeLimit, install_error_handlers
 from backend.api.routes_actions import router as actions
-from backend.api.routes_read import install_stream_cache, public, router as reads
+from backend.api.routes_read import install_stream_cache, public
+from backend.api.routes_read import router as reads
 from backend.settings import Settings
 
 log = logging.getLogger(__name__)

@@ -23,7 +23,11 @@ def register(subparsers: Any) -> None:
         default=None,
         help="backend URL (default: CADENCIA_URL or http://CADENCIA_HOST:CADENCIA_PORT)",
     )
-    parser.add_argument("--token", default=None, help="bearer token (default: CADENCIA_TOKEN)")
+    parser.add_argument(
+        "--token", default=None,
+        help="bearer token (default: CADENCIA_TOKEN, else the token file in the data dir)",
+    )
+    parser.add_argument("--data-dir", default=None, help="where the backend keeps its token file")
     parser.add_argument(
         "--readonly", action="store_true", help="watch only: every operator action is refused"
     )
@@ -38,8 +42,12 @@ def run(args: argparse.Namespace) -> int:
     from backend.settings import load_settings
     from console.app import run_console
 
-    settings = load_settings()
+    settings = load_settings(data_dir=args.data_dir)
+    token = args.token or settings.token
+    token_file = settings.data_dir / "token"
+    if token is None and token_file.exists():
+        token = token_file.read_text(encoding="utf-8").strip()
     url = args.url or os.environ.get("CADENCIA_URL") or f"http://{settings.host}:{settings.port}"
     return run_console(
-        url, token=args.token or settings.token, readonly=args.readonly, operator=args.operator
+        url, token=token, readonly=args.readonly, operator=args.operator
     )

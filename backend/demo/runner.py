@@ -91,7 +91,7 @@ async def _infra_with_one_correction(backend: Backend, project_id: str, session_
     from backend.infra import planner
     from backend.infra.agent import module_map_of
 
-    ctx_status = backend.team.runtime._status  # noqa: SLF001 - the roster shows infra working
+    ctx_status = backend.team.runtime._status
     from backend.agents.runtime import TurnContext
 
     ctx = TurnContext(project_id, session_id, "infra")
@@ -102,7 +102,7 @@ async def _infra_with_one_correction(backend: Backend, project_id: str, session_
             planner.plan, Path(str(project.repo_path)), module_map_of(project.module_map)
         )
         draft = dict(files)
-        first_dockerfile = sorted(p for p in draft if p.endswith("Dockerfile"))[0]
+        first_dockerfile = min(p for p in draft if p.endswith("Dockerfile"))
         lines = draft[first_dockerfile].splitlines()
         for i, line in enumerate(lines):
             if line.startswith("FROM "):

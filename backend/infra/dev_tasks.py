@@ -39,17 +39,15 @@ from backend.infra.artifacts import (
     apply_transition,
     read_history,
 )
-from backend.infra.git import DEFAULT_BRANCH, GitProvider
-from backend.infra.pipeline import (
-    SETTLED,
+from backend.infra.gate_jobs import (
     BackgroundJobs,
     GateJob,
-    GateName,
-    VerdictValue,
     drop_branch,
     files_payload,
     gate_findings,
 )
+from backend.infra.git import DEFAULT_BRANCH, GitProvider
+from backend.infra.pipeline import SETTLED, GateName, VerdictValue
 from backend.settings import Settings, load_settings
 from backend.store.db import Row, Tx, dumps, loads
 

@@ -9,5 +9,6 @@ Modules:
     terraform       parsing a ``.tf`` directory and rendering its references
     terraform_iam   extracting policies and role attachments from a parsed directory
     iam             ``audit_iam(paths)``: the whole audit, used by ``cadencia audit iam``
-    grants_audit    (planned) ``audit grants``, registered via backend.commands.audit
+    grants_audit    ``audit grants``: live PostgreSQL privileges diffed against the grants spec
+    teardown        ``cadencia teardown``: stop, revoke and drop the roles, drop the ledger, verify
 """

@@ -102,12 +102,12 @@ class ActivityFeed(ScrollView, can_focus=True):
         if index >= len(self._lines):
             return Strip.blank(width, style)
         line = self._lines[index]
+        # The line's own words say what happened; the event type only colours it, so a
+        # narrow pane spends its width on the text an operator reads.
         text = Text.assemble(
             (short_ts(line.ts), "dim"),
             " ",
-            (f"{line.kind:<20.20}", kind_style(line.kind)),
-            " ",
-            line.text,
+            (line.text, kind_style(line.kind)),
             no_wrap=True,
             end="",
         )

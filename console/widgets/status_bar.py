@@ -47,7 +47,11 @@ class StatusBar(Widget):
         parts: list[tuple[str, str] | str] = [(" Cadência ", "bold reverse"), " ", state, "  "]
         parts.append(
             (
-                f"⚑ {self.prs_waiting} PR · {self.interruptions_waiting} interruption awaiting you",
+                (
+                    f"⚑ {self.prs_waiting} PR{'' if self.prs_waiting == 1 else 's'} · "
+                    f"{self.interruptions_waiting} interruption"
+                    f"{'' if self.interruptions_waiting == 1 else 's'} awaiting you"
+                ),
                 "bold red" if waiting else "dim",
             )
         )
