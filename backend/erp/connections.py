@@ -81,7 +81,7 @@ class ToolConnection:
                 params["user"] = self.role
                 params.pop("password", None)
                 self._pool = ConnectionPool(
-                    make_conninfo(**params),
+                    make_conninfo("", **params),
                     min_size=1,
                     max_size=4,
                     kwargs={"row_factory": dict_row},

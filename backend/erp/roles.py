@@ -82,7 +82,7 @@ def credential_fn(settings: Settings, store: SecretStore, db_url: str) -> Creden
         return str(
             client.generate_db_auth_token(
                 DBHostname=params.get("host", "localhost"),
-                Port=int(params.get("port", 5432)),
+                Port=int(str(params.get("port") or 5432)),
                 DBUsername=role,
                 Region=settings.aws_region,
             )

@@ -78,7 +78,8 @@ class GatewaySimulator:
     def url(self) -> str:
         """Base URL of the running simulator."""
         host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
+        name = host.decode() if isinstance(host, bytes) else str(host)
+        return f"http://{name}:{port}"
 
     def start(self) -> GatewaySimulator:
         """Serve in a daemon thread."""

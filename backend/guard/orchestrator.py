@@ -140,15 +140,15 @@ class Orchestrator:
             # An operator acting on a takeover is not counted against the agent's ceiling.
             reservation = self.ledger.reserve(counter, claim, count=operator is None)
             if reservation.bloqueado_por_teto:
-                outcome = self._teto(conversa_id, ferramenta, entidade, raw, reservation, tx)
+                blocked = self._teto(conversa_id, ferramenta, entidade, raw, reservation, tx)
             elif reservation.claim not in ("none", "claimed"):
-                outcome = self._blocked_by_ledger(conversa_id, ferramenta, entidade, raw, reservation, tx)
+                blocked = self._blocked_by_ledger(conversa_id, ferramenta, entidade, raw, reservation, tx)
             else:
-                outcome = None
-            if outcome is not None:
+                blocked = None  # allowed: the tool runs outside the transaction
+            if blocked is not None:
                 # Blocked: the decision, the takeover and the attempt's event commit together.
                 return self._record(conversa_id, ferramenta, raw, entidade, reservation.tentativa,
-                                    chave, outcome, operator, tx=tx)
+                                    chave, blocked, operator, tx=tx)
         outcome, settle = self._run_tool(ferramenta, args, chave)
         with self._decision_tx() as tx:
             if settle is not None:
@@ -314,7 +314,7 @@ class Orchestrator:
         if self.ledger is None:
             return []
         self.ledger.expire_stale()
-        settled = []
+        settled: list[tuple[str, str]] = []
         for record in self.ledger.uncertain():
             if record.ferramenta != "emitir-reembolso":
                 continue

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 from datetime import UTC, datetime
+from typing import Any, cast
 
 from backend.exceptions import MigrationError
 from backend.store.db import Database, PostgresDatabase, SqliteDatabase
@@ -76,7 +77,7 @@ def _migrate_postgres(db: PostgresDatabase) -> list[int]:
                 "name TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL)"
             )
             rows = conn.execute("SELECT version FROM schema_migrations").fetchall()
-            done = {r["version"] for r in rows}
+            done = {r["version"] for r in cast(list[dict[str, Any]], rows)}  # dict_row pool
             for version, name, sql in migration_files("postgres"):
                 if version in done:
                     continue

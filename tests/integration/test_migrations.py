@@ -20,7 +20,7 @@ def _tables(db: Database) -> set[str]:
     )
     with db.transaction(write=False) as tx:
         tx.execute_sql(sql)
-        return {r["name"] for r in tx._cursor.fetchall()}  # noqa: SLF001
+        return {r["name"] for r in tx._cursor.fetchall()}
 
 
 @pytest.mark.parametrize("engine", ["sqlite", "postgres"])

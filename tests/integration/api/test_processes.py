@@ -142,7 +142,7 @@ def test_sigterm_finishes_in_flight_work_and_loses_no_event(tmp_path: Path) -> N
     try:
         with db.transaction(write=False) as tx:
             tx.execute_sql("SELECT payload FROM events WHERE type = 'conversa.mensagem'")
-            texts = [json.loads(r["payload"])["texto"] for r in tx._cursor.fetchall()]  # noqa: SLF001
+            texts = [json.loads(r["payload"])["texto"] for r in tx._cursor.fetchall()]
     finally:
         db.close()
     if results == [200]:  # the request was accepted before shutdown: its whole turn is logged

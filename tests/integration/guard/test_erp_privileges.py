@@ -31,7 +31,7 @@ ALLOWED = [
 
 
 def _run(guard: Guard, role: str, sql: str) -> None:
-    conn = guard.toolbox._conns[role]  # noqa: SLF001 - the tool's own connection
+    conn = guard.toolbox._conns[role]
     with conn.transaction() as tx:
         tx.execute_sql(sql)
 
@@ -54,10 +54,10 @@ def test_postgres_tool_roles_log_in_as_themselves(pg_url: str, tmp_path) -> None
 
     guard = make_guard(tmp_path / "data", pg_url)
     try:
-        conn = guard.toolbox._conns[ROLE_REEMBOLSO]  # noqa: SLF001
+        conn = guard.toolbox._conns[ROLE_REEMBOLSO]
         with conn.transaction() as tx:
             tx.execute_sql("SELECT current_user AS u")
-            assert tx._cursor.fetchone()["u"] == ROLE_REEMBOLSO  # noqa: SLF001
+            assert tx._cursor.fetchone()["u"] == ROLE_REEMBOLSO
     finally:
         guard.close()
         guard.db.close()

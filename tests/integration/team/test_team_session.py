@@ -95,7 +95,7 @@ async def test_roster_time_travel(any_db: Database, data_dir: Path) -> None:
     before_accept = team.events.last_id()
     await team.accept_handoff(handoff.id, "ana")
     events = team.events.after(0, 10_000)
-    at = lambda n: {r.id for r in derive_roster([e for e in events if e.id <= n])}  # noqa: E731
+    at = lambda n: {r.id for r in derive_roster([e for e in events if e.id <= n])}
     assert "infra" not in at(before_accept)
     assert "infra" in at(team.events.last_id())
     # while the criativo was mid-turn it was working
