@@ -39,22 +39,8 @@ class ToolConnection:
             with self._lock:
                 if self._sqlite is None:
                     self._sqlite = self._db.connect(authorizer=sqlite_authorizer(self.role))
-                conn = self._sqlite
-                cursor = conn.cursor()
-                try:
-                    cursor.execute("BEGIN IMMEDIATE")
-                    yield Tx(cursor, load_queries("sqlite"), "sqlite")
-                    cursor.execute("COMMIT")
-                except BaseException as exc:
-                    if conn.in_transaction:
-                        conn.execute("ROLLBACK")
-                    import sqlite3
-
-                    if isinstance(exc, sqlite3.Error):
-                        raise StorageError(f"ERP refused {self.role}: {exc}") from exc
-                    raise
-                finally:
-                    cursor.close()
+                with self._db.transaction_on(self._sqlite, what=f"ERP refused {self.role}") as tx:
+                    yield tx
             return
         if isinstance(self._db, PostgresDatabase):
             import psycopg

@@ -124,7 +124,14 @@ class SqliteDatabase(Database):
 
     @contextmanager
     def transaction(self, *, write: bool = True) -> Iterator[Tx]:
-        conn = self._conn()
+        with self.transaction_on(self._conn(), write=write) as tx:
+            yield tx
+
+    @contextmanager
+    def transaction_on(
+        self, conn: sqlite3.Connection, *, write: bool = True, what: str = "SQLite error"
+    ) -> Iterator[Tx]:
+        """A transaction on ``conn`` (one of this database's connections, e.g. a tool's)."""
         cursor = conn.cursor()
         try:
             cursor.execute("BEGIN IMMEDIATE" if write else "BEGIN")
@@ -134,7 +141,7 @@ class SqliteDatabase(Database):
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
             if isinstance(exc, sqlite3.Error):
-                raise StorageError(f"SQLite error: {exc}") from exc
+                raise StorageError(f"{what}: {exc}") from exc
             raise
         finally:
             cursor.close()
