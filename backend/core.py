@@ -75,6 +75,7 @@ class Backend:
         self.broadcaster = Broadcaster(self.events)
         self.token, self.token_generated = resolve_token(settings)
         self._tasks: set[asyncio.Task[Any]] = set()
+        self.tools_ready = asyncio.Event()
 
     @classmethod
     def open(cls, settings: Settings) -> Backend:
@@ -88,10 +89,33 @@ class Backend:
     async def start(self) -> None:
         """Start the live broadcast and settle what a crash may have left uncertain."""
         await self.broadcaster.start()
+        self.spawn(self._provision_scanners(), "provision-scanners")
         expired = await asyncio.to_thread(self.guard.ledger.expire_stale) if self.guard.ledger else []
         if expired:
             log.warning("ledger: %d claim(s) found unfinished after a restart are now "
                         "resultado_incerto; run `cadencia ledger reconcile`", len(expired))
+
+    async def _provision_scanners(self) -> None:
+        """Install semgrep into the data dir on a machine that lacks it, then re-run the
+        gates of PRs that were waiting on it (a skipped gate leaves a PR where it was)."""
+        from backend.gates.provision import ensure_semgrep
+        from backend.gates.runner import resolve_semgrep
+
+        try:
+            if await asyncio.to_thread(resolve_semgrep, self.settings):
+                return
+            await asyncio.to_thread(self.events.append, "tools.provisioning",
+                                    {"tool": "semgrep", "detail": "one-time install for the SecOps gate"})
+            path = await asyncio.to_thread(ensure_semgrep, self.settings)
+            await asyncio.to_thread(self.events.append, "tools.ready", {"tool": "semgrep", "path": path})
+            for art in await asyncio.to_thread(self.pipeline.in_review):
+                if art.gate_status in ("awaiting_qa", "awaiting_secops"):
+                    self.pipeline.start_gates(art.pr_action_id)
+        except Exception as exc:  # noqa: BLE001 - gates then report semgrep as skipped
+            log.error("could not provision semgrep: %s", exc)
+            await asyncio.to_thread(self.events.append, "tools.failed", {"tool": "semgrep", "error": str(exc)})
+        finally:
+            self.tools_ready.set()
 
     def spawn(self, coro: Any, name: str) -> asyncio.Task[Any]:
         """Run ``coro`` in the background; its failure is logged and recorded as an event."""

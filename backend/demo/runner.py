@@ -78,6 +78,7 @@ async def run_demo(backend: Backend, *, pace_s: float = PACE_S) -> dict[str, Any
     await asyncio.to_thread(backend.store.activate_execution, project.id)
     project = await asyncio.to_thread(backend.store.project, project.id)
     tasks = await asyncio.to_thread(seed_demo_tasks, backend.dev_tasks, project)
+    await backend.tools_ready.wait()  # first run on a fresh machine: semgrep is being installed
     await _infra_with_one_correction(backend, project.id, sid)
     for task in tasks:
         await asyncio.to_thread(run_demo_task, backend.dev_tasks, task.id)

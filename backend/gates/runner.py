@@ -192,7 +192,13 @@ def resolve_semgrep(settings: Settings | None = None) -> str | None:
     settings = settings or load_settings()
     if settings.semgrep_bin:
         return settings.semgrep_bin if Path(settings.semgrep_bin).is_file() else None
-    return find_binary("semgrep", REPO_ROOT / ".venv-tools" / "bin" / "semgrep")
+    found = find_binary("semgrep", REPO_ROOT / ".venv-tools" / "bin" / "semgrep")
+    if found:
+        return found
+    from backend.gates.provision import provisioned_semgrep  # installed by `cadencia up`
+
+    own = provisioned_semgrep(settings.data_dir)
+    return str(own) if own.is_file() else None
 
 
 def _run(
