@@ -218,7 +218,8 @@ class TeamStore:
                 tx, "handoff.accepted",
                 {"handoff_id": handoff_id, "from_agent": handoff.from_agent, "to_agent": handoff.to_agent,
                  "operator": operator,
-                 "autonomy_seeded": [{"agent": a, "action": b, "value": v} for (a, b), v in seeded.items()]},
+                 # {action: value} for the receiving agent: what the roster replays
+                 "autonomy_seeded": {action: v for (_, action), v in seeded.items()}},
                 project_id=handoff.project_id, session_id=handoff.session_id, agent=handoff.to_agent,
             )
         self._commit([event])

@@ -42,6 +42,7 @@ from backend.infra.artifacts import (
 from backend.infra.gate_jobs import (
     BackgroundJobs,
     GateJob,
+    agent_at_work,
     drop_branch,
     files_payload,
     gate_findings,
@@ -250,10 +251,15 @@ class DevTasks:
         if task.gate_status not in ("awaiting_qa", "awaiting_secops"):
             raise ConflictError(f"no gate to run while {task.gate_status}", task_id=task_id)
         files = self._read(task)
+        events = self.store.events
         if task.gate_status == "awaiting_qa":
-            task = self._record(task_id, run_qa(files, self.settings, timeout_s=self.timeout_s))
+            with agent_at_work(events, "qa", task.project_id, f"reviewing dev PR {task_id}"):
+                result = run_qa(files, self.settings, timeout_s=self.timeout_s)
+            task = self._record(task_id, result)
         if task.gate_status == "awaiting_secops":
-            task = self._record(task_id, run_secops(files, self.settings, timeout_s=self.timeout_s))
+            with agent_at_work(events, "secops", task.project_id, f"scanning dev PR {task_id}"):
+                result = run_secops(files, self.settings, timeout_s=self.timeout_s)
+            task = self._record(task_id, result)
         return task
 
     def _record(self, task_id: str, result: GateResult) -> DevTask:
@@ -405,8 +411,9 @@ def run_demo_task(dev_tasks: DevTasks, task_id: str) -> DevTask:
     """The scripted dev agent works one demo task: propose its change, then settle the gates."""
     task = dev_tasks.get(task_id)
     project = dev_tasks.store.project(task.project_id)
-    files = demo_files(project, task, dev_tasks.git_for(task))
-    dev_tasks.propose_task_pr(task_id, files)
+    with agent_at_work(dev_tasks.store.events, task.agent, task.project_id, f"working on {task.title}"):
+        files = demo_files(project, task, dev_tasks.git_for(task))
+        dev_tasks.propose_task_pr(task_id, files)
     return dev_tasks.settle(task_id)
 
 

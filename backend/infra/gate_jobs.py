@@ -6,14 +6,16 @@ from __future__ import annotations
 import logging
 import subprocess
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic import ValidationError as PydanticValidationError
 
+from backend.events import EventLog
 from backend.exceptions import ValidationError
 from backend.gates.runner import GateResult
 from backend.infra.artifacts import Finding
@@ -132,3 +134,24 @@ class BackgroundJobs:
         self._pool.shutdown(wait=True)
 
 
+
+
+_GATE_LOCKS = {"qa": threading.Lock(), "secops": threading.Lock()}
+
+
+@contextmanager
+def agent_at_work(events: EventLog, agent: str, project_id: str | None, detail: str) -> Iterator[None]:
+    """``agent.status`` working → idle around one piece of a project-scoped agent's work.
+
+    QA and SecOps are singletons per backend: their gate runs are serialized here, one PR
+    at a time, whoever asked (infra PRs and dev task PRs alike).
+    """
+    lock = _GATE_LOCKS.get(agent)
+    with lock if lock is not None else nullcontext():
+        events.append("agent.status", {"status": "working", "detail": detail},
+                      project_id=project_id, agent=agent)
+        try:
+            yield
+        finally:
+            events.append("agent.status", {"status": "idle", "detail": ""},
+                          project_id=project_id, agent=agent)

@@ -33,6 +33,7 @@ from backend.infra.artifacts import Finding, HistoryEntry, InfraArtifact, InfraA
 from backend.infra.gate_jobs import (
     BackgroundJobs,
     GateJob,
+    agent_at_work,
     drop_branch,
     files_payload,
     gate_findings,
@@ -245,11 +246,15 @@ class InfraPipeline:
             raise ConflictError(f"no gate to run while {art.gate_status}",
                                 pr_action_id=pr_action_id, status=art.gate_status)
         files = self._read(art)
+        events = self.store.events
         if art.gate_status == "awaiting_qa":
-            art = self._record(pr_action_id, run_qa(files, self.settings, timeout_s=self.timeout_s))
+            with agent_at_work(events, "qa", art.project_id, f"reviewing infra PR {pr_action_id}"):
+                result = run_qa(files, self.settings, timeout_s=self.timeout_s)
+            art = self._record(pr_action_id, result)
         if art.gate_status == "awaiting_secops":
-            art = self._record(pr_action_id,
-                               run_secops(files, self.settings, timeout_s=self.timeout_s))
+            with agent_at_work(events, "secops", art.project_id, f"scanning infra PR {pr_action_id}"):
+                result = run_secops(files, self.settings, timeout_s=self.timeout_s)
+            art = self._record(pr_action_id, result)
         return art
 
     def _record(self, pr_action_id: str, result: GateResult) -> InfraArtifact:

@@ -30,7 +30,7 @@ async def test_live_events_arrive_in_order_from_many_threads(any_db: Database) -
     hub = Broadcaster(log)
     await hub.start()
     try:
-        sub = hub.subscribe()
+        sub = hub.subscribe(after_id=log.last_id())  # "from now", without a start-up race
         first = asyncio.create_task(_take(sub, 200))
         await asyncio.sleep(0.05)
 
@@ -73,8 +73,9 @@ async def test_slow_subscriber_is_told_to_resync_and_fast_one_is_not(sqlite_db: 
     hub = Broadcaster(log, queue_size=10)
     await hub.start()
     try:
-        slow = hub.subscribe()
-        fast = hub.subscribe()
+        now = log.last_id()
+        slow = hub.subscribe(after_id=now)
+        fast = hub.subscribe(after_id=now)
         slow_first = asyncio.create_task(slow.__anext__())
         fast_all = asyncio.create_task(_take(fast, 50))
         await asyncio.sleep(0.05)
