@@ -77,7 +77,7 @@ INSERT INTO interruptions
     (conversa_id, entidade_id, ferramenta, motivo, argumentos, attempts, status, opened_at, updated_at)
 VALUES (%(conversa_id)s, %(entidade_id)s, %(ferramenta)s, %(motivo)s, %(argumentos)s,
         %(attempts)s, 'open', %(now)s, %(now)s)
-ON CONFLICT (conversa_id, entidade_id, ferramenta, motivo) DO NOTHING
+ON CONFLICT (conversa_id, entidade_id, ferramenta, motivo) WHERE status <> 'resolved' DO NOTHING
 RETURNING id
 
 -- name: interruption_touch
@@ -88,7 +88,7 @@ WHERE conversa_id = %(conversa_id)s AND entidade_id = %(entidade_id)s
 -- name: interruption_find
 SELECT id FROM interruptions
 WHERE conversa_id = %(conversa_id)s AND entidade_id = %(entidade_id)s
-  AND ferramenta = %(ferramenta)s AND motivo = %(motivo)s
+  AND ferramenta = %(ferramenta)s AND motivo = %(motivo)s AND status <> 'resolved'
 
 -- name: interruption_get
 SELECT id, conversa_id, entidade_id, ferramenta, motivo, argumentos, attempts, status,

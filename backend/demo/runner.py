@@ -32,10 +32,10 @@ PACE_S = 1.0
 """Pause between demo steps: slow enough for an operator to watch the roster change."""
 
 CONVERSAS = [
-    ("conv-demo-4821", "4821", "129.90",
+    ("conv-demo", "4821", "129.90",
      ["Quero o reembolso do pedido 4821", "Já caiu?", "Ainda não vi o dinheiro do 4821",
       "Pode fazer o estorno de novo?", "Olá? O reembolso saiu?"]),
-    ("conv-demo-5107", "5107", "89.00",
+    ("conv-demo-b", "5107", "89.00",
      ["Qual o status do pedido 5107?", "E o reembolso do 5107, por favor"]),
 ]
 
@@ -63,8 +63,11 @@ def create_project_repo(backend: Backend, name: str, template: str = "empty") ->
 
 async def run_demo(backend: Backend, *, pace_s: float = PACE_S) -> dict[str, Any]:
     """The whole demo; returns ids of what it created."""
-    customer = backend.spawn(_customer_demo(backend, pace_s), "demo-customers")
     project = await asyncio.to_thread(create_project_repo, backend, "loja-demo", "demo")
+    # Conversations are new on every run, so a second demo on the same data dir shows the
+    # whole story again instead of continuing yesterday's customers.
+    run = f"{int(project.id[-4:], 16) % 1000:03d}"
+    customer = backend.spawn(_customer_demo(backend, pace_s, run), "demo-customers")
     session = await asyncio.to_thread(backend.store.create_session, project.id, "fase 4a — demo")
     sid = session["id"]
     for agent_id, text in ((CRIATIVO, "Quero uma loja com API, site e worker de reembolsos."),
@@ -120,15 +123,19 @@ async def _infra_with_one_correction(backend: Backend, project_id: str, session_
         await ctx_status(ctx, "idle", "")
 
 
-async def _customer_demo(backend: Backend, pace_s: float) -> None:
+async def _customer_demo(backend: Backend, pace_s: float, run: str) -> None:
     """Customers insisting on refunds until the teto de voltas hands one to a human."""
+    def order(pedido: str) -> str:
+        return f"{pedido}{run}"
+
     await asyncio.to_thread(
         upsert_pedidos, backend.db,
-        [{"pedidoId": p, "valorPedido": v, "clienteId": f"c-{p}"} for _, p, v, _ in CONVERSAS],
+        [{"pedidoId": order(p), "valorPedido": v, "clienteId": f"c-{p}"} for _, p, v, _ in CONVERSAS],
     )
-    for conversa, _, _, messages in CONVERSAS:
+    for conversa, pedido, _, messages in CONVERSAS:
         for text in messages:
             await asyncio.sleep(pace_s)
-            await backend.customer.handle_message(conversa, text)
+            await backend.customer.handle_message(f"{conversa}-{order(pedido)}",
+                                                  text.replace(pedido, order(pedido)))
 
 

@@ -168,3 +168,18 @@ def test_every_attempt_is_an_event_with_the_seed_fields(guard: Guard) -> None:
     }
     assert [e.payload["resultado"] for e in events] == ["executado", "bloqueado_por_idempotencia"]
     assert events[0].id < events[1].id
+
+
+def test_a_resolved_takeover_does_not_hide_the_next_one(guard: Guard) -> None:
+    for _ in range(5):
+        guard.orchestrator.call("conv-1", "consultar-status-pedido", {"pedidoId": "4821"})
+    [first] = guard.interruptions.unresolved()
+    guard.interruptions.claim(first.id, "ana")
+    guard.interruptions.close(first.id, "ana", "deny", "Vou verificar pessoalmente.")
+    assert guard.interruptions.unresolved() == []
+    again = guard.orchestrator.call("conv-1", "consultar-status-pedido", {"pedidoId": "4821"})
+    assert again.resultado == "bloqueado_por_teto"
+    [second] = guard.interruptions.unresolved()
+    assert second.id != first.id and again.interruption_id == second.id
+    guard.orchestrator.call("conv-1", "consultar-status-pedido", {"pedidoId": "4821"})
+    assert [i.id for i in guard.interruptions.unresolved()] == [second.id]  # still one open
