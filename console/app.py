@@ -17,6 +17,7 @@ from typing import ClassVar
 from textual import work
 from textual.app import App
 from textual.binding import Binding, BindingType
+from textual.screen import Screen
 from textual.signal import Signal
 
 from console.actions import ActionsMixin
@@ -39,6 +40,9 @@ from console.state import (
 BACKLOG_PAGE = 1_000
 FLUSH_INTERVAL_S = 0.1
 """Events are applied to widgets in batches at most this often: bursts cost one redraw."""
+
+
+_NAVIGATION = frozenset({"Cursor up", "Cursor down", "Select", "Top", "Bottom", "Page up", "Page down"})
 
 
 class CadenciaConsole(ActionsMixin, App[int]):
@@ -126,7 +130,8 @@ class CadenciaConsole(ActionsMixin, App[int]):
 
     def action_help(self) -> None:
         """List every binding of the current screen."""
-        rows: list[tuple[str, str, str]] = []
+        own: list[tuple[str, str, str]] = []
+        widget: list[tuple[str, str, str]] = []
         seen: set[str] = set()
         for active in self.screen.active_bindings.values():
             binding = active.binding
@@ -135,8 +140,16 @@ class CadenciaConsole(ActionsMixin, App[int]):
             seen.add(binding.action)
             note = "" if active.enabled else "off: read-only console"
             keys = binding.key_display or self.get_key_display(binding)
-            rows.append((keys, binding.description or binding.action, note))
-        self.push_screen(HelpScreen(self.screen.title or self.current_mode, rows))
+            row = (keys, binding.description or binding.action, note)
+            # The screen's and the app's keys first; of the focused widget's own keys only
+            # the ones an operator moves with (no page-left, copy...).
+            if binding.description == "Copy selected text":
+                continue  # Textual's own; nothing an operator needs from this console
+            if isinstance(active.node, (App, Screen)):
+                own.append(row)
+            elif binding.description in _NAVIGATION:
+                widget.append(row)
+        self.push_screen(HelpScreen(self.screen.title or self.current_mode, own + widget))
 
     def action_refresh(self) -> None:
         """Refetch roster and approvals now."""
