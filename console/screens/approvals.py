@@ -29,10 +29,10 @@ PR_COLUMNS = (
 )
 INT_COLUMNS = (
     ("#", 4),
-    ("conversa", 14),
+    ("conversa", 18),
     ("pedido", 10),
-    ("ferramenta", 22),
-    ("motivo", 18),
+    ("ferramenta", 18),
+    ("motivo", 17),
     ("tries", 5),
     ("waiting", 7),
     ("claimed by", 12),
