@@ -149,6 +149,7 @@ async def _subscribe(url: str, headers: dict[str, str], paced: int, deadline: fl
     import httpx
 
     latencies: list[float] = []
+    resyncs = 0
     flood_n = 0
     flood_first = flood_last = None
     async with httpx.AsyncClient(timeout=None) as client:
@@ -160,7 +161,11 @@ async def _subscribe(url: str, headers: dict[str, str], paced: int, deadline: fl
                             break
                         continue
                     now = time.time()
-                    payload = json.loads(line[5:])["payload"]
+                    data = json.loads(line[5:])
+                    if "payload" not in data:  # a resync: this client fell too far behind
+                        resyncs += 1
+                        continue
+                    payload = data["payload"]
                     if payload.get("i", -1) < paced:
                         latencies.append((now - payload["t"]) * 1000)
                     elif now >= flood_from:
@@ -172,7 +177,7 @@ async def _subscribe(url: str, headers: dict[str, str], paced: int, deadline: fl
         except httpx.HTTPError:
             pass
     span = (flood_last - flood_first) if flood_first and flood_last and flood_last > flood_first else 0
-    return {"latencies": latencies, "flood_rate": flood_n / span if span else 0.0}
+    return {"latencies": latencies, "flood_rate": flood_n / span if span else 0.0, "resyncs": resyncs}
 
 
 async def _measure(url: str, headers: dict[str, str], subscribers: int, paced: int,
@@ -189,6 +194,7 @@ async def _measure(url: str, headers: dict[str, str], subscribers: int, paced: i
         "delivered_paced": len(latencies),
         "expected_paced": paced * subscribers,
         "flood_events_per_s": round(statistics.mean(r["flood_rate"] for r in results), 1),
+        "resyncs": sum(r["resyncs"] for r in results),
     }
 
 
@@ -255,6 +261,7 @@ def main(argv: list[str] | None = None) -> int:
          f"{bare['delivered_paced']}/{bare.get('expected_paced')}", "all"),
         ("flood events/s per subscriber", ours["flood_events_per_s"], bare["flood_events_per_s"], ""),
         ("throughput ours ÷ bare", result["throughput_ratio"], "", ">= 0.5"),
+        ("resyncs (client fell behind)", ours.get("resyncs", 0), bare.get("resyncs", 0), ""),
     ]
     from rich.console import Console
     from rich.table import Table
