@@ -107,6 +107,9 @@ def prove(
         guard = build_guard(settings, architecture=architecture)
         try:
             upsert_pedidos(guard.db, (p.model_dump() for c in conversas for p in c.pedidos))
+            assert guard.simulator is not None
+            # A persistent data dir keeps the simulator's journal: count only this run's debits.
+            debits_before = len(guard.simulator.debits())
             records: list[dict[str, Any]] = []
             for index, conversa in enumerate(conversas, 1):
                 for turno in conversa.turnos:
@@ -119,8 +122,7 @@ def prove(
                         guard.conversations.append(conversa.conversaId, "agente", attempt.mensagem)
                 if progress:
                     progress(index, len(conversas))
-            assert guard.simulator is not None
-            debits = guard.simulator.debits()
+            debits = guard.simulator.debits()[debits_before:]
         finally:
             guard.close()
     return ProveResult(records, summarize(architecture, conversas, records, debits))
