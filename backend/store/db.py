@@ -106,7 +106,9 @@ class SqliteDatabase(Database):
         conn = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
         conn.row_factory = _sqlite_row
         conn.execute("PRAGMA journal_mode=WAL")
-        conn.execute("PRAGMA synchronous=NORMAL")
+        # FULL: a claim must be on disk before the gateway is called, even across a power
+        # loss (NORMAL in WAL mode may lose the last commits); the ledger is worth an fsync.
+        conn.execute("PRAGMA synchronous=FULL")
         conn.execute("PRAGMA foreign_keys=ON")
         conn.execute("PRAGMA busy_timeout=30000")
         if authorizer is not None:
