@@ -43,7 +43,9 @@ class _Subscriber:
 class Broadcaster:
     """Start with :meth:`start` inside a running event loop; :meth:`stop` on shutdown."""
 
-    def __init__(self, events: EventLog, *, queue_size: int = 2000, max_backfill: int = 20_000) -> None:
+    def __init__(
+        self, events: EventLog, *, queue_size: int = 2000, max_backfill: int = 20_000
+    ) -> None:
         self.events = events
         self.queue_size = queue_size
         self.max_backfill = max_backfill
@@ -69,7 +71,9 @@ class Broadcaster:
         self.events.add_listener(self._on_local_append)
         self._task = asyncio.create_task(self._pump(), name="cadencia-broadcast")
         if isinstance(self.events.db, PostgresDatabase):
-            self._listen_thread = threading.Thread(target=self._listen, daemon=True, name="cadencia-listen")
+            self._listen_thread = threading.Thread(
+                target=self._listen, daemon=True, name="cadencia-listen"
+            )
             self._listen_thread.start()
 
     async def stop(self) -> None:

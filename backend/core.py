@@ -53,7 +53,9 @@ def resolve_token(settings: Settings) -> tuple[str, bool]:
 def _scripts(settings: Settings) -> Any:
     if settings.scripts_path:
         return json.loads(Path(settings.scripts_path).read_text(encoding="utf-8"))
-    return json.loads(resources.files("backend.demo").joinpath("team_script.json").read_text("utf-8"))
+    return json.loads(
+        resources.files("backend.demo").joinpath("team_script.json").read_text("utf-8")
+    )
 
 
 class Backend:
@@ -67,11 +69,17 @@ class Backend:
         self.store = TeamStore(self.events)
         self.pipeline = InfraPipeline(self.store, settings, auto=True)
         self.infra_tools = InfraAgentTools(self.pipeline)
-        self.team = TeamService(settings, self.store, scripts=_scripts(settings),
-                                infra_tools=self.infra_tools.registry(), infra_planner=self.infra_tools)
+        self.team = TeamService(
+            settings,
+            self.store,
+            scripts=_scripts(settings),
+            infra_tools=self.infra_tools.registry(),
+            infra_planner=self.infra_tools,
+        )
         self.dev_tasks = DevTasks(self.store, settings)
-        self.customer = CustomerService(events=self.events, orchestrator=guard.orchestrator,
-                                        conversations=guard.conversations)
+        self.customer = CustomerService(
+            events=self.events, orchestrator=guard.orchestrator, conversations=guard.conversations
+        )
         self.broadcaster = Broadcaster(self.events)
         self.token, self.token_generated = resolve_token(settings)
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -90,10 +98,15 @@ class Backend:
         """Start the live broadcast and settle what a crash may have left uncertain."""
         await self.broadcaster.start()
         self.spawn(self._provision_scanners(), "provision-scanners")
-        expired = await asyncio.to_thread(self.guard.ledger.expire_stale) if self.guard.ledger else []
+        expired = (
+            await asyncio.to_thread(self.guard.ledger.expire_stale) if self.guard.ledger else []
+        )
         if expired:
-            log.warning("ledger: %d claim(s) found unfinished after a restart are now "
-                        "resultado_incerto; run `cadencia ledger reconcile`", len(expired))
+            log.warning(
+                "ledger: %d claim(s) found unfinished after a restart are now "
+                "resultado_incerto; run `cadencia ledger reconcile`",
+                len(expired),
+            )
 
     async def _provision_scanners(self) -> None:
         """Install semgrep into the data dir on a machine that lacks it, then re-run the
@@ -104,16 +117,23 @@ class Backend:
         try:
             if await asyncio.to_thread(resolve_semgrep, self.settings):
                 return
-            await asyncio.to_thread(self.events.append, "tools.provisioning",
-                                    {"tool": "semgrep", "detail": "one-time install for the SecOps gate"})
+            await asyncio.to_thread(
+                self.events.append,
+                "tools.provisioning",
+                {"tool": "semgrep", "detail": "one-time install for the SecOps gate"},
+            )
             path = await asyncio.to_thread(ensure_semgrep, self.settings)
-            await asyncio.to_thread(self.events.append, "tools.ready", {"tool": "semgrep", "path": path})
+            await asyncio.to_thread(
+                self.events.append, "tools.ready", {"tool": "semgrep", "path": path}
+            )
             for art in await asyncio.to_thread(self.pipeline.in_review):
                 if art.gate_status in ("awaiting_qa", "awaiting_secops"):
                     self.pipeline.start_gates(art.pr_action_id)
-        except Exception as exc:  # noqa: BLE001 - gates then report semgrep as skipped
+        except Exception as exc:
             log.error("could not provision semgrep: %s", exc)
-            await asyncio.to_thread(self.events.append, "tools.failed", {"tool": "semgrep", "error": str(exc)})
+            await asyncio.to_thread(
+                self.events.append, "tools.failed", {"tool": "semgrep", "error": str(exc)}
+            )
         finally:
             self.tools_ready.set()
 
@@ -126,7 +146,9 @@ class Backend:
             self._tasks.discard(t)
             if not t.cancelled() and t.exception() is not None:
                 log.error("background task %s failed: %r", name, t.exception())
-                self.events.append("backend.task_failed", {"task": name, "error": repr(t.exception())})
+                self.events.append(
+                    "backend.task_failed", {"task": name, "error": repr(t.exception())}
+                )
 
         task.add_done_callback(done)
         return task
@@ -161,13 +183,16 @@ class Backend:
         ]
         entity_key = "clienteId" if interruption.ferramenta == "atualizar-cadastro" else "pedidoId"
         attempts = [
-            e.payload for e in self.events.of_session(interruption.conversa_id, TENTATIVA)
+            e.payload
+            for e in self.events.of_session(interruption.conversa_id, TENTATIVA)
             if e.payload.get("ferramenta") == interruption.ferramenta
             and e.payload.get(entity_key) == interruption.entidade_id
         ]
         return {**interruption.to_dict(), "transcript": transcript, "attempts": attempts}
 
-    async def resolve_interruption(self, ident: int, operator: str, action: str, reply: str) -> dict[str, Any]:
+    async def resolve_interruption(
+        self, ident: int, operator: str, action: str, reply: str
+    ) -> dict[str, Any]:
         """Execute (once, through the ledger) or deny, reply to the customer, close it."""
         if action not in ("execute", "deny"):
             raise ValidationError("action must be 'execute' or 'deny'")
@@ -183,15 +208,24 @@ class Backend:
         attempt = None
         if action == "execute":
             result = await asyncio.to_thread(
-                self.guard.orchestrator.call, current.conversa_id, current.ferramenta,
-                current.argumentos, operator=operator,
+                self.guard.orchestrator.call,
+                current.conversa_id,
+                current.ferramenta,
+                current.argumentos,
+                operator=operator,
             )
             attempt = result.record
-        closed = await asyncio.to_thread(self.guard.interruptions.close, ident, operator, action, reply)
-        await asyncio.to_thread(self.guard.conversations.append, current.conversa_id, "operador", reply)
+        closed = await asyncio.to_thread(
+            self.guard.interruptions.close, ident, operator, action, reply
+        )
         await asyncio.to_thread(
-            self.events.append, "conversa.mensagem",
+            self.guard.conversations.append, current.conversa_id, "operador", reply
+        )
+        await asyncio.to_thread(
+            self.events.append,
+            "conversa.mensagem",
             {"conversaId": current.conversa_id, "autor": "operador", "texto": reply},
-            session_id=current.conversa_id, agent=operator,
+            session_id=current.conversa_id,
+            agent=operator,
         )
         return {"interruption": closed.to_dict(), "attempt": attempt}

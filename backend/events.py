@@ -143,7 +143,9 @@ class EventLog:
     def of_agent(self, session_id: str, agent: str, type: str) -> list[Event]:
         """One agent's events of one type in one session, oldest first (uses an index)."""
         with self.db.transaction(write=False) as tx:
-            rows = tx.all("events_of_agent", {"session_id": session_id, "agent": agent, "type": type})
+            rows = tx.all(
+                "events_of_agent", {"session_id": session_id, "agent": agent, "type": type}
+            )
         return [Event.from_row(r) for r in rows]
 
     def of_session(self, session_id: str, type: str) -> list[Event]:

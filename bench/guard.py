@@ -71,7 +71,9 @@ def environment(backend: str, database: str | None, tmp: Path) -> Iterator[tuple
             create_table(client, env.table)
             stack.callback(drop_table, client, env.table)
             kwargs["database_url"] = database or f"sqlite:///{tmp / 'bench.sqlite3'}"
-            kwargs["ledger_url"] = f"dynamodb://{env.table}?endpoint_url={env.endpoint}&region=us-east-1"
+            kwargs["ledger_url"] = (
+                f"dynamodb://{env.table}?endpoint_url={env.endpoint}&region=us-east-1"
+            )
         settings = load_settings(**kwargs)
         secret = FileSecretStore(settings.data_dir / "secrets").ensure(settings.gateway_secret_id)
         simulator = GatewaySimulator(secret).start()
@@ -106,7 +108,9 @@ class RawInsert:
             return
         self.table = f"bench_raw_{env.run_id}"
         param = ":chave" if self.db.dialect == "sqlite" else "%(chave)s"
-        self.sql = f"INSERT INTO {self.table} (chave) VALUES ({param}) ON CONFLICT (chave) DO NOTHING"
+        self.sql = (
+            f"INSERT INTO {self.table} (chave) VALUES ({param}) ON CONFLICT (chave) DO NOTHING"
+        )
         with self.db.transaction() as tx:
             tx.execute_sql(f"CREATE TABLE {self.table} (chave TEXT PRIMARY KEY)")
 
@@ -172,21 +176,27 @@ def measure_paths(env: Env, guard: Any, n: int, rounds: int) -> dict[str, float]
         # The storage decision alone (no validation, event or message): where time goes.
         for i in range(per_round):
             conversa = f"conv-{run}-l{round_no}-{i}"
-            claim = claim_for("emitir-reembolso", conversa,
-                              ReembolsoArgs.model_validate(_refund(blocked_pedido)))
+            claim = claim_for(
+                "emitir-reembolso", conversa, ReembolsoArgs.model_validate(_refund(blocked_pedido))
+            )
             got = guard.ledger.reserve(
-                counter_key(conversa, blocked_pedido, "emitir-reembolso"), claim)
+                counter_key(conversa, blocked_pedido, "emitir-reembolso"), claim
+            )
             seen[f"ledger:{got.claim}"] += 1
         return per_round
 
     try:
-        rates = Interleaved(rounds).run({"raw": raw, "blocked": blocked, "executed": executed,
-                                         "ledger_blocked": ledger_blocked})
+        rates = Interleaved(rounds).run(
+            {"raw": raw, "blocked": blocked, "executed": executed, "ledger_blocked": ledger_blocked}
+        )
     finally:
         raw.drop()
     total = per_round * rounds
-    expected = {"blocked:bloqueado_por_idempotencia": total, "executed:executado": total,
-                "ledger:duplicate": total}
+    expected = {
+        "blocked:bloqueado_por_idempotencia": total,
+        "executed:executado": total,
+        "ledger:duplicate": total,
+    }
     if seen != Counter(expected):
         raise SystemExit(f"unexpected outcomes while measuring: {dict(seen)}")
     return {name: rate.per_s for name, rate in rates.items()}
@@ -195,8 +205,9 @@ def measure_paths(env: Env, guard: Any, n: int, rounds: int) -> dict[str, float]
 # -- duplicate storm -----------------------------------------------------------------------
 
 
-def _storm_worker(env: Env, pedido: str, worker: int, threads: int, calls: int,
-                  barrier: Any, results: Any) -> None:
+def _storm_worker(
+    env: Env, pedido: str, worker: int, threads: int, calls: int, barrier: Any, results: Any
+) -> None:
     guard = _guard(env)
     try:
         counts: Counter[str] = Counter()
@@ -204,8 +215,9 @@ def _storm_worker(env: Env, pedido: str, worker: int, threads: int, calls: int,
 
         def one(t: int) -> None:
             for i in range(calls):
-                got = guard.orchestrator.call(f"storm-{worker}-{t}-{i}", "emitir-reembolso",
-                                              _refund(pedido))
+                got = guard.orchestrator.call(
+                    f"storm-{worker}-{t}-{i}", "emitir-reembolso", _refund(pedido)
+                )
                 with lock:
                     counts[got.resultado] += 1
 
@@ -220,8 +232,9 @@ def _storm_worker(env: Env, pedido: str, worker: int, threads: int, calls: int,
         guard.close()
 
 
-def duplicate_storm(env: Env, guard: Any, simulator: Any, workers: int, threads: int,
-                    calls: int) -> dict[str, Any]:
+def duplicate_storm(
+    env: Env, guard: Any, simulator: Any, workers: int, threads: int, calls: int
+) -> dict[str, Any]:
     """All workers × threads × calls attempts refund ONE pedido at once."""
     from backend.erp.seed import upsert_pedidos
 
@@ -271,7 +284,8 @@ def vs_powertools(env: Env, guard: Any, keys: int, repeats: int, rounds: int) ->
     client, ledger = guard.ledger.client, guard.ledger
     table = f"powertools-{env.run_id}"
     client.create_table(
-        TableName=table, BillingMode="PAY_PER_REQUEST",
+        TableName=table,
+        BillingMode="PAY_PER_REQUEST",
         AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
         KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
     )
@@ -279,15 +293,22 @@ def vs_powertools(env: Env, guard: Any, keys: int, repeats: int, rounds: int) ->
     # Outside Lambda there is no remaining-time context; Powertools warns on every call.
     warnings.filterwarnings("ignore", message="Couldn't determine the remaining time")
 
-    @idempotent_function(data_keyword_argument="pedido", persistence_store=persistence,
-                         config=IdempotencyConfig())
+    @idempotent_function(
+        data_keyword_argument="pedido", persistence_store=persistence, config=IdempotencyConfig()
+    )
     def powertools_refund(pedido: dict[str, str]) -> dict[str, str]:
         return {"debito": pedido["pedidoId"]}
 
     def ours_refund(pedido: dict[str, str], conversa: str) -> dict[str, Any] | None:
         chave = f"pt#{pedido['pedidoId']}"
-        claim = ClaimRequest(chave, "emitir-reembolso", conversa, pedido["pedidoId"],
-                             payload_hash(pedido), pedido["valor"])
+        claim = ClaimRequest(
+            chave,
+            "emitir-reembolso",
+            conversa,
+            pedido["pedidoId"],
+            payload_hash(pedido),
+            pedido["valor"],
+        )
         got = ledger.reserve(counter_key(conversa, pedido["pedidoId"], "emitir-reembolso"), claim)
         if got.claim == "claimed":
             result = {"debito": pedido["pedidoId"]}
@@ -303,6 +324,7 @@ def vs_powertools(env: Env, guard: Any, keys: int, repeats: int, rounds: int) ->
                     out = fn(pedido=pedido) if tag == "pt" else fn(pedido, f"c{r}")
                     assert out == {"debito": pedido["pedidoId"]}, out
             return keys * repeats
+
         return run
 
     try:
@@ -318,7 +340,9 @@ def vs_powertools(env: Env, guard: Any, keys: int, repeats: int, rounds: int) ->
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.guard", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.guard", description=__doc__.split("\n")[0]
+    )
     parser.add_argument("--backend", choices=["sqlite", "postgres", "dynamodb"], required=True)
     parser.add_argument("--database", help="state database URL (required for postgres)")
     parser.add_argument("--json", type=Path, required=True, help="where to write the result")
@@ -338,10 +362,14 @@ def main(argv: list[str] | None = None) -> int:
         guard = _guard(env)
         try:
             rates = measure_paths(env, guard, args.ops, args.rounds)
-            storm = duplicate_storm(env, guard, simulator, args.storm_workers,
-                                    args.storm_threads, args.storm_calls)
-            pt = (vs_powertools(env, guard, max(1, args.ops // (3 * args.rounds)), 3,
-                                args.rounds) if args.backend == "dynamodb" else None)
+            storm = duplicate_storm(
+                env, guard, simulator, args.storm_workers, args.storm_threads, args.storm_calls
+            )
+            pt = (
+                vs_powertools(env, guard, max(1, args.ops // (3 * args.rounds)), 3, args.rounds)
+                if args.backend == "dynamodb"
+                else None
+            )
         finally:
             guard.close()
 
@@ -364,18 +392,33 @@ def main(argv: list[str] | None = None) -> int:
     def target(key: str) -> str:
         return f">= {TARGETS[key]}"
 
-    print_table(f"bench.guard — {args.backend}", [
-        ("raw conditional inserts/s", f"{result['raw_conditional_insert_per_s']}", ""),
-        ("blocked attempts/s (orchestrator)", f"{result['guarded_calls_per_s']}", ""),
-        ("executed refunds/s (orchestrator)", f"{result['executed_calls_per_s']}", ""),
-        ("blocked_path_ratio", f"{result['blocked_path_ratio']}", target("blocked_path_ratio")),
-        ("  ledger.reserve alone ÷ raw", f"{result['ledger_blocked_ratio']}", ""),
-        ("executed_path_ratio", f"{result['executed_path_ratio']}", target("executed_path_ratio")),
-        ("storm attempts / workers", f"{storm['attempts']} / {storm['workers']}", ">= 200 / >= 2"),
-        ("storm gateway debits", f"{storm['gateway_debits']}", "== 1"),
-        ("storm gateway requests", f"{storm['gateway_requests']}", "== 1"),
-        ("vs_powertools", f"{result['vs_powertools']}", target("vs_powertools") if pt else "n/a"),
-    ])
+    print_table(
+        f"bench.guard — {args.backend}",
+        [
+            ("raw conditional inserts/s", f"{result['raw_conditional_insert_per_s']}", ""),
+            ("blocked attempts/s (orchestrator)", f"{result['guarded_calls_per_s']}", ""),
+            ("executed refunds/s (orchestrator)", f"{result['executed_calls_per_s']}", ""),
+            ("blocked_path_ratio", f"{result['blocked_path_ratio']}", target("blocked_path_ratio")),
+            ("  ledger.reserve alone ÷ raw", f"{result['ledger_blocked_ratio']}", ""),
+            (
+                "executed_path_ratio",
+                f"{result['executed_path_ratio']}",
+                target("executed_path_ratio"),
+            ),
+            (
+                "storm attempts / workers",
+                f"{storm['attempts']} / {storm['workers']}",
+                ">= 200 / >= 2",
+            ),
+            ("storm gateway debits", f"{storm['gateway_debits']}", "== 1"),
+            ("storm gateway requests", f"{storm['gateway_requests']}", "== 1"),
+            (
+                "vs_powertools",
+                f"{result['vs_powertools']}",
+                target("vs_powertools") if pt else "n/a",
+            ),
+        ],
+    )
     return 0 if storm["gateway_debits"] == 1 else 1
 
 

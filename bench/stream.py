@@ -42,7 +42,10 @@ def _port() -> int:
 
 # -- servers (child processes) -------------------------------------------------------------
 
-def _run_ours(port: int, data_dir: str, rate: float, seconds: float, flood_s: float, start_at: float) -> None:
+
+def _run_ours(
+    port: int, data_dir: str, rate: float, seconds: float, flood_s: float, start_at: float
+) -> None:
     import threading
 
     import uvicorn
@@ -62,12 +65,20 @@ def _run_ours(port: int, data_dir: str, rate: float, seconds: float, flood_s: fl
         def flood_batch(first: int, n: int) -> None:
             # One transaction per batch: the flood measures the stream, not SQLite commits.
             with events.db.transaction() as tx:
-                batch = [events.append_in(tx, "bench.tick", {"i": first + k, "t": time.time()})
-                         for k in range(n)]
+                batch = [
+                    events.append_in(tx, "bench.tick", {"i": first + k, "t": time.time()})
+                    for k in range(n)
+                ]
             events.publish(batch)
 
-        _pace(lambda i: events.append("bench.tick", {"i": i, "t": time.time()}), rate, seconds, flood_s,
-              start_at, batch=flood_batch)
+        _pace(
+            lambda i: events.append("bench.tick", {"i": i, "t": time.time()}),
+            rate,
+            seconds,
+            flood_s,
+            start_at,
+            batch=flood_batch,
+        )
 
     threading.Thread(target=produce, daemon=True).start()
     server.run()
@@ -111,6 +122,7 @@ def _run_bare(port: int, rate: float, seconds: float, flood_s: float, start_at: 
     def produce() -> None:
         while not server.started:
             time.sleep(0.01)
+
         def flood_batch(first: int, n: int) -> None:
             for k in range(n):
                 publish(first + k)
@@ -121,8 +133,9 @@ def _run_bare(port: int, rate: float, seconds: float, flood_s: float, start_at: 
     server.run()
 
 
-def _pace(emit: Any, rate: float, seconds: float, flood_s: float, start_at: float, *,
-          batch: Any) -> None:
+def _pace(
+    emit: Any, rate: float, seconds: float, flood_s: float, start_at: float, *, batch: Any
+) -> None:
     while time.time() < start_at:
         time.sleep(0.005)
     interval = 1.0 / rate
@@ -144,8 +157,10 @@ def _pace(emit: Any, rate: float, seconds: float, flood_s: float, start_at: floa
 
 # -- subscribers (this process) ------------------------------------------------------------
 
-async def _subscribe(url: str, headers: dict[str, str], paced: int, deadline: float,
-                     flood_from: float) -> dict[str, Any]:
+
+async def _subscribe(
+    url: str, headers: dict[str, str], paced: int, deadline: float, flood_from: float
+) -> dict[str, Any]:
     import httpx
 
     latencies: list[float] = []
@@ -176,15 +191,27 @@ async def _subscribe(url: str, headers: dict[str, str], paced: int, deadline: fl
                         break
         except httpx.HTTPError:
             pass
-    span = (flood_last - flood_first) if flood_first and flood_last and flood_last > flood_first else 0
-    return {"latencies": latencies, "flood_rate": flood_n / span if span else 0.0, "resyncs": resyncs}
+    span = (
+        (flood_last - flood_first) if flood_first and flood_last and flood_last > flood_first else 0
+    )
+    return {
+        "latencies": latencies,
+        "flood_rate": flood_n / span if span else 0.0,
+        "resyncs": resyncs,
+    }
 
 
-async def _measure(url: str, headers: dict[str, str], subscribers: int, paced: int,
-                   deadline: float, flood_from: float) -> dict[str, Any]:
-    results = await asyncio.gather(*[
-        _subscribe(url, headers, paced, deadline, flood_from) for _ in range(subscribers)
-    ])
+async def _measure(
+    url: str,
+    headers: dict[str, str],
+    subscribers: int,
+    paced: int,
+    deadline: float,
+    flood_from: float,
+) -> dict[str, Any]:
+    results = await asyncio.gather(
+        *[_subscribe(url, headers, paced, deadline, flood_from) for _ in range(subscribers)]
+    )
     latencies = sorted(x for r in results for x in r["latencies"])
     if not latencies:
         return {"p50_ms": None, "p99_ms": None, "delivered_paced": 0, "flood_events_per_s": 0.0}
@@ -210,7 +237,9 @@ def _wait_up(url: str, headers: dict[str, str]) -> None:
     raise SystemExit(f"server at {url} did not start")
 
 
-def run_one(kind: str, rate: float, seconds: float, subscribers: int, flood_s: float) -> dict[str, Any]:
+def run_one(
+    kind: str, rate: float, seconds: float, subscribers: int, flood_s: float
+) -> dict[str, Any]:
     """Start one server, subscribe, produce, measure."""
     ctx = multiprocessing.get_context("spawn")
     port = _port()
@@ -249,17 +278,29 @@ def main(argv: list[str] | None = None) -> int:
     bare = run_one("bare", args.rate, args.seconds, args.subscribers, args.flood_seconds)
     ours = run_one("ours", args.rate, args.seconds, args.subscribers, args.flood_seconds)
     result = {
-        "rate": args.rate, "seconds": args.seconds, "subscribers": args.subscribers,
-        "ours": ours, "bare": bare,
+        "rate": args.rate,
+        "seconds": args.seconds,
+        "subscribers": args.subscribers,
+        "ours": ours,
+        "bare": bare,
         "throughput_ratio": ratio(ours["flood_events_per_s"], bare["flood_events_per_s"]),
         "targets": {"p99_ms": "< 50", "throughput_ratio": ">= 0.5"},
     }
     rows = [
         ("p50 latency (ms)", ours["p50_ms"], bare["p50_ms"], ""),
         ("p99 latency (ms)", ours["p99_ms"], bare["p99_ms"], "< 50"),
-        ("paced events delivered", f"{ours['delivered_paced']}/{ours.get('expected_paced')}",
-         f"{bare['delivered_paced']}/{bare.get('expected_paced')}", "all"),
-        ("flood events/s per subscriber", ours["flood_events_per_s"], bare["flood_events_per_s"], ""),
+        (
+            "paced events delivered",
+            f"{ours['delivered_paced']}/{ours.get('expected_paced')}",
+            f"{bare['delivered_paced']}/{bare.get('expected_paced')}",
+            "all",
+        ),
+        (
+            "flood events/s per subscriber",
+            ours["flood_events_per_s"],
+            bare["flood_events_per_s"],
+            "",
+        ),
         ("throughput ours ÷ bare", result["throughput_ratio"], "", ">= 0.5"),
         ("resyncs (client fell behind)", ours.get("resyncs", 0), bare.get("resyncs", 0), ""),
     ]

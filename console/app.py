@@ -42,7 +42,9 @@ FLUSH_INTERVAL_S = 0.1
 """Events are applied to widgets in batches at most this often: bursts cost one redraw."""
 
 
-_NAVIGATION = frozenset({"Cursor up", "Cursor down", "Select", "Top", "Bottom", "Page up", "Page down"})
+_NAVIGATION = frozenset(
+    {"Cursor up", "Cursor down", "Select", "Top", "Bottom", "Page up", "Page down"}
+)
 
 
 class CadenciaConsole(ActionsMixin, App[int]):
@@ -50,13 +52,13 @@ class CadenciaConsole(ActionsMixin, App[int]):
 
     TITLE = "Cadência Ops"
     CSS = "Screen { layers: base overlay; }"
-    MODES = {  # noqa: RUF012 - Textual reads it as a class attribute
+    MODES = {
         "team": TeamScreen,
         "approvals": ApprovalsScreen,
     }
     DEFAULT_MODE = "team"
     COMMANDS = App.COMMANDS | {ConsoleCommands}
-    HORIZONTAL_BREAKPOINTS = [  # type: ignore[misc]  # noqa: RUF012
+    HORIZONTAL_BREAKPOINTS = [  # type: ignore[misc]
         (0, "-narrow"),
         (110, "-wide"),
     ]
@@ -222,7 +224,7 @@ class CadenciaConsole(ActionsMixin, App[int]):
                 self.notify(f"Backend refused the token: {exc.message}", severity="error")
             except ApiError:
                 failures += 1
-            except Exception as exc:  # noqa: BLE001 - a bad event must not kill the console
+            except Exception as exc:
                 failures += 1
                 self.log.error(f"stream: {exc!r}")
             if resync:

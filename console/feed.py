@@ -61,7 +61,7 @@ def from_event(event: Event) -> FeedLine:
     render = _RENDERERS.get(event.type)
     try:
         text = render(event.payload) if render else None
-    except Exception:  # noqa: BLE001 - a malformed payload must never break the feed
+    except Exception:
         text = None
     if not text:
         text = _generic(event.payload)

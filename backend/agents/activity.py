@@ -198,7 +198,7 @@ def render(event: Any) -> ActivityLine:
     if renderer is not None:
         try:
             text = renderer(_Payload(view))
-        except Exception:  # noqa: BLE001 - a feed line must never take the feed down
+        except Exception:
             text = None
     return ActivityLine(view.id, view.ts, view.type, text or _generic(view))
 

@@ -39,13 +39,17 @@ class ChattyAtendimentoModel:
 
     name = "atendimento-offline"
 
-    async def complete(self, *, system: str, messages: list[Message], tools: list[ToolSpec]) -> ModelTurn:
-        last_user = max((i for i, m in enumerate(messages) if isinstance(m, UserMessage)), default=-1)
+    async def complete(
+        self, *, system: str, messages: list[Message], tools: list[ToolSpec]
+    ) -> ModelTurn:
+        last_user = max(
+            (i for i, m in enumerate(messages) if isinstance(m, UserMessage)), default=-1
+        )
         if last_user < 0:
             return ModelTurn("Olá! Como posso ajudar?")
         user = messages[last_user]
         assert isinstance(user, UserMessage)
-        this_turn = messages[last_user + 1:]
+        this_turn = messages[last_user + 1 :]
         results = [m for m in this_turn if isinstance(m, ToolResultMessage)]
         pedido = self._pedido(messages, last_user)
         if pedido is None:
@@ -58,7 +62,11 @@ class ChattyAtendimentoModel:
                 return self._call(n, "emitir-reembolso", {"pedidoId": pedido, "valor": valor})
             return self._call(n, "consultar-status-pedido", {"pedidoId": pedido})
         last = _content(results[-1])
-        if results[-1].name == "consultar-status-pedido" and wants_refund and last.get("resultado") == "executado":
+        if (
+            results[-1].name == "consultar-status-pedido"
+            and wants_refund
+            and last.get("resultado") == "executado"
+        ):
             valor = (last.get("dados") or {}).get("valor_pedido")
             if valor:
                 return self._call(n, "emitir-reembolso", {"pedidoId": pedido, "valor": str(valor)})
@@ -111,7 +119,10 @@ class CustomerService:
         self.orchestrator = orchestrator
         self.conversations = conversations
         self._model = model or ChattyAtendimentoModel()
-        tools = {name: self._tool(name) for name in ("consultar-status-pedido", "emitir-reembolso", "atualizar-cadastro")}
+        tools = {
+            name: self._tool(name)
+            for name in ("consultar-status-pedido", "emitir-reembolso", "atualizar-cadastro")
+        }
         self.runtime = AgentRuntime(
             events=events,
             providers=lambda _agent, _calls: self._model,
@@ -122,9 +133,15 @@ class CustomerService:
     def _tool(self, ferramenta: str) -> Any:
         async def call(ctx: TurnContext, args: dict[str, Any]) -> dict[str, Any]:
             assert ctx.session_id is not None
-            attempt = await asyncio.to_thread(self.orchestrator.call, ctx.session_id, ferramenta, args)
-            return {"resultado": attempt.resultado, "mensagem": attempt.mensagem,
-                    "dados": attempt.dados, "tentativaNumero": attempt.record["tentativaNumero"]}
+            attempt = await asyncio.to_thread(
+                self.orchestrator.call, ctx.session_id, ferramenta, args
+            )
+            return {
+                "resultado": attempt.resultado,
+                "mensagem": attempt.mensagem,
+                "dados": attempt.dados,
+                "tentativaNumero": attempt.record["tentativaNumero"],
+            }
 
         return call
 
@@ -133,7 +150,11 @@ class CustomerService:
         await self._say(conversa_id, "cliente", text)
         first_event = await asyncio.to_thread(self.events.last_id)
         result = await self.runtime.run_turn(TurnContext(None, conversa_id, CUSTOMER_SERVICE), text)
-        stopped = [r["result"] for r in result.tool_results if r["result"].get("resultado") == "bloqueado_por_teto"]
+        stopped = [
+            r["result"]
+            for r in result.tool_results
+            if r["result"].get("resultado") == "bloqueado_por_teto"
+        ]
         reply = stopped[-1]["mensagem"] if stopped else (result.text or "Certo.")
         await self._say(conversa_id, "agente", reply)
         attempts = [
@@ -146,6 +167,9 @@ class CustomerService:
     async def _say(self, conversa_id: str, autor: str, text: str) -> None:
         await asyncio.to_thread(self.conversations.append, conversa_id, autor, text)  # type: ignore[arg-type]
         await asyncio.to_thread(
-            self.events.append, "conversa.mensagem", {"conversaId": conversa_id, "autor": autor, "texto": text},
-            session_id=conversa_id, agent=CUSTOMER_SERVICE if autor == "agente" else None,
+            self.events.append,
+            "conversa.mensagem",
+            {"conversaId": conversa_id, "autor": autor, "texto": text},
+            session_id=conversa_id,
+            agent=CUSTOMER_SERVICE if autor == "agente" else None,
         )

@@ -247,7 +247,7 @@ def _autonomy_stage(agent: str, action: str, table: Table | None) -> tuple[Outco
 def _permissions_stage(agent: str, action: str, source: Any) -> tuple[Outcome, str] | None:
     try:
         parsed = _load_permissions(source)
-    except Exception as exc:  # noqa: BLE001 - any failure to read the policy fails closed
+    except Exception as exc:
         return "deny", f"malformed permissions.json, failing closed: {exc}"
     if parsed is None:
         return None

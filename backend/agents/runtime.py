@@ -139,7 +139,9 @@ class AgentRuntime:
             while steps < self.max_steps:
                 steps += 1
                 turn = await provider.complete(
-                    system=definition.system_prompt, messages=history + new, tools=definition.tool_specs()
+                    system=definition.system_prompt,
+                    messages=history + new,
+                    tools=definition.tool_specs(),
                 )
                 new.append(turn.as_message())
                 answer = turn.text
@@ -148,7 +150,11 @@ class AgentRuntime:
                 for call in turn.tool_calls:
                     result, is_error = await self._call_tool(definition, ctx, call)
                     results.append({"tool": call.name, "result": result, "error": is_error})
-                    new.append(ToolResultMessage(call.id, call.name, json.dumps(result, default=str), is_error))
+                    new.append(
+                        ToolResultMessage(
+                            call.id, call.name, json.dumps(result, default=str), is_error
+                        )
+                    )
             await asyncio.to_thread(
                 self.events.append,
                 "agent.turn",
@@ -156,7 +162,9 @@ class AgentRuntime:
                     "turn": calls_before + steps,
                     "text": answer,
                     "tool_calls": [r["tool"] for r in results],
-                    "stop_reason": "max_steps" if steps >= self.max_steps and results else "end_turn",
+                    "stop_reason": "max_steps"
+                    if steps >= self.max_steps and results
+                    else "end_turn",
                     "messages": [_message_to_dict(m) for m in new],
                     "model_calls": steps,
                 },

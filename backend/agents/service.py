@@ -44,10 +44,17 @@ class TeamService:
 
     def _provider(self, agent_id: str, calls_before: int) -> ModelProvider:
         spec = model_binding(agent_id, self.settings)
-        return make_provider(spec, settings=self.settings, scripts=self.scripts,
-                             agent_id=agent_id, start_at=calls_before)
+        return make_provider(
+            spec,
+            settings=self.settings,
+            scripts=self.scripts,
+            agent_id=agent_id,
+            start_at=calls_before,
+        )
 
-    async def agent_turn(self, project_id: str, session_id: str, agent_id: str, text: str) -> TurnResult:
+    async def agent_turn(
+        self, project_id: str, session_id: str, agent_id: str, text: str
+    ) -> TurnResult:
         """Run one turn of a session-scoped agent."""
         definition = agent(agent_id)
         session = await asyncio.to_thread(self.store.session, session_id)
@@ -63,28 +70,44 @@ class TeamService:
 
     async def _require_infra_handoff(self, project_id: str, session_id: str) -> None:
         handoffs = await asyncio.to_thread(self.store.handoffs, project_id)
-        if not any(h.to_agent == INFRA and h.status == "accepted" and h.session_id == session_id
-                   for h in handoffs):
-            raise ConflictError("the Infra agent works only after an accepted Arquiteto→Infra handoff")
+        if not any(
+            h.to_agent == INFRA and h.status == "accepted" and h.session_id == session_id
+            for h in handoffs
+        ):
+            raise ConflictError(
+                "the Infra agent works only after an accepted Arquiteto→Infra handoff"
+            )
 
-    async def offer_infra_handoff(self, project_id: str, session_id: str, note: str | None = None) -> Handoff:
+    async def offer_infra_handoff(
+        self, project_id: str, session_id: str, note: str | None = None
+    ) -> Handoff:
         """The Arquiteto's closing turn, then the handoff offer (ADR 0014 decision 1)."""
         await asyncio.to_thread(self.store.session, session_id)
-        existing = [h for h in await asyncio.to_thread(self.store.handoffs, project_id)
-                    if h.session_id == session_id and h.to_agent == INFRA]
+        existing = [
+            h
+            for h in await asyncio.to_thread(self.store.handoffs, project_id)
+            if h.session_id == session_id and h.to_agent == INFRA
+        ]
         if existing:
-            raise ConflictError(f"the Arquiteto already offered the Infra handoff ({existing[0].id})")
+            raise ConflictError(
+                f"the Arquiteto already offered the Infra handoff ({existing[0].id})"
+            )
         await self.runtime.run_turn(
             TurnContext(project_id, session_id, ARQUITETO),
             "Feche a arquitetura desta sessão e prepare o handoff para o Infra.",
         )
         project = await asyncio.to_thread(self.store.project, project_id)
         await asyncio.to_thread(
-            self.events.append, "architecture.readiness_confirmed",
+            self.events.append,
+            "architecture.readiness_confirmed",
             {"summary": note or f"{len(project.modules())} modules ready for infra"},
-            project_id=project_id, session_id=session_id, agent=ARQUITETO,
+            project_id=project_id,
+            session_id=session_id,
+            agent=ARQUITETO,
         )
-        return await asyncio.to_thread(self.store.offer_handoff, project_id, session_id, ARQUITETO, INFRA, note)
+        return await asyncio.to_thread(
+            self.store.offer_handoff, project_id, session_id, ARQUITETO, INFRA, note
+        )
 
     async def accept_handoff(self, handoff_id: str, operator: str) -> Handoff:
         """Accept a handoff (seeds the Infra agent's autonomy)."""
@@ -97,12 +120,18 @@ class TeamService:
         ctx = TurnContext(project_id, session_id, INFRA)
         await self.runtime._status(ctx, "working", "planning Dockerfiles, compose and CI")
         try:
-            result = await asyncio.to_thread(self.infra_planner.plan_and_propose, project_id, session_id)
+            result = await asyncio.to_thread(
+                self.infra_planner.plan_and_propose, project_id, session_id
+            )
         finally:
             await self.runtime._status(ctx, "idle", "")
-        return TurnResult(text="infra PR proposed", tool_results=[{"tool": "propose_infra_pr",
-                                                                   "result": _jsonable(result), "error": False}],
-                          steps=1)
+        return TurnResult(
+            text="infra PR proposed",
+            tool_results=[
+                {"tool": "propose_infra_pr", "result": _jsonable(result), "error": False}
+            ],
+            steps=1,
+        )
 
     def roster(self, project_id: str | None = None) -> list[dict[str, Any]]:
         """The live roster of a project (default: the newest), derived from the log."""
@@ -111,7 +140,9 @@ class TeamService:
             if self._roster_cache and self._roster_cache[:2] == (last, project_id):
                 return self._roster_cache[2]
         projects = self.store.projects()
-        project = next((p for p in projects if p.id == project_id), projects[-1] if projects else None)
+        project = next(
+            (p for p in projects if p.id == project_id), projects[-1] if projects else None
+        )
         events = self.events.until(last)
         if project is not None:
             events = [e for e in events if e.project_id in (None, project.id)]

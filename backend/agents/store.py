@@ -68,7 +68,9 @@ class Handoff:
     @classmethod
     def from_row(cls, row: Row) -> Handoff:
         """Build from a row."""
-        return cls(**{k: (str(v) if k.endswith("_at") and v is not None else v) for k, v in row.items()})
+        return cls(
+            **{k: (str(v) if k.endswith("_at") and v is not None else v) for k, v in row.items()}
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form."""
@@ -87,19 +89,28 @@ class TeamStore:
 
     # -- projects and sessions -------------------------------------------------------------
 
-    def create_project(self, name: str, *, repo_path: str | None = None,
-                       module_map: dict[str, Any] | None = None) -> Project:
+    def create_project(
+        self, name: str, *, repo_path: str | None = None, module_map: dict[str, Any] | None = None
+    ) -> Project:
         """Create a project."""
         if not name.strip():
             raise ValidationError("project name must not be empty")
         ident = new_id("prj")
         with self.db.transaction() as tx:
-            tx.execute("project_insert", {
-                "id": ident, "name": name.strip(), "repo_path": repo_path,
-                "module_map": dumps(module_map) if module_map is not None else None,
-                "execution_activated": False, "now": utcnow_iso(),
-            })
-            event = self.events.append_in(tx, "project.created", {"name": name.strip()}, project_id=ident)
+            tx.execute(
+                "project_insert",
+                {
+                    "id": ident,
+                    "name": name.strip(),
+                    "repo_path": repo_path,
+                    "module_map": dumps(module_map) if module_map is not None else None,
+                    "execution_activated": False,
+                    "now": utcnow_iso(),
+                },
+            )
+            event = self.events.append_in(
+                tx, "project.created", {"name": name.strip()}, project_id=ident
+            )
         self._commit([event])
         return self.project(ident)
 
@@ -116,11 +127,15 @@ class TeamStore:
         with self.db.transaction(write=False) as tx:
             return [Project.from_row(r) for r in tx.all("projects_all")]
 
-    def set_module_map(self, project_id: str, module_map: dict[str, Any], *, agent: str = ARQUITETO) -> None:
+    def set_module_map(
+        self, project_id: str, module_map: dict[str, Any], *, agent: str = ARQUITETO
+    ) -> None:
         """Record the Arquiteto's module map."""
         self.project(project_id)
         with self.db.transaction() as tx:
-            tx.execute("project_set_module_map", {"id": project_id, "module_map": dumps(module_map)})
+            tx.execute(
+                "project_set_module_map", {"id": project_id, "module_map": dumps(module_map)}
+            )
 
     def activate_execution(self, project_id: str) -> Project:
         """Start execution: one dev-<module> per module of the module map."""
@@ -132,7 +147,9 @@ class TeamStore:
             if not changed:
                 raise ConflictError(f"execution of project {project_id} is already active")
             event = self.events.append_in(
-                tx, "execution.activated", {"modules": [m["name"] for m in project.modules()]},
+                tx,
+                "execution.activated",
+                {"modules": [m["name"] for m in project.modules()]},
                 project_id=project_id,
             )
         self._commit([event])
@@ -143,10 +160,13 @@ class TeamStore:
         self.project(project_id)
         ident = new_id("ses")
         with self.db.transaction() as tx:
-            tx.execute("session_insert", {"id": ident, "project_id": project_id, "title": title,
-                                          "now": utcnow_iso()})
-            event = self.events.append_in(tx, "session.created", {"title": title},
-                                          project_id=project_id, session_id=ident)
+            tx.execute(
+                "session_insert",
+                {"id": ident, "project_id": project_id, "title": title, "now": utcnow_iso()},
+            )
+            event = self.events.append_in(
+                tx, "session.created", {"title": title}, project_id=project_id, session_id=ident
+            )
         self._commit([event])
         return self.session(ident)
 
@@ -160,26 +180,43 @@ class TeamStore:
 
     # -- handoffs and autonomy -------------------------------------------------------------
 
-    def offer_handoff(self, project_id: str, session_id: str, from_agent: str, to_agent: str,
-                      note: str | None = None) -> Handoff:
+    def offer_handoff(
+        self,
+        project_id: str,
+        session_id: str,
+        from_agent: str,
+        to_agent: str,
+        note: str | None = None,
+    ) -> Handoff:
         """Record a handoff offer; offering the same handoff twice is a :class:`ConflictError`."""
         session = self.session(session_id)
         if session["project_id"] != project_id:
             raise NotFoundError(f"session {session_id} is not in project {project_id}")
         ident = new_id("hof")
         with self.db.transaction() as tx:
-            row = tx.one("handoff_insert", {
-                "id": ident, "project_id": project_id, "session_id": session_id,
-                "from_agent": from_agent, "to_agent": to_agent, "note": note, "now": utcnow_iso(),
-            })
+            row = tx.one(
+                "handoff_insert",
+                {
+                    "id": ident,
+                    "project_id": project_id,
+                    "session_id": session_id,
+                    "from_agent": from_agent,
+                    "to_agent": to_agent,
+                    "note": note,
+                    "now": utcnow_iso(),
+                },
+            )
             if row is None:
                 raise ConflictError(
                     f"{from_agent} already offered a handoff to {to_agent} in session {session_id}"
                 )
             event = self.events.append_in(
-                tx, "handoff.offered",
+                tx,
+                "handoff.offered",
                 {"handoff_id": ident, "from_agent": from_agent, "to_agent": to_agent, "note": note},
-                project_id=project_id, session_id=session_id, agent=from_agent,
+                project_id=project_id,
+                session_id=session_id,
+                agent=from_agent,
             )
         self._commit([event])
         return self.handoff(ident)
@@ -195,8 +232,11 @@ class TeamStore:
     def handoffs(self, project_id: str | None = None) -> list[Handoff]:
         """Handoffs of a project (or all)."""
         with self.db.transaction(write=False) as tx:
-            rows = (tx.all("handoffs_of_project", {"project_id": project_id}) if project_id
-                    else tx.all("handoffs_all"))
+            rows = (
+                tx.all("handoffs_of_project", {"project_id": project_id})
+                if project_id
+                else tx.all("handoffs_all")
+            )
         return [Handoff.from_row(r) for r in rows]
 
     def accept_handoff(self, handoff_id: str, operator: str) -> Handoff:
@@ -209,18 +249,34 @@ class TeamStore:
         if handoff.to_agent == INFRA:
             seeded = dict(infra_handoff_autonomy())
         with self.db.transaction() as tx:
-            if not tx.execute("handoff_accept", {"id": handoff_id, "operator": operator, "now": utcnow_iso()}):
+            if not tx.execute(
+                "handoff_accept", {"id": handoff_id, "operator": operator, "now": utcnow_iso()}
+            ):
                 raise ConflictError(f"handoff {handoff_id} was already accepted")
             for (agent, action), value in seeded.items():
-                tx.execute("autonomy_upsert", {"project_id": handoff.project_id, "agent": agent,
-                                               "action": action, "value": value})
+                tx.execute(
+                    "autonomy_upsert",
+                    {
+                        "project_id": handoff.project_id,
+                        "agent": agent,
+                        "action": action,
+                        "value": value,
+                    },
+                )
             event = self.events.append_in(
-                tx, "handoff.accepted",
-                {"handoff_id": handoff_id, "from_agent": handoff.from_agent, "to_agent": handoff.to_agent,
-                 "operator": operator,
-                 # {action: value} for the receiving agent: what the roster replays
-                 "autonomy_seeded": {action: v for (_, action), v in seeded.items()}},
-                project_id=handoff.project_id, session_id=handoff.session_id, agent=handoff.to_agent,
+                tx,
+                "handoff.accepted",
+                {
+                    "handoff_id": handoff_id,
+                    "from_agent": handoff.from_agent,
+                    "to_agent": handoff.to_agent,
+                    "operator": operator,
+                    # {action: value} for the receiving agent: what the roster replays
+                    "autonomy_seeded": {action: v for (_, action), v in seeded.items()},
+                },
+                project_id=handoff.project_id,
+                session_id=handoff.session_id,
+                agent=handoff.to_agent,
             )
         self._commit([event])
         return self.handoff(handoff_id)
@@ -233,18 +289,39 @@ class TeamStore:
 
     # -- approvals (decide() said ask) -----------------------------------------------------
 
-    def request_approval(self, *, project_id: str | None, session_id: str | None, agent: str,
-                         action: str, payload: dict[str, Any], stage: str, rule: str) -> str:
+    def request_approval(
+        self,
+        *,
+        project_id: str | None,
+        session_id: str | None,
+        agent: str,
+        action: str,
+        payload: dict[str, Any],
+        stage: str,
+        rule: str,
+    ) -> str:
         """Create a pending approval and its event; returns its id."""
         ident = new_id("apr")
         with self.db.transaction() as tx:
-            tx.execute("approval_insert", {"id": ident, "project_id": project_id, "session_id": session_id,
-                                           "agent": agent, "action": action, "payload": dumps(payload),
-                                           "now": utcnow_iso()})
+            tx.execute(
+                "approval_insert",
+                {
+                    "id": ident,
+                    "project_id": project_id,
+                    "session_id": session_id,
+                    "agent": agent,
+                    "action": action,
+                    "payload": dumps(payload),
+                    "now": utcnow_iso(),
+                },
+            )
             event = self.events.append_in(
-                tx, "approval.requested",
+                tx,
+                "approval.requested",
                 {"approval_id": ident, "action": action, "stage": stage, "rule": rule},
-                project_id=project_id, session_id=session_id, agent=agent,
+                project_id=project_id,
+                session_id=session_id,
+                agent=agent,
             )
         self._commit([event])
         return ident

@@ -28,29 +28,47 @@ def session_tools(store: TeamStore) -> dict[str, dict[str, ToolImpl]]:
     events = store.events
 
     async def emit(ctx: TurnContext, type: str, payload: dict[str, Any]) -> None:
-        await asyncio.to_thread(events.append, type, payload, project_id=ctx.project_id,
-                                session_id=ctx.session_id, agent=ctx.agent_id)
+        await asyncio.to_thread(
+            events.append,
+            type,
+            payload,
+            project_id=ctx.project_id,
+            session_id=ctx.session_id,
+            agent=ctx.agent_id,
+        )
 
     async def confirm_readiness(ctx: TurnContext, args: dict[str, Any]) -> dict[str, Any]:
         await emit(ctx, "idea.readiness_confirmed", {"summary": args.get("summary", "")})
         return {"ok": True}
 
     async def create_story(ctx: TurnContext, args: dict[str, Any]) -> dict[str, Any]:
-        await emit(ctx, "backlog.story_created", {"title": args.get("title"), "description": args.get("description")})
+        await emit(
+            ctx,
+            "backlog.story_created",
+            {"title": args.get("title"), "description": args.get("description")},
+        )
         return {"ok": True}
 
     async def create_task(ctx: TurnContext, args: dict[str, Any]) -> dict[str, Any]:
-        await emit(ctx, "backlog.task_created", {"module": args.get("module"), "title": args.get("title")})
+        await emit(
+            ctx, "backlog.task_created", {"module": args.get("module"), "title": args.get("title")}
+        )
         return {"ok": True}
 
     async def write_module_map(ctx: TurnContext, args: dict[str, Any]) -> dict[str, Any]:
         project_id = _require_project(ctx)
         import json
 
-        module_map = parse_module_map(json.dumps({"modules": args.get("modules", [])}), source="write_module_map")
+        module_map = parse_module_map(
+            json.dumps({"modules": args.get("modules", [])}), source="write_module_map"
+        )
         data = module_map.model_dump(mode="json", exclude_none=True)
         await asyncio.to_thread(store.set_module_map, project_id, data)
-        await emit(ctx, "architecture.module_map_written", {"modules": [m["name"] for m in data["modules"]]})
+        await emit(
+            ctx,
+            "architecture.module_map_written",
+            {"modules": [m["name"] for m in data["modules"]]},
+        )
         return {"ok": True, "modules": len(data["modules"])}
 
     async def propose_adr_pr(ctx: TurnContext, args: dict[str, Any]) -> dict[str, Any]:
@@ -60,11 +78,20 @@ def session_tools(store: TeamStore) -> dict[str, dict[str, ToolImpl]]:
         await emit(ctx, "action.decided", {"action": "open_adr_pr", **decision.to_dict()})
         if decision.outcome == "deny":
             return {"status": "denied", "rule": decision.rule}
-        approval = await asyncio.to_thread(
-            store.request_approval, project_id=project_id, session_id=ctx.session_id, agent=ctx.agent_id,
-            action="open_adr_pr", payload={"title": args.get("title"), "content": args.get("content")},
-            stage=decision.stage, rule=decision.rule,
-        ) if decision.outcome == "ask" else None
+        approval = (
+            await asyncio.to_thread(
+                store.request_approval,
+                project_id=project_id,
+                session_id=ctx.session_id,
+                agent=ctx.agent_id,
+                action="open_adr_pr",
+                payload={"title": args.get("title"), "content": args.get("content")},
+                stage=decision.stage,
+                rule=decision.rule,
+            )
+            if decision.outcome == "ask"
+            else None
+        )
         return {"status": "pending_approval" if approval else "allowed", "approval_id": approval}
 
     return {

@@ -64,8 +64,9 @@ def install_error_handlers(app: FastAPI) -> None:
     async def _validation(_: Request, exc: RequestValidationError) -> JSONResponse:
         errors = exc.errors()
         if any(e.get("type") == "json_invalid" for e in errors):
-            return JSONResponse(error_body("malformed_json", "the request body is not valid JSON"),
-                                status_code=400)
+            return JSONResponse(
+                error_body("malformed_json", "the request body is not valid JSON"), status_code=400
+            )
         parts = []
         for e in errors[:5]:
             where = ".".join(str(p) for p in e.get("loc", ()) if p != "body") or "body"
@@ -84,8 +85,9 @@ def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(Exception)
     async def _unexpected(_: Request, exc: Exception) -> JSONResponse:
         log.exception("unexpected error")
-        return JSONResponse(error_body("internal", "unexpected server error; see the backend log"),
-                            status_code=500)
+        return JSONResponse(
+            error_body("internal", "unexpected server error; see the backend log"), status_code=500
+        )
 
 
 class BodySizeLimit:
@@ -135,7 +137,14 @@ async def _reject(send: Send, limit: int) -> None:
     import json
 
     body = json.dumps(error_body("too_large", f"request body over {limit} bytes")).encode()
-    await send({"type": "http.response.start", "status": 413,
-                "headers": [(b"content-type", b"application/json"),
-                            (b"content-length", str(len(body)).encode())]})
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 413,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+            ],
+        }
+    )
     await send({"type": "http.response.body", "body": body})

@@ -67,7 +67,9 @@ class ProjectBody(_Body):
 class SessionBody(_Body):
     """A new session."""
 
-    title: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)] = "sessão"
+    title: Annotated[
+        str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)
+    ] = "sessão"
 
 
 class TurnBody(_Body):

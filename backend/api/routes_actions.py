@@ -36,6 +36,7 @@ def _b(request: Request) -> Any:
 
 # -- infra PRs ---------------------------------------------------------------------------
 
+
 @router.get("/infra-artifacts/{pr_action_id}")
 async def infra_artifact(request: Request, pr_action_id: PrActionId) -> dict[str, Any]:
     """An infra PR with its gate timeline."""
@@ -52,7 +53,10 @@ async def infra_files(request: Request, pr_action_id: PrActionId) -> dict[str, A
     payload: dict[str, Any] = await asyncio.to_thread(_b(request).pipeline.files, pr_action_id)
     files = payload.get("files")
     if isinstance(files, dict):
-        payload = {**payload, "files": [{"path": p, "content": c} for p, c in sorted(files.items())]}
+        payload = {
+            **payload,
+            "files": [{"path": p, "content": c} for p, c in sorted(files.items())],
+        }
     return payload
 
 
@@ -66,32 +70,41 @@ async def infra_findings(request: Request, pr_action_id: PrActionId) -> dict[str
 @router.post("/infra-artifacts/{pr_action_id}/approve")
 async def approve(request: Request, pr_action_id: PrActionId, body: OperatorBody) -> dict[str, Any]:
     """Merge the PR into main (only from ``awaiting_human``)."""
-    art = await asyncio.to_thread(_b(request).pipeline.approve, pr_action_id, body.operator, body.reason)
+    art = await asyncio.to_thread(
+        _b(request).pipeline.approve, pr_action_id, body.operator, body.reason
+    )
     return art.to_dict()
 
 
 @router.post("/infra-artifacts/{pr_action_id}/reject")
 async def reject(request: Request, pr_action_id: PrActionId, body: RejectBody) -> dict[str, Any]:
     """Request changes with a reason; the Infra agent corrects on the same PR."""
-    art = await asyncio.to_thread(_b(request).pipeline.reject, pr_action_id, body.operator, body.reason)
+    art = await asyncio.to_thread(
+        _b(request).pipeline.reject, pr_action_id, body.operator, body.reason
+    )
     return art.to_dict()
 
 
 @router.post("/infra-artifacts/{pr_action_id}/close")
 async def close(request: Request, pr_action_id: PrActionId, body: OperatorBody) -> dict[str, Any]:
     """Close the PR without merging."""
-    art = await asyncio.to_thread(_b(request).pipeline.close, pr_action_id, body.operator, body.reason)
+    art = await asyncio.to_thread(
+        _b(request).pipeline.close, pr_action_id, body.operator, body.reason
+    )
     return art.to_dict()
 
 
 @router.post("/infra-artifacts/{pr_action_id}/unblock")
 async def unblock(request: Request, pr_action_id: PrActionId, body: OperatorBody) -> dict[str, Any]:
     """Give a blocked PR another round of corrections."""
-    art = await asyncio.to_thread(_b(request).pipeline.unblock, pr_action_id, body.operator, body.reason)
+    art = await asyncio.to_thread(
+        _b(request).pipeline.unblock, pr_action_id, body.operator, body.reason
+    )
     return art.to_dict()
 
 
 # -- takeovers ---------------------------------------------------------------------------
+
 
 @router.get("/interruptions/{ident}")
 async def interruption(request: Request, ident: InterruptionId) -> dict[str, Any]:
@@ -110,20 +123,26 @@ async def claim(request: Request, ident: InterruptionId, body: ClaimBody) -> dic
 @router.post("/interruptions/{ident}/resolve")
 async def resolve(request: Request, ident: InterruptionId, body: ResolveBody) -> dict[str, Any]:
     """Execute the tool once under the operator's authority (through the ledger) or deny."""
-    result: dict[str, Any] = await _b(request).resolve_interruption(ident, body.operator, body.action, body.reply)
+    result: dict[str, Any] = await _b(request).resolve_interruption(
+        ident, body.operator, body.action, body.reply
+    )
     return result
 
 
 # -- conversations -----------------------------------------------------------------------
 
+
 @router.post("/conversations/{conversa_id}/messages")
-async def message(request: Request, conversa_id: ConversationId, body: MessageBody) -> dict[str, Any]:
+async def message(
+    request: Request, conversa_id: ConversationId, body: MessageBody
+) -> dict[str, Any]:
     """A customer message: runs the customer-service agent's turn through the guard."""
     result: dict[str, Any] = await _b(request).customer.handle_message(conversa_id, body.text)
     return result
 
 
 # -- projects, sessions, handoffs --------------------------------------------------------
+
 
 @router.post("/projects", status_code=201)
 async def create_project(request: Request, body: ProjectBody) -> dict[str, Any]:
@@ -143,21 +162,29 @@ async def projects(request: Request) -> list[dict[str, Any]]:
 @router.post("/projects/{project_id}/sessions", status_code=201)
 async def create_session(request: Request, project_id: Ident, body: SessionBody) -> dict[str, Any]:
     """A new session in a project."""
-    session: dict[str, Any] = await asyncio.to_thread(_b(request).store.create_session, project_id, body.title)
+    session: dict[str, Any] = await asyncio.to_thread(
+        _b(request).store.create_session, project_id, body.title
+    )
     return session
 
 
-@router.post("/projects/{project_id}/sessions/{session_id}/agents/arquiteto/handoff-infra", status_code=201)
-async def offer_infra_handoff(request: Request, project_id: Ident, session_id: Ident,
-                              body: HandoffBody | None = None) -> dict[str, Any]:
+@router.post(
+    "/projects/{project_id}/sessions/{session_id}/agents/arquiteto/handoff-infra", status_code=201
+)
+async def offer_infra_handoff(
+    request: Request, project_id: Ident, session_id: Ident, body: HandoffBody | None = None
+) -> dict[str, Any]:
     """The Arquiteto's closing turn and the handoff offer to the Infra agent."""
-    handoff = await _b(request).team.offer_infra_handoff(project_id, session_id, body.note if body else None)
+    handoff = await _b(request).team.offer_infra_handoff(
+        project_id, session_id, body.note if body else None
+    )
     return handoff.to_dict()
 
 
 @router.post("/projects/{project_id}/sessions/{session_id}/agents/{agent_id}/turns")
-async def agent_turn(request: Request, project_id: Ident, session_id: Ident, agent_id: Ident,
-                     body: TurnBody) -> dict[str, Any]:
+async def agent_turn(
+    request: Request, project_id: Ident, session_id: Ident, agent_id: Ident, body: TurnBody
+) -> dict[str, Any]:
     """One turn of a session-scoped agent."""
     result = await _b(request).team.agent_turn(project_id, session_id, agent_id, body.text)
     return {"text": result.text, "tool_results": result.tool_results, "steps": result.steps}
@@ -171,7 +198,9 @@ async def accept_handoff(request: Request, handoff_id: Ident, body: AcceptBody) 
 
 
 @router.post("/projects/{project_id}/execution")
-async def activate_execution(request: Request, project_id: Ident, body: ExecutionBody) -> dict[str, Any]:
+async def activate_execution(
+    request: Request, project_id: Ident, body: ExecutionBody
+) -> dict[str, Any]:
     """Start execution: one dev-<module> per module; each gets its demo task."""
     from backend.infra.dev_tasks import seed_demo_tasks
 
@@ -180,4 +209,8 @@ async def activate_execution(request: Request, project_id: Ident, body: Executio
     tasks = await asyncio.to_thread(seed_demo_tasks, backend.dev_tasks, project)
     if not tasks:
         raise ConflictError("no tasks were created")
-    return {"project_id": project.id, "tasks": [t.to_dict() for t in tasks], "operator": body.operator}
+    return {
+        "project_id": project.id,
+        "tasks": [t.to_dict() for t in tasks],
+        "operator": body.operator,
+    }

@@ -24,7 +24,8 @@ def register(subparsers: Any) -> None:
         help="backend URL (default: CADENCIA_URL or http://CADENCIA_HOST:CADENCIA_PORT)",
     )
     parser.add_argument(
-        "--token", default=None,
+        "--token",
+        default=None,
         help="bearer token (default: CADENCIA_TOKEN, else the token file in the data dir)",
     )
     parser.add_argument("--data-dir", default=None, help="where the backend keeps its token file")
@@ -48,6 +49,4 @@ def run(args: argparse.Namespace) -> int:
     if token is None and token_file.exists():
         token = token_file.read_text(encoding="utf-8").strip()
     url = args.url or os.environ.get("CADENCIA_URL") or f"http://{settings.host}:{settings.port}"
-    return run_console(
-        url, token=token, readonly=args.readonly, operator=args.operator
-    )
+    return run_console(url, token=token, readonly=args.readonly, operator=args.operator)

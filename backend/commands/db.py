@@ -93,7 +93,9 @@ def _postgres_roles(db: PostgresDatabase, settings: Settings, applied: list[int]
         ).fetchall():
             conn.execute(sql.SQL("ALTER ROLE {} LOGIN").format(sql.Identifier(row["rolname"])))
             restored.append(row["rolname"])
-        rds_iam = conn.execute("SELECT 1 FROM pg_roles WHERE rolname = 'rds_iam'").fetchone() is not None
+        rds_iam = (
+            conn.execute("SELECT 1 FROM pg_roles WHERE rolname = 'rds_iam'").fetchone() is not None
+        )
         after = read_snapshot(conn)
     return MigrateOutcome(
         dialect="postgres",
@@ -108,10 +110,17 @@ def _postgres_roles(db: PostgresDatabase, settings: Settings, applied: list[int]
 
 def snapshot_changes(before: Snapshot, after: Snapshot) -> list[str]:
     """Human lines for every role, attribute, membership or privilege that changed."""
+
     def roles(s: Snapshot) -> set[str]:
         return {
-            f"role {n}" + ("" if i is None else (" LOGIN" if i.login else " NOLOGIN") + "".join(f" {a}" for a in i.attributes))
-            for n, i in s.roles.items() if i is not None
+            f"role {n}"
+            + (
+                ""
+                if i is None
+                else (" LOGIN" if i.login else " NOLOGIN") + "".join(f" {a}" for a in i.attributes)
+            )
+            for n, i in s.roles.items()
+            if i is not None
         }
 
     def privs(s: Snapshot) -> set[str]:
@@ -134,11 +143,14 @@ def run_migrate(args: argparse.Namespace) -> int:
     from backend.erp.grants import GRANTS, TOOL_ROLES
     from backend.settings import load_settings
 
-    settings = load_settings(data_dir=args.data_dir, database_url=args.database, iam_auth=args.iam_auth)
+    settings = load_settings(
+        data_dir=args.data_dir, database_url=args.database, iam_auth=args.iam_auth
+    )
     console = Console(soft_wrap=True)
     out = migrate_database(settings)
     console.print(
-        f"[bold]migrations[/]: applied {', '.join(map(str, out.applied))}" if out.applied
+        f"[bold]migrations[/]: applied {', '.join(map(str, out.applied))}"
+        if out.applied
         else "[bold]migrations[/]: up to date (nothing applied)"
     )
     if out.dialect != "postgres":
@@ -158,9 +170,17 @@ def run_migrate(args: argparse.Namespace) -> int:
             + ("rds_iam granted" if out.rds_iam else "rds_iam role absent (not RDS): not granted")
         )
     else:
-        where = settings.data_dir / "secrets" if settings.secrets_backend == "file" else "Secrets Manager"
-        console.print(f"[bold]auth[/]: passwords in the secret store ({escape(str(where))}, ids db/<role>)")
-    console.print(f"[bold]grants[/]: {len(GRANTS)} statements from the grants spec applied after REVOKE ALL")
+        where = (
+            settings.data_dir / "secrets"
+            if settings.secrets_backend == "file"
+            else "Secrets Manager"
+        )
+        console.print(
+            f"[bold]auth[/]: passwords in the secret store ({escape(str(where))}, ids db/<role>)"
+        )
+    console.print(
+        f"[bold]grants[/]: {len(GRANTS)} statements from the grants spec applied after REVOKE ALL"
+    )
     if out.changes:
         console.print(f"[bold]changes[/] ({len(out.changes)}):")
         for line in out.changes:

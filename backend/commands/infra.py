@@ -24,10 +24,18 @@ def register(subparsers: Any) -> None:
         description="Run the rule-based planner on REPO and write its proposal to DIR.",
     )
     plan.add_argument("repo", metavar="REPO", help="repository to plan for (only read)")
-    plan.add_argument("--module-map", metavar="FILE", default=None,
-                      help="module map JSON (default: detect modules from manifests)")
-    plan.add_argument("--out", metavar="DIR", required=True,
-                      help="where to write the proposal, mirroring the repository layout")
+    plan.add_argument(
+        "--module-map",
+        metavar="FILE",
+        default=None,
+        help="module map JSON (default: detect modules from manifests)",
+    )
+    plan.add_argument(
+        "--out",
+        metavar="DIR",
+        required=True,
+        help="where to write the proposal, mirroring the repository layout",
+    )
     plan.set_defaults(handler=run_plan)
 
 
@@ -50,8 +58,9 @@ def run_plan(args: argparse.Namespace) -> int:
         raise PathError(f"--out {out} is inside the repository's .git directory")
     if out.exists() and not out.is_dir():
         raise PathError(f"--out {out} exists and is not a directory")
-    module_map = (load_module_map(Path(args.module_map)) if args.module_map
-                  else resolve_module_map(repo))
+    module_map = (
+        load_module_map(Path(args.module_map)) if args.module_map else resolve_module_map(repo)
+    )
     files = plan(repo, module_map)
     for rel, content in sorted(files.items()):
         validate_path(rel)
@@ -65,8 +74,14 @@ def run_plan(args: argparse.Namespace) -> int:
         table.add_column(column)
     for module in module_map.modules:
         dockerfile = module_file(module, "Dockerfile")
-        table.add_row(module.name, module.path, module.language, module.kind,
-                      str(module.port or "-"), dockerfile if dockerfile in files else "-")
+        table.add_row(
+            module.name,
+            module.path,
+            module.language,
+            module.kind,
+            str(module.port or "-"),
+            dockerfile if dockerfile in files else "-",
+        )
     console.print(table)
     console.print(f"wrote {len(files)} files to {out}:")
     for rel in sorted(files):

@@ -26,7 +26,9 @@ def reconcile(args: argparse.Namespace) -> int:
     from backend.guard.service import build_guard
     from backend.settings import load_settings
 
-    settings = load_settings(data_dir=args.data_dir, database_url=args.database, ledger_url=args.ledger)
+    settings = load_settings(
+        data_dir=args.data_dir, database_url=args.database, ledger_url=args.ledger
+    )
     console = Console()
     if settings.gateway_url is None:
         console.print("[yellow]no CADENCIA_GATEWAY_URL: asking the local gateway simulator[/]")

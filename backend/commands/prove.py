@@ -37,7 +37,9 @@ def run(args: argparse.Namespace) -> int:
         settings = load_settings(
             data_dir=args.data_dir, database_url=args.database, ledger_url=args.ledger
         )
-    with console.status(f"replaying {len(conversas)} conversations ({args.arquitetura})...") as status:
+    with console.status(
+        f"replaying {len(conversas)} conversations ({args.arquitetura})..."
+    ) as status:
         result = prove(
             conversas,
             args.arquitetura,
@@ -54,5 +56,7 @@ def run(args: argparse.Namespace) -> int:
         style = "bold red" if key == "duplicate_debits" and value else ""
         table.add_row(key, f"[{style}]{value}[/]" if style else str(value))
     console.print(table)
-    console.print(f"attempt records → {args.saida}" + (f", summary → {args.resumo}" if args.resumo else ""))
+    console.print(
+        f"attempt records → {args.saida}" + (f", summary → {args.resumo}" if args.resumo else "")
+    )
     return 0

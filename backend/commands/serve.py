@@ -30,8 +30,13 @@ def run(args: argparse.Namespace) -> int:
     from backend.core import resolve_token
     from backend.settings import load_settings
 
-    settings = load_settings(data_dir=args.data_dir, database_url=args.database, ledger_url=args.ledger,
-                             host=args.host, port=args.port)
+    settings = load_settings(
+        data_dir=args.data_dir,
+        database_url=args.database,
+        ledger_url=args.ledger,
+        host=args.host,
+        port=args.port,
+    )
     logs.configure(args.log_level)
     token, generated = resolve_token(settings)
     if generated:
@@ -40,8 +45,13 @@ def run(args: argparse.Namespace) -> int:
     logging.getLogger("cadencia").info(
         "serving on http://%s:%d (data dir %s)", settings.host, settings.port, settings.data_dir
     )
-    config = uvicorn.Config(create_app(settings, demo=args.demo), host=settings.host,
-                            port=settings.port, log_config=None, timeout_graceful_shutdown=30)
+    config = uvicorn.Config(
+        create_app(settings, demo=args.demo),
+        host=settings.host,
+        port=settings.port,
+        log_config=None,
+        timeout_graceful_shutdown=30,
+    )
     server = graceful_server(config)
     server.run()
     return 0 if server.started else 1
@@ -67,7 +77,9 @@ def graceful_server(config: Any) -> Any:
             if threading.current_thread() is not threading.main_thread():
                 yield
                 return
-            previous = {s: signal.signal(s, self.handle_exit) for s in (signal.SIGINT, signal.SIGTERM)}
+            previous = {
+                s: signal.signal(s, self.handle_exit) for s in (signal.SIGINT, signal.SIGTERM)
+            }
             try:
                 yield
             finally:

@@ -44,7 +44,9 @@ def run(args: argparse.Namespace, *, stdin: IO[str] | None = None) -> int:
     from backend.posture.teardown import ledger_target, plan_teardown, run_teardown
     from backend.settings import load_settings
 
-    settings = load_settings(data_dir=args.data_dir, database_url=args.database, ledger_url=args.ledger)
+    settings = load_settings(
+        data_dir=args.data_dir, database_url=args.database, ledger_url=args.ledger
+    )
     db_url = settings.resolved_database_url()
     ledger = ledger_target(settings.resolved_ledger_url(), settings)
     console = Console(soft_wrap=True)
@@ -53,7 +55,9 @@ def run(args: argparse.Namespace, *, stdin: IO[str] | None = None) -> int:
     blocked = bool(plan.other_databases) and not args.all_databases
     if args.dry_run:
         if blocked:
-            console.print("[yellow]a real run would refuse to start: other databases hold grants[/]")
+            console.print(
+                "[yellow]a real run would refuse to start: other databases hold grants[/]"
+            )
         console.print("[bold]dry run[/]: nothing was changed")
         return 0
     if blocked:
@@ -97,11 +101,19 @@ def _print_plan(console: Console, plan: TeardownPlan, *, all_databases: bool) ->
     console.print(f"[bold]teardown plan[/] for {escape(plan.database)}")
     if plan.postgres:
         roles = ", ".join(plan.roles_present) or "none present"
-        console.print(f"  1. stop using the tools: NOLOGIN for {roles}; terminate {plan.sessions} session(s)")
-        console.print(f"  2. revoke and drop roles: REASSIGN OWNED, DROP OWNED, DROP ROLE ({roles})")
+        console.print(
+            f"  1. stop using the tools: NOLOGIN for {roles}; terminate {plan.sessions} session(s)"
+        )
+        console.print(
+            f"  2. revoke and drop roles: REASSIGN OWNED, DROP OWNED, DROP ROLE ({roles})"
+        )
         for name, holders in plan.other_databases.items():
-            verb = "will also be revoked" if all_databases else "BLOCKS the drop (see --all-databases)"
-            console.print(f"     database {escape(name)} holds grants of {', '.join(holders)}: {verb}")
+            verb = (
+                "will also be revoked" if all_databases else "BLOCKS the drop (see --all-databases)"
+            )
+            console.print(
+                f"     database {escape(name)} holds grants of {', '.join(holders)}: {verb}"
+            )
     else:
         console.print("  1–2. SQLite has no login roles: nothing to stop or drop")
     state = "exists" if plan.ledger_exists else "already absent"
@@ -112,7 +124,9 @@ def _print_plan(console: Console, plan: TeardownPlan, *, all_databases: bool) ->
 def _print_step(console: Console, step: StepResult) -> None:
     from rich.markup import escape
 
-    colour = {"done": "green", "skipped": "yellow", "failed": "red", "planned": "white"}[step.status]
+    colour = {"done": "green", "skipped": "yellow", "failed": "red", "planned": "white"}[
+        step.status
+    ]
     console.print(f"[{colour}]{step.status.upper():7}[/] {step.step}. {escape(step.title)}")
     for line in step.details:
         console.print(f"          {escape(line)}")

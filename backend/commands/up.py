@@ -13,8 +13,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--readonly", action="store_true", help="watch only")
     p.add_argument("--operator", default=None, help="who actions are recorded as")
     p.add_argument("--port", type=int, default=0, help="API port (default: any free port)")
-    p.add_argument("--headless-seconds", type=float, default=None,
-                   help="no console: run the backend this long, print a summary, exit (CI smoke)")
+    p.add_argument(
+        "--headless-seconds",
+        type=float,
+        default=None,
+        help="no console: run the backend this long, print a summary, exit (CI smoke)",
+    )
     add_data_dir(p)
     p.set_defaults(handler=run)
 
@@ -41,10 +45,14 @@ def run(args: argparse.Namespace) -> int:
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", args.port))
     url = f"http://127.0.0.1:{sock.getsockname()[1]}"
-    server = uvicorn.Server(uvicorn.Config(create_app(settings, demo=args.demo), log_config=None,
-                                           timeout_graceful_shutdown=10))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True,
-                              name="cadencia-backend")
+    server = uvicorn.Server(
+        uvicorn.Config(
+            create_app(settings, demo=args.demo), log_config=None, timeout_graceful_shutdown=10
+        )
+    )
+    thread = threading.Thread(
+        target=server.run, kwargs={"sockets": [sock]}, daemon=True, name="cadencia-backend"
+    )
     thread.start()
     deadline = time.monotonic() + 60
     while not server.started and thread.is_alive() and time.monotonic() < deadline:
@@ -69,16 +77,22 @@ def _headless(url: str, token: str, seconds: float) -> int:
     import httpx
 
     time.sleep(seconds)
-    with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {token}"}, timeout=10) as http:
+    with httpx.Client(
+        base_url=url, headers={"Authorization": f"Bearer {token}"}, timeout=10
+    ) as http:
         roster = http.get("/api/roster").json()
         approvals = http.get("/api/approvals").json()
     print(f"backend at {url}")
     for agent in roster:
         print(f"  {agent['id']:<12} {agent['status']:<8} {agent['detail']}")
     for pr in approvals["infra_prs"]:
-        print(f"  infra PR {pr['pr_action_id']} on {pr['branch']}: {pr['gate_status']} "
-              f"({pr['gate_correction_count']} correction(s))")
+        print(
+            f"  infra PR {pr['pr_action_id']} on {pr['branch']}: {pr['gate_status']} "
+            f"({pr['gate_correction_count']} correction(s))"
+        )
     for item in approvals["interruptions"]:
-        print(f"  interruption {item['id']} in {item['conversation']} ({item['ferramenta']}, "
-              f"pedido {item['pedido']}): {item['motivo']}, {item['attempts']} attempts")
+        print(
+            f"  interruption {item['id']} in {item['conversation']} ({item['ferramenta']}, "
+            f"pedido {item['pedido']}): {item['motivo']}, {item['attempts']} attempts"
+        )
     return 0

@@ -32,11 +32,24 @@ PACE_S = 1.0
 """Pause between demo steps: slow enough for an operator to watch the roster change."""
 
 CONVERSAS = [
-    ("conv-demo", "4821", "129.90",
-     ["Quero o reembolso do pedido 4821", "Já caiu?", "Ainda não vi o dinheiro do 4821",
-      "Pode fazer o estorno de novo?", "Olá? O reembolso saiu?"]),
-    ("conv-demo-b", "5107", "89.00",
-     ["Qual o status do pedido 5107?", "E o reembolso do 5107, por favor"]),
+    (
+        "conv-demo",
+        "4821",
+        "129.90",
+        [
+            "Quero o reembolso do pedido 4821",
+            "Já caiu?",
+            "Ainda não vi o dinheiro do 4821",
+            "Pode fazer o estorno de novo?",
+            "Olá? O reembolso saiu?",
+        ],
+    ),
+    (
+        "conv-demo-b",
+        "5107",
+        "89.00",
+        ["Qual o status do pedido 5107?", "E o reembolso do 5107, por favor"],
+    ),
 ]
 
 
@@ -55,7 +68,8 @@ def create_project_repo(backend: Backend, name: str, template: str = "empty") ->
     with backend.db.transaction() as tx:
         tx.execute_sql(
             "UPDATE projects SET repo_path = %(repo)s WHERE id = %(id)s"
-            if tx.dialect == "postgres" else "UPDATE projects SET repo_path = :repo WHERE id = :id",
+            if tx.dialect == "postgres"
+            else "UPDATE projects SET repo_path = :repo WHERE id = :id",
             {"repo": str(repo), "id": project.id},
         )
     return backend.store.project(project.id)
@@ -70,9 +84,11 @@ async def run_demo(backend: Backend, *, pace_s: float = PACE_S) -> dict[str, Any
     customer = backend.spawn(_customer_demo(backend, pace_s, run), "demo-customers")
     session = await asyncio.to_thread(backend.store.create_session, project.id, "fase 4a — demo")
     sid = session["id"]
-    for agent_id, text in ((CRIATIVO, "Quero uma loja com API, site e worker de reembolsos."),
-                           (PO, "Quebre em histórias e tarefas."),
-                           (ARQUITETO, "Defina os módulos e registre a decisão.")):
+    for agent_id, text in (
+        (CRIATIVO, "Quero uma loja com API, site e worker de reembolsos."),
+        (PO, "Quebre em histórias e tarefas."),
+        (ARQUITETO, "Defina os módulos e registre a decisão."),
+    ):
         await backend.team.agent_turn(project.id, sid, agent_id, text)
         await asyncio.sleep(pace_s)
     handoff = await backend.team.offer_infra_handoff(project.id, sid)
@@ -116,8 +132,11 @@ async def _infra_with_one_correction(backend: Backend, project_id: str, session_
                 break
         draft[first_dockerfile] = "\n".join(lines) + "\n"
         await asyncio.to_thread(
-            backend.infra_tools.propose_infra_pr, project_id, session_id,
-            "Infra: Dockerfiles, compose e CI", [{"path": p, "content": c} for p, c in draft.items()],
+            backend.infra_tools.propose_infra_pr,
+            project_id,
+            session_id,
+            "Infra: Dockerfiles, compose e CI",
+            [{"path": p, "content": c} for p, c in draft.items()],
         )
     finally:
         await ctx_status(ctx, "idle", "")
@@ -125,17 +144,21 @@ async def _infra_with_one_correction(backend: Backend, project_id: str, session_
 
 async def _customer_demo(backend: Backend, pace_s: float, run: str) -> None:
     """Customers insisting on refunds until the teto de voltas hands one to a human."""
+
     def order(pedido: str) -> str:
         return f"{pedido}{run}"
 
     await asyncio.to_thread(
-        upsert_pedidos, backend.db,
-        [{"pedidoId": order(p), "valorPedido": v, "clienteId": f"c-{p}"} for _, p, v, _ in CONVERSAS],
+        upsert_pedidos,
+        backend.db,
+        [
+            {"pedidoId": order(p), "valorPedido": v, "clienteId": f"c-{p}"}
+            for _, p, v, _ in CONVERSAS
+        ],
     )
     for conversa, pedido, _, messages in CONVERSAS:
         for text in messages:
             await asyncio.sleep(pace_s)
-            await backend.customer.handle_message(f"{conversa}-{order(pedido)}",
-                                                  text.replace(pedido, order(pedido)))
-
-
+            await backend.customer.handle_message(
+                f"{conversa}-{order(pedido)}", text.replace(pedido, order(pedido))
+            )

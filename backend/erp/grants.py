@@ -126,7 +126,9 @@ def sqlite_authorizer(role: str) -> AuthorizerFn:
         if action == sqlite3.SQLITE_READ and arg1 is not None:
             if arg1 == "sqlite_master" or arg1 == "sqlite_schema":
                 return sqlite3.SQLITE_OK  # the schema must be readable to prepare statements
-            return sqlite3.SQLITE_OK if allowed(arg1, "SELECT", arg2 or None) else sqlite3.SQLITE_DENY
+            return (
+                sqlite3.SQLITE_OK if allowed(arg1, "SELECT", arg2 or None) else sqlite3.SQLITE_DENY
+            )
         if action == sqlite3.SQLITE_UPDATE and arg1 is not None:
             return sqlite3.SQLITE_OK if allowed(arg1, "UPDATE", arg2) else sqlite3.SQLITE_DENY
         if action == sqlite3.SQLITE_INSERT and arg1 is not None:

@@ -26,7 +26,9 @@ def role_secret_id(role: str) -> str:
     return f"db/{role}"
 
 
-def ensure_tool_roles(db: PostgresDatabase, store: SecretStore, *, iam_auth: bool = False) -> list[str]:
+def ensure_tool_roles(
+    db: PostgresDatabase, store: SecretStore, *, iam_auth: bool = False
+) -> list[str]:
     """Create missing roles, set credentials, apply grants. Returns the roles created."""
     import psycopg
     from psycopg import sql
@@ -37,7 +39,9 @@ def ensure_tool_roles(db: PostgresDatabase, store: SecretStore, *, iam_auth: boo
             # Two processes migrating at once must not both try CREATE ROLE.
             conn.execute("SELECT pg_advisory_xact_lock(738700003)")
             for role in TOOL_ROLES:
-                exists = conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (role,)).fetchone()
+                exists = conn.execute(
+                    "SELECT 1 FROM pg_roles WHERE rolname = %s", (role,)
+                ).fetchone()
                 if not exists:
                     conn.execute(
                         sql.SQL(
@@ -59,7 +63,9 @@ def ensure_tool_roles(db: PostgresDatabase, store: SecretStore, *, iam_auth: boo
                         )
                     )
                 if iam_auth:
-                    has_rds_iam = conn.execute("SELECT 1 FROM pg_roles WHERE rolname='rds_iam'").fetchone()
+                    has_rds_iam = conn.execute(
+                        "SELECT 1 FROM pg_roles WHERE rolname='rds_iam'"
+                    ).fetchone()
                     if has_rds_iam:
                         conn.execute(sql.SQL("GRANT rds_iam TO {}").format(sql.Identifier(role)))
             conn.execute(render_postgres_grants())

@@ -18,13 +18,23 @@ def upsert_pedidos(db: Database, pedidos: Iterable[dict[str, Any]]) -> int:
             if cliente:
                 tx.execute(
                     "erp_upsert_cliente",
-                    {"id": cliente, "nome": p.get("nomeCliente") or f"Cliente {cliente}",
-                     "endereco": None, "telefone": None, "email": None},
+                    {
+                        "id": cliente,
+                        "nome": p.get("nomeCliente") or f"Cliente {cliente}",
+                        "endereco": None,
+                        "telefone": None,
+                        "email": None,
+                    },
                 )
             tx.execute(
                 "erp_upsert_pedido",
-                {"id": p["pedidoId"], "cliente_id": cliente, "status": p.get("status", "entregue"),
-                 "valor_pedido": str(p["valorPedido"]), "criado_em": utcnow_iso()},
+                {
+                    "id": p["pedidoId"],
+                    "cliente_id": cliente,
+                    "status": p.get("status", "entregue"),
+                    "valor_pedido": str(p["valorPedido"]),
+                    "criado_em": utcnow_iso(),
+                },
             )
             count += 1
     return count

@@ -46,8 +46,15 @@ def ensure_semgrep(settings: Settings, *, timeout_s: float = 900.0) -> str:
             env_dir = target.parent.parent
             log.info("installing semgrep %s into %s (one time)", SEMGREP_VERSION, env_dir)
             venv.EnvBuilder(with_pip=True, clear=True).create(env_dir)
-            pip = [str(env_dir / "bin" / "python"), "-m", "pip", "install", "-q",
-                   "--disable-pip-version-check", f"semgrep=={SEMGREP_VERSION}"]
+            pip = [
+                str(env_dir / "bin" / "python"),
+                "-m",
+                "pip",
+                "install",
+                "-q",
+                "--disable-pip-version-check",
+                f"semgrep=={SEMGREP_VERSION}",
+            ]
             try:
                 subprocess.run(pip, check=True, capture_output=True, text=True, timeout=timeout_s)
             except (subprocess.CalledProcessError, subprocess.TimeoutExpired, OSError) as exc:
@@ -55,5 +62,3 @@ def ensure_semgrep(settings: Settings, *, timeout_s: float = 900.0) -> str:
                 raise ScannerError(f"could not install semgrep: {detail[-500:]}") from exc
     settings.semgrep_bin = str(target)
     return str(target)
-
-

@@ -47,7 +47,12 @@ class GatewaySimulator:
     """Start with :meth:`start`; ``url`` is then ``http://127.0.0.1:PORT``."""
 
     def __init__(
-        self, secret: str, *, host: str = "127.0.0.1", port: int = 0, journal_path: Path | None = None
+        self,
+        secret: str,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        journal_path: Path | None = None,
     ) -> None:
         self.secret = secret
         self.journal: list[Debit] = []
@@ -59,11 +64,15 @@ class GatewaySimulator:
             for line in journal_path.read_text(encoding="utf-8").splitlines():
                 if line.strip():
                     d = json.loads(line)
-                    debit = Debit(d["id"], d["pedidoId"], d["valor"], d.get("idempotencyKey"), d["ts"])
+                    debit = Debit(
+                        d["id"], d["pedidoId"], d["valor"], d.get("idempotencyKey"), d["ts"]
+                    )
                     self.journal.append(debit)
                     if debit.idempotency_key:
                         self._by_key[debit.idempotency_key] = {
-                            "id": debit.id, "pedidoId": debit.pedido_id, "valor": debit.valor,
+                            "id": debit.id,
+                            "pedidoId": debit.pedido_id,
+                            "valor": debit.valor,
                             "status": "aprovado",
                         }
         self._key_locks: dict[str, threading.Lock] = {}

@@ -80,8 +80,13 @@ class Interruptions:
         """
         with self.db.transaction() as tx:
             ident, created, events = self.open_in(
-                tx, conversa_id=conversa_id, entidade_id=entidade_id, ferramenta=ferramenta,
-                motivo=motivo, argumentos=argumentos, attempts=attempts,
+                tx,
+                conversa_id=conversa_id,
+                entidade_id=entidade_id,
+                ferramenta=ferramenta,
+                motivo=motivo,
+                argumentos=argumentos,
+                attempts=attempts,
             )
         self.events.publish(events)
         return ident, created
@@ -146,7 +151,9 @@ class Interruptions:
     def claim(self, ident: int, operator: str) -> Interruption:
         """Take over a conversation; only one operator at a time."""
         with self.db.transaction() as tx:
-            changed = tx.execute("interruption_claim", {"id": ident, "operator": operator, "now": utcnow_iso()})
+            changed = tx.execute(
+                "interruption_claim", {"id": ident, "operator": operator, "now": utcnow_iso()}
+            )
             row = tx.one("interruption_get", {"id": ident})
             if row is None:
                 raise NotFoundError(f"no interruption with id {ident}", id=ident)
@@ -172,8 +179,13 @@ class Interruptions:
         with self.db.transaction() as tx:
             changed = tx.execute(
                 "interruption_resolve",
-                {"id": ident, "operator": operator, "resolution": resolution, "reply": reply,
-                 "now": utcnow_iso()},
+                {
+                    "id": ident,
+                    "operator": operator,
+                    "resolution": resolution,
+                    "reply": reply,
+                    "now": utcnow_iso(),
+                },
             )
             row = tx.one("interruption_get", {"id": ident})
             if row is None:
@@ -185,7 +197,12 @@ class Interruptions:
             event = self.events.append_in(
                 tx,
                 "interrupcao.resolvida",
-                {"interrupcao_id": ident, "operator": operator, "action": resolution, "reply": reply},
+                {
+                    "interrupcao_id": ident,
+                    "operator": operator,
+                    "action": resolution,
+                    "reply": reply,
+                },
                 session_id=row["conversa_id"],
                 agent="operador",
             )

@@ -116,15 +116,43 @@ class Orchestrator:
         model = ARG_MODELS.get(ferramenta)
         raw = argumentos if isinstance(argumentos, dict) else {}
         if model is None or not isinstance(argumentos, dict):
-            why = f"ferramenta desconhecida: {ferramenta}" if model is None else "argumentos devem ser um objeto"
-            return self._record(conversa_id, ferramenta, raw, None, 0, None, _Outcome(
-                "argumentos_invalidos", "Não entendi o pedido; pode confirmar os dados?", detalhe=why))
+            why = (
+                f"ferramenta desconhecida: {ferramenta}"
+                if model is None
+                else "argumentos devem ser um objeto"
+            )
+            return self._record(
+                conversa_id,
+                ferramenta,
+                raw,
+                None,
+                0,
+                None,
+                _Outcome(
+                    "argumentos_invalidos",
+                    "Não entendi o pedido; pode confirmar os dados?",
+                    detalhe=why,
+                ),
+            )
         try:
             args = model.model_validate(argumentos)
         except PydanticValidationError as exc:
-            detalhe = "; ".join(f"{'.'.join(map(str, e['loc'])) or '-'}: {e['msg']}" for e in exc.errors())
-            return self._record(conversa_id, ferramenta, raw, None, 0, None, _Outcome(
-                "argumentos_invalidos", "Não entendi o pedido; pode confirmar os dados?", detalhe=detalhe))
+            detalhe = "; ".join(
+                f"{'.'.join(map(str, e['loc'])) or '-'}: {e['msg']}" for e in exc.errors()
+            )
+            return self._record(
+                conversa_id,
+                ferramenta,
+                raw,
+                None,
+                0,
+                None,
+                _Outcome(
+                    "argumentos_invalidos",
+                    "Não entendi o pedido; pode confirmar os dados?",
+                    detalhe=detalhe,
+                ),
+            )
         entidade = entity_of(args)
         claim = claim_for(ferramenta, conversa_id, args)
         if self.architecture == "minima":
@@ -132,7 +160,9 @@ class Orchestrator:
                 self._minima_counts[counter_key(conversa_id, entidade, ferramenta)] += 1
                 tentativa = self._minima_counts[counter_key(conversa_id, entidade, ferramenta)]
             outcome, _ = self._run_tool(ferramenta, args, None)
-            return self._record(conversa_id, ferramenta, raw, entidade, tentativa, None, outcome, operator)
+            return self._record(
+                conversa_id, ferramenta, raw, entidade, tentativa, None, outcome, operator
+            )
         assert self.ledger is not None
         chave = claim.chave if claim else None
         counter = counter_key(conversa_id, entidade, ferramenta)
@@ -142,19 +172,39 @@ class Orchestrator:
             if reservation.bloqueado_por_teto:
                 blocked = self._teto(conversa_id, ferramenta, entidade, raw, reservation, tx)
             elif reservation.claim not in ("none", "claimed"):
-                blocked = self._blocked_by_ledger(conversa_id, ferramenta, entidade, raw, reservation, tx)
+                blocked = self._blocked_by_ledger(
+                    conversa_id, ferramenta, entidade, raw, reservation, tx
+                )
             else:
                 blocked = None  # allowed: the tool runs outside the transaction
             if blocked is not None:
                 # Blocked: the decision, the takeover and the attempt's event commit together.
-                return self._record(conversa_id, ferramenta, raw, entidade, reservation.tentativa,
-                                    chave, blocked, operator, tx=tx)
+                return self._record(
+                    conversa_id,
+                    ferramenta,
+                    raw,
+                    entidade,
+                    reservation.tentativa,
+                    chave,
+                    blocked,
+                    operator,
+                    tx=tx,
+                )
         outcome, settle = self._run_tool(ferramenta, args, chave)
         with self._decision_tx() as tx:
             if settle is not None:
                 settle()  # ledger completion and the attempt's event commit together
-            return self._record(conversa_id, ferramenta, raw, entidade, reservation.tentativa,
-                                chave, outcome, operator, tx=tx)
+            return self._record(
+                conversa_id,
+                ferramenta,
+                raw,
+                entidade,
+                reservation.tentativa,
+                chave,
+                outcome,
+                operator,
+                tx=tx,
+            )
 
     @contextmanager
     def _decision_tx(self) -> Iterator[Tx | None]:
@@ -180,7 +230,12 @@ class Orchestrator:
         return ident
 
     def _teto(
-        self, conversa_id: str, ferramenta: str, entidade: str, raw: dict[str, Any], r: Reservation,
+        self,
+        conversa_id: str,
+        ferramenta: str,
+        entidade: str,
+        raw: dict[str, Any],
+        r: Reservation,
         tx: Tx | None,
     ) -> _Outcome:
         self.metrics.interrupcao_por_teto(ferramenta)
@@ -196,7 +251,12 @@ class Orchestrator:
         return _Outcome("bloqueado_por_teto", mensagem_de_teto(entidade), interruption_id=ident)
 
     def _blocked_by_ledger(
-        self, conversa_id: str, ferramenta: str, entidade: str, raw: dict[str, Any], r: Reservation,
+        self,
+        conversa_id: str,
+        ferramenta: str,
+        entidade: str,
+        raw: dict[str, Any],
+        r: Reservation,
         tx: Tx | None,
     ) -> _Outcome:
         record = r.record
@@ -239,7 +299,11 @@ class Orchestrator:
         try:
             dados = self._execute(args, chave)
         except GatewayUncertainError as exc:
-            settle = partial(ledger.mark_uncertain, chave, {"erro": exc.message}) if ledger and chave else None
+            settle = (
+                partial(ledger.mark_uncertain, chave, {"erro": exc.message})
+                if ledger and chave
+                else None
+            )
             return _Outcome(
                 "resultado_incerto",
                 "Não consegui confirmar o reembolso com o banco; um atendente vai verificar "
@@ -247,8 +311,12 @@ class Orchestrator:
                 detalhe=exc.message,
             ), settle
         except CadenciaError as exc:
-            settle = partial(ledger.fail, chave, {"erro": exc.message}) if ledger and chave else None
-            return _Outcome("falhou", f"Não foi possível concluir: {exc.message}", detalhe=exc.message), settle
+            settle = (
+                partial(ledger.fail, chave, {"erro": exc.message}) if ledger and chave else None
+            )
+            return _Outcome(
+                "falhou", f"Não foi possível concluir: {exc.message}", detalhe=exc.message
+            ), settle
         settle = partial(ledger.complete, chave, dados) if ledger and chave else None
         return _Outcome("executado", _executado(ferramenta, args), dados=dados), settle
 

@@ -102,7 +102,10 @@ def prove(
         settings = settings.model_copy(update={"gateway_url": None})
         if not settings.database_url:
             settings = settings.model_copy(
-                update={"database_url": f"sqlite:///{Path(tmp) / 'prove.sqlite3'}", "data_dir": Path(tmp)}
+                update={
+                    "database_url": f"sqlite:///{Path(tmp) / 'prove.sqlite3'}",
+                    "data_dir": Path(tmp),
+                }
             )
         guard = build_guard(settings, architecture=architecture)
         try:
@@ -141,7 +144,9 @@ def summarize(
         "gateway_debits": len(debits),
         "duplicate_debits": len(debits) - len(debited_pedidos),
         "interrupted_by_ceiling": len(teto_convs),
-        "blocked_by_idempotency": sum(1 for r in records if r["resultado"] == "bloqueado_por_idempotencia"),
+        "blocked_by_idempotency": sum(
+            1 for r in records if r["resultado"] == "bloqueado_por_idempotencia"
+        ),
         "invalid_arguments": sum(1 for r in records if r["resultado"] == "argumentos_invalidos"),
     }
 

@@ -55,7 +55,10 @@ class Toolbox:
             if self._gateway is None or self._gateway[0] != secret:
                 if self._gateway is not None:
                     self._gateway[1].close()
-                self._gateway = (secret, GatewayClient(self._gateway_url, secret, timeout_s=self._timeout))
+                self._gateway = (
+                    secret,
+                    GatewayClient(self._gateway_url, secret, timeout_s=self._timeout),
+                )
             client = self._gateway[1]
         return EmitirReembolso(self._conns[ROLE_REEMBOLSO], client)
 

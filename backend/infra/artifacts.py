@@ -43,8 +43,13 @@ class HistoryEntry:
 
     def to_dict(self) -> dict[str, Any]:
         """The timeline item of the HTTP API: ``{ts, from, to, actor, note}``."""
-        return {"ts": self.ts, "from": self.from_status, "to": self.to_status,
-                "actor": self.actor, "note": self.note}
+        return {
+            "ts": self.ts,
+            "from": self.from_status,
+            "to": self.to_status,
+            "actor": self.actor,
+            "note": self.note,
+        }
 
 
 @dataclass(frozen=True)
@@ -72,15 +77,22 @@ class InfraArtifact:
     def from_row(cls, row: Row) -> InfraArtifact:
         """Build from an ``infra_artifacts`` row (SQLite gives 0/1 for booleans)."""
         return cls(
-            pr_action_id=row["pr_action_id"], project_id=row["project_id"],
-            session_id=row["session_id"], title=row["title"], branch=row["branch"],
-            pr_id=row["pr_id"], pr_url=row["pr_url"], head=row["head"],
+            pr_action_id=row["pr_action_id"],
+            project_id=row["project_id"],
+            session_id=row["session_id"],
+            title=row["title"],
+            branch=row["branch"],
+            pr_id=row["pr_id"],
+            pr_url=row["pr_url"],
+            head=row["head"],
             files=tuple(loads(row["files"]) or ()),
             findings=tuple(loads(row["findings"]) or ()),
             gate_status=cast(GateStatus, row["gate_status"]),
             gate_correction_count=int(row["gate_correction_count"]),
-            blocked=bool(row["blocked"]), blocked_reason=row["blocked_reason"],
-            created_at=str(row["created_at"]), updated_at=str(row["updated_at"]),
+            blocked=bool(row["blocked"]),
+            blocked_reason=row["blocked_reason"],
+            created_at=str(row["created_at"]),
+            updated_at=str(row["updated_at"]),
         )
 
     @property
@@ -91,23 +103,46 @@ class InfraArtifact:
     def to_dict(self) -> dict[str, Any]:
         """JSON form (``GET /api/infra-artifacts/{id}``, approvals list)."""
         return {
-            "pr_action_id": self.pr_action_id, "project_id": self.project_id,
-            "session_id": self.session_id, "title": self.title, "branch": self.branch,
-            "pr_id": self.pr_id, "pr_url": self.pr_url, "head": self.head,
-            "files": list(self.files), "findings": [dict(f) for f in self.findings],
-            "findings_count": len(self.findings), "gate_status": self.gate_status,
-            "gate_correction_count": self.gate_correction_count, "blocked": self.blocked,
-            "blocked_reason": self.blocked_reason, "created_at": self.created_at,
+            "pr_action_id": self.pr_action_id,
+            "project_id": self.project_id,
+            "session_id": self.session_id,
+            "title": self.title,
+            "branch": self.branch,
+            "pr_id": self.pr_id,
+            "pr_url": self.pr_url,
+            "head": self.head,
+            "files": list(self.files),
+            "findings": [dict(f) for f in self.findings],
+            "findings_count": len(self.findings),
+            "gate_status": self.gate_status,
+            "gate_correction_count": self.gate_correction_count,
+            "blocked": self.blocked,
+            "blocked_reason": self.blocked_reason,
+            "created_at": self.created_at,
             "updated_at": self.updated_at,
         }
 
 
-def add_history(tx: Tx, subject: str, from_status: str | None, to_status: str, actor: str,
-                note: str | None = None) -> None:
+def add_history(
+    tx: Tx,
+    subject: str,
+    from_status: str | None,
+    to_status: str,
+    actor: str,
+    note: str | None = None,
+) -> None:
     """Append one row to ``subject``'s gate timeline."""
-    tx.execute("gate_history_insert", {"subject": subject, "from_status": from_status,
-                                       "to_status": to_status, "actor": actor, "note": note,
-                                       "now": utcnow_iso()})
+    tx.execute(
+        "gate_history_insert",
+        {
+            "subject": subject,
+            "from_status": from_status,
+            "to_status": to_status,
+            "actor": actor,
+            "note": note,
+            "now": utcnow_iso(),
+        },
+    )
 
 
 def read_history(db: Database, subject: str) -> list[HistoryEntry]:
@@ -144,17 +179,29 @@ def apply_transition(
     Raises:
         ConflictError: the stored state is no longer ``previous`` (a concurrent writer won).
     """
-    changed = tx.execute(query, {
-        "key": key, "from_status": previous.status, "from_count": previous.correction_count,
-        "to_status": state.status, "to_count": state.correction_count,
-        "blocked": state.blocked, "blocked_reason": state.blocked_reason,
-        "findings": dumps(list(findings)), "head": head, "files": dumps(list(files)),
-        "now": utcnow_iso(),
-    })
+    changed = tx.execute(
+        query,
+        {
+            "key": key,
+            "from_status": previous.status,
+            "from_count": previous.correction_count,
+            "to_status": state.status,
+            "to_count": state.correction_count,
+            "blocked": state.blocked,
+            "blocked_reason": state.blocked_reason,
+            "findings": dumps(list(findings)),
+            "head": head,
+            "files": dumps(list(files)),
+            "now": utcnow_iso(),
+        },
+    )
     if changed != 1:
         raise ConflictError(
             f"{key} is no longer {previous.status} (correction {previous.correction_count}); "
-            "another action changed it first", key=key, expected=previous.status)
+            "another action changed it first",
+            key=key,
+            expected=previous.status,
+        )
     add_history(tx, key, previous.status, state.status, actor, note)
 
 
@@ -166,15 +213,32 @@ class InfraArtifacts:
 
     def insert(self, tx: Tx, artifact: InfraArtifact, *, actor: str) -> None:
         """Insert a freshly opened PR's artifact and the first timeline row."""
-        tx.execute("infra_artifact_insert", {
-            "pr_action_id": artifact.pr_action_id, "project_id": artifact.project_id,
-            "session_id": artifact.session_id, "title": artifact.title, "branch": artifact.branch,
-            "pr_id": artifact.pr_id, "pr_url": artifact.pr_url, "head": artifact.head,
-            "files": dumps(list(artifact.files)), "findings": dumps([]),
-            "gate_status": artifact.gate_status, "blocked": False, "now": artifact.created_at,
-        })
-        add_history(tx, artifact.pr_action_id, None, artifact.gate_status, actor,
-                    f"PR opened on {artifact.branch} ({artifact.head[:10]})")
+        tx.execute(
+            "infra_artifact_insert",
+            {
+                "pr_action_id": artifact.pr_action_id,
+                "project_id": artifact.project_id,
+                "session_id": artifact.session_id,
+                "title": artifact.title,
+                "branch": artifact.branch,
+                "pr_id": artifact.pr_id,
+                "pr_url": artifact.pr_url,
+                "head": artifact.head,
+                "files": dumps(list(artifact.files)),
+                "findings": dumps([]),
+                "gate_status": artifact.gate_status,
+                "blocked": False,
+                "now": artifact.created_at,
+            },
+        )
+        add_history(
+            tx,
+            artifact.pr_action_id,
+            None,
+            artifact.gate_status,
+            actor,
+            f"PR opened on {artifact.branch} ({artifact.head[:10]})",
+        )
 
     def get(self, pr_action_id: str) -> InfraArtifact:
         """The artifact of ``pr_action_id``.
@@ -185,8 +249,9 @@ class InfraArtifacts:
         with self.db.transaction(write=False) as tx:
             row = tx.one("infra_artifact_get", {"pr_action_id": pr_action_id})
         if row is None:
-            raise NotFoundError(f"no infra artifact with pr_action_id {pr_action_id!r}",
-                                pr_action_id=pr_action_id)
+            raise NotFoundError(
+                f"no infra artifact with pr_action_id {pr_action_id!r}", pr_action_id=pr_action_id
+            )
         return InfraArtifact.from_row(row)
 
     def find_by_session(self, session_id: str) -> InfraArtifact | None:
@@ -219,12 +284,16 @@ class InfraArtifacts:
             ConflictError: the stored row moved since ``artifact`` was read.
         """
         apply_transition(
-            tx, "infra_artifact_transition", artifact.pr_action_id,
-            previous=artifact.state, state=state,
+            tx,
+            "infra_artifact_transition",
+            artifact.pr_action_id,
+            previous=artifact.state,
+            state=state,
             findings=artifact.findings if findings is None else findings,
             head=head or artifact.head,
             files=artifact.files if files is None else files,
-            actor=actor, note=note,
+            actor=actor,
+            note=note,
         )
 
     def history(self, pr_action_id: str) -> list[HistoryEntry]:

@@ -25,8 +25,10 @@ Finding = dict[str, object]
 _AWS_KEY = re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")
 _PEM_BEGIN = re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----")
 _PEM_END = re.compile(r"-----END [A-Z0-9 ]*PRIVATE KEY-----")
-_ASSIGN = re.compile(r"^(?P<lead>\s*(?:-\s*)?(?:ENV\s+|ARG\s+|export\s+)?)"
-                     r"(?P<key>[A-Za-z_][A-Za-z0-9_]*)(?P<sep>\s*[=:]\s*|\s+)(?P<value>.+?)\s*$")
+_ASSIGN = re.compile(
+    r"^(?P<lead>\s*(?:-\s*)?(?:ENV\s+|ARG\s+|export\s+)?)"
+    r"(?P<key>[A-Za-z_][A-Za-z0-9_]*)(?P<sep>\s*[=:]\s*|\s+)(?P<value>.+?)\s*$"
+)
 
 
 def correct(files: dict[str, str], findings: list[Finding]) -> dict[str, str]:
@@ -60,6 +62,7 @@ def correct(files: dict[str, str], findings: list[Finding]) -> dict[str, str]:
 
 # --- routing ----------------------------------------------------------------------------
 
+
 def _match_path(name: str, files: dict[str, str]) -> str | None:
     name = name.replace("\\", "/").lstrip("./") if name not in files else name
     if name in files:
@@ -79,8 +82,17 @@ def _is_secret(finding: Finding) -> bool:
     tool = str(finding.get("tool", "")).lower()
     rule = str(finding.get("rule", "")).lower()
     return tool in {"detect-secrets", "secret-regex", "gitleaks", "secrets"} or any(
-        word in rule for word in ("secret", "credential", "private-key", "private key",
-                                  "password", "token", "aws-access-key"))
+        word in rule
+        for word in (
+            "secret",
+            "credential",
+            "private-key",
+            "private key",
+            "password",
+            "token",
+            "aws-access-key",
+        )
+    )
 
 
 def _is_dockerfile(path: str) -> bool:
@@ -103,12 +115,14 @@ def _any(keys: set[str], *words: str) -> bool:
 
 # --- secrets ----------------------------------------------------------------------------
 
+
 def _fix_secrets(path: str, text: str, findings: list[Finding]) -> str:
     if not findings:
         return text
     lines = text.split("\n")
-    numbers = sorted({int(str(f["line"])) for f in findings
-                      if str(f.get("line") or "").isdigit()}, reverse=True)
+    numbers = sorted(
+        {int(str(f["line"])) for f in findings if str(f.get("line") or "").isdigit()}, reverse=True
+    )
     for number in numbers:
         if 1 <= number <= len(lines):
             _scrub_line(path, lines, number - 1)
@@ -134,7 +148,7 @@ def _scrub_line(path: str, lines: list[str], index: int) -> None:
     line = lines[index]
     if _PEM_BEGIN.search(line):
         end = next((j for j in range(index, len(lines)) if _PEM_END.search(lines[j])), index)
-        del lines[index:end + 1]
+        del lines[index : end + 1]
         return
     m = _ASSIGN.match(line)
     if m is None:
@@ -154,6 +168,7 @@ def _scrub_line(path: str, lines: list[str], index: int) -> None:
 
 
 # --- Dockerfile -------------------------------------------------------------------------
+
 
 def _fix_dockerfile(text: str, keys: set[str]) -> str:
     fixers: list[tuple[tuple[str, ...], Callable[[str], str]]] = [
@@ -182,16 +197,19 @@ def _pin_images(text: str) -> str:
             return f"{m.group('lead')}{pinned}{m.group('rest')}"
         return m.group(0)
 
-    return re.sub(r"(?im)^(?P<lead>\s*FROM\s+(?:--platform=\S+\s+)?)(?P<image>\S+)(?P<rest>.*)$",
-                  repl, text)
+    return re.sub(
+        r"(?im)^(?P<lead>\s*FROM\s+(?:--platform=\S+\s+)?)(?P<image>\S+)(?P<rest>.*)$", repl, text
+    )
 
 
 def _fix_add(text: str) -> str:
     def repl(m: re.Match[str]) -> str:
         args = m.group("args")
         if re.search(r"https?://", args):
-            return (f"# removed by the Infra agent: ADD of a remote URL ({args.strip()}); "
-                    "vendor the file with a checksum and COPY it")
+            return (
+                f"# removed by the Infra agent: ADD of a remote URL ({args.strip()}); "
+                "vendor the file with a checksum and COPY it"
+            )
         if re.search(r"\.(tar|tgz|gz|bz2|xz|zip)\b", args):
             return m.group(0)
         return f"{m.group('lead')}COPY{args}"
@@ -204,15 +222,21 @@ def _pip_no_cache(text: str) -> str:
 
 
 def _apt_no_recommends(text: str) -> str:
-    return re.sub(r"\bapt-get\s+(?:-y\s+)?install\b(?![^\n]*--no-install-recommends)",
-                  r"\g<0> --no-install-recommends", text)
+    return re.sub(
+        r"\bapt-get\s+(?:-y\s+)?install\b(?![^\n]*--no-install-recommends)",
+        r"\g<0> --no-install-recommends",
+        text,
+    )
 
 
 def _apt_cleanup(text: str) -> str:
     out = []
     for line in text.split("\n"):
-        if "apt-get install" in line and "/var/lib/apt/lists" not in line \
-                and not line.rstrip().endswith("\\"):
+        if (
+            "apt-get install" in line
+            and "/var/lib/apt/lists" not in line
+            and not line.rstrip().endswith("\\")
+        ):
             line = f"{line.rstrip()} && rm -rf /var/lib/apt/lists/*"
         out.append(line)
     return "\n".join(out)
@@ -238,12 +262,21 @@ def _ensure_user(text: str) -> str:
     starts = [i for i, line in enumerate(lines) if re.match(r"(?i)^\s*FROM\s", line)]
     last = starts[-1] if starts else 0
     uid = 65532 if "distroless" in (lines[last] if starts else "") else RUNTIME_UID
-    body = [line for line in lines[last:]
-            if not re.match(r"(?i)^\s*USER\s+(?:root|0)(?::\S+)?\s*$", line)]
+    body = [
+        line
+        for line in lines[last:]
+        if not re.match(r"(?i)^\s*USER\s+(?:root|0)(?::\S+)?\s*$", line)
+    ]
     has_user = any(re.match(r"(?i)^\s*USER\s+\S", line) for line in body)
     if not has_user:
-        at = next((i for i, line in enumerate(body)
-                   if re.match(r"(?i)^\s*(EXPOSE|HEALTHCHECK|CMD|ENTRYPOINT)\b", line)), None)
+        at = next(
+            (
+                i
+                for i, line in enumerate(body)
+                if re.match(r"(?i)^\s*(EXPOSE|HEALTHCHECK|CMD|ENTRYPOINT)\b", line)
+            ),
+            None,
+        )
         if at is None:
             at = len(body) - 1 if body and body[-1] == "" else len(body)
         body.insert(at, f"USER {uid}")
@@ -251,6 +284,7 @@ def _ensure_user(text: str) -> str:
 
 
 # --- compose ----------------------------------------------------------------------------
+
 
 def _fix_compose(text: str, keys: set[str]) -> str:
     doc = yaml.safe_load(text) or {}
@@ -260,8 +294,9 @@ def _fix_compose(text: str, keys: set[str]) -> str:
             continue
         if _any(keys, "privileged"):
             service.pop("privileged", None)
-        if _any(keys, "network_mode", "host network", "host-network", "network-host") \
-                and str(service.get("network_mode", "")).startswith("host"):
+        if _any(keys, "network_mode", "host network", "host-network", "network-host") and str(
+            service.get("network_mode", "")
+        ).startswith("host"):
             service.pop("network_mode")
         if _any(keys, "docker.sock", "docker socket", "docker-socket"):
             volumes = [v for v in service.get("volumes", []) if "docker.sock" not in str(v)]
@@ -289,6 +324,7 @@ def _loopback_port(entry: object) -> object:
 
 # --- workflow ---------------------------------------------------------------------------
 
+
 def _fix_workflow(text: str, keys: set[str]) -> str:
     doc = yaml.safe_load(text) or {}
     if True in doc:  # YAML 1.1 reads the bare key `on` as a boolean
@@ -307,8 +343,9 @@ def _fix_workflow(text: str, keys: set[str]) -> str:
                 ordered[k] = v
         ordered.setdefault("permissions", least)
         doc = ordered
-    if _any(keys, "github.event", "github.head_ref", "injection", "interpolat", "run-shell",
-            "script"):
+    if _any(
+        keys, "github.event", "github.head_ref", "injection", "interpolat", "run-shell", "script"
+    ):
         for job in (doc.get("jobs") or {}).values():
             for step in (job or {}).get("steps", []) or []:
                 if isinstance(step, dict) and isinstance(step.get("run"), str):
@@ -342,11 +379,12 @@ def _lift_expressions(step: dict[str, object]) -> None:
         name = re.sub(r"[^A-Z0-9]+", "_", expr.upper()).strip("_")
         env[name] = "${{ " + expr + " }}"
         line_start = m.string.rfind("\n", 0, m.start()) + 1
-        quotes_before = len(re.findall(r'(?<!\\)"', m.string[line_start:m.start()]))
+        quotes_before = len(re.findall(r'(?<!\\)"', m.string[line_start : m.start()]))
         # Inside a double-quoted string already: the quotes protect it; else add them.
         return f"${{{name}}}" if quotes_before % 2 else f'"${{{name}}}"'
 
-    step["run"] = re.sub(r"\$\{\{\s*(?P<expr>github\.(?:event\.|head_ref)[^}]*?)\s*\}\}", repl,
-                         str(step["run"]))
+    step["run"] = re.sub(
+        r"\$\{\{\s*(?P<expr>github\.(?:event\.|head_ref)[^}]*?)\s*\}\}", repl, str(step["run"])
+    )
     if env:
         step["env"] = env

@@ -18,18 +18,40 @@ from pathlib import Path
 from backend.infra.modules import Kind, Language, Module, ModuleMap
 
 SKIP_DIRS = frozenset(
-    {".git", "node_modules", "vendor", ".venv", "venv", "__pycache__", ".tox", "target",
-     "dist", "build", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".idea", ".gradle"}
+    {
+        ".git",
+        "node_modules",
+        "vendor",
+        ".venv",
+        "venv",
+        "__pycache__",
+        ".tox",
+        "target",
+        "dist",
+        "build",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+        ".idea",
+        ".gradle",
+    }
 )
 # Order decides the language when one directory holds several manifests: a package.json
 # next to a go.mod is usually front-end tooling, not the module itself.
 _MANIFESTS: tuple[tuple[str, Language], ...] = (
-    ("go.mod", "go"), ("Cargo.toml", "rust"), ("pom.xml", "java"),
-    ("pyproject.toml", "python"), ("requirements.txt", "python"), ("package.json", "node"),
+    ("go.mod", "go"),
+    ("Cargo.toml", "rust"),
+    ("pom.xml", "java"),
+    ("pyproject.toml", "python"),
+    ("requirements.txt", "python"),
+    ("package.json", "node"),
 )
 _SOURCE_EXT: dict[Language, tuple[str, ...]] = {
-    "python": (".py",), "node": (".js", ".mjs", ".cjs", ".ts"), "go": (".go",),
-    "java": (".java", ".properties", ".yml", ".yaml"), "rust": (".rs",),
+    "python": (".py",),
+    "node": (".js", ".mjs", ".cjs", ".ts"),
+    "go": (".go",),
+    "java": (".java", ".properties", ".yml", ".yaml"),
+    "rust": (".rs",),
 }
 _MAX_SOURCE_BYTES = 256_000
 _MAX_SOURCE_FILES = 400
@@ -79,8 +101,14 @@ def detect_modules(repo: Path) -> ModuleMap:
         facts = inspect_module(repo / rel, language)
         name = _unique_name(_slug(repo.resolve().name if rel == "." else Path(rel).name), used)
         modules.append(
-            Module(name=name, path=rel, language=language, kind=facts.kind,
-                   port=facts.port, entry=facts.entry)
+            Module(
+                name=name,
+                path=rel,
+                language=language,
+                kind=facts.kind,
+                port=facts.port,
+                entry=facts.entry,
+            )
         )
     return ModuleMap(modules=modules)
 
@@ -90,8 +118,11 @@ def inspect_module(path: Path, language: Language) -> ModuleFacts:
     facts = ModuleFacts(language=language)
     sources = _read_sources(path, _SOURCE_EXT[language])
     inspector = {
-        "python": _inspect_python, "node": _inspect_node, "go": _inspect_go,
-        "java": _inspect_java, "rust": _inspect_rust,
+        "python": _inspect_python,
+        "node": _inspect_node,
+        "go": _inspect_go,
+        "java": _inspect_java,
+        "rust": _inspect_rust,
     }[language]
     inspector(path, facts, sources)
     if facts.port is None:
@@ -100,6 +131,7 @@ def inspect_module(path: Path, language: Language) -> ModuleFacts:
 
 
 # --- per language -----------------------------------------------------------------------
+
 
 def _inspect_python(path: Path, facts: ModuleFacts, sources: dict[str, str]) -> None:
     facts.has_requirements = (path / "requirements.txt").is_file()
@@ -115,11 +147,14 @@ def _inspect_python(path: Path, facts: ModuleFacts, sources: dict[str, str]) -> 
             module = rel[:-3].replace("/", ".")
             module = module.removeprefix("src.")
             facts.entry = f"{module}:{m.group(1)}"
-        port = _search_port(text, [
-            r"uvicorn\.run\([^)]*port\s*=\s*(\d{2,5})",
-            r"\.run\([^)]*port\s*=\s*(\d{2,5})",
-            r"[\"']PORT[\"']\s*,\s*[\"']?(\d{2,5})",
-        ])
+        port = _search_port(
+            text,
+            [
+                r"uvicorn\.run\([^)]*port\s*=\s*(\d{2,5})",
+                r"\.run\([^)]*port\s*=\s*(\d{2,5})",
+                r"[\"']PORT[\"']\s*,\s*[\"']?(\d{2,5})",
+            ],
+        )
         if port and facts.port is None:
             facts.port = port
         main_guard = '__name__ == "__main__"' in text.replace("'", '"')
@@ -155,15 +190,22 @@ def _inspect_node(path: Path, facts: ModuleFacts, sources: dict[str, str]) -> No
     elif (path / "index.js").is_file():
         facts.entry = "index.js"
     for text in sources.values():
-        port = _search_port(text, [
-            r"PORT\s*(?:\|\||\?\?)\s*(\d{2,5})",
-            r"\.listen\(\s*(\d{2,5})",
-            r"port\s*[:=]\s*(\d{2,5})",
-        ])
+        port = _search_port(
+            text,
+            [
+                r"PORT\s*(?:\|\||\?\?)\s*(\d{2,5})",
+                r"\.listen\(\s*(\d{2,5})",
+                r"port\s*[:=]\s*(\d{2,5})",
+            ],
+        )
         if port:
             facts.port = port
             break
-    if facts.port is None and facts.deps & {"express", "fastify", "koa", "@hapi/hapi"} and facts.entry:
+    if (
+        facts.port is None
+        and facts.deps & {"express", "fastify", "koa", "@hapi/hapi"}
+        and facts.entry
+    ):
         facts.port = 3000
 
 
@@ -177,13 +219,16 @@ def _inspect_go(path: Path, facts: ModuleFacts, sources: dict[str, str]) -> None
             parent = Path(rel).parent.as_posix()
             facts.artifact = "." if parent == "." else f"./{parent}"
             facts.entry = facts.artifact
-        port = _search_port(text, [
-            r"ListenAndServe(?:TLS)?\(\s*\"[\w.]*:(\d{2,5})\"",
-            r"Addr:\s*\"[\w.]*:(\d{2,5})\"",
-            r"Listen\(\s*\"tcp\d?\"\s*,\s*\"[\w.]*:(\d{2,5})\"",
-            r"\.Run\(\s*\"[\w.]*:(\d{2,5})\"",
-            r"Getenv\(\"PORT\"\)[\s\S]{0,120}?\"(\d{2,5})\"",
-        ])
+        port = _search_port(
+            text,
+            [
+                r"ListenAndServe(?:TLS)?\(\s*\"[\w.]*:(\d{2,5})\"",
+                r"Addr:\s*\"[\w.]*:(\d{2,5})\"",
+                r"Listen\(\s*\"tcp\d?\"\s*,\s*\"[\w.]*:(\d{2,5})\"",
+                r"\.Run\(\s*\"[\w.]*:(\d{2,5})\"",
+                r"Getenv\(\"PORT\"\)[\s\S]{0,120}?\"(\d{2,5})\"",
+            ],
+        )
         if port and facts.port is None:
             facts.port = port
 
@@ -223,17 +268,21 @@ def _inspect_rust(path: Path, facts: ModuleFacts, sources: dict[str, str]) -> No
     if "src/main.rs" in sources or bins:
         facts.entry = facts.artifact
     for text in sources.values():
-        port = _search_port(text, [
-            r"bind\(\s*\"[\w.]*:(\d{2,5})\"",
-            r"bind\(\s*\(\s*\"[\w.]+\"\s*,\s*(\d{2,5})\s*\)",
-            r"SocketAddr::from\(\([^)]*\],\s*(\d{2,5})\)\)",
-        ])
+        port = _search_port(
+            text,
+            [
+                r"bind\(\s*\"[\w.]*:(\d{2,5})\"",
+                r"bind\(\s*\(\s*\"[\w.]+\"\s*,\s*(\d{2,5})\s*\)",
+                r"SocketAddr::from\(\([^)]*\],\s*(\d{2,5})\)\)",
+            ],
+        )
         if port:
             facts.port = port
             break
 
 
 # --- helpers ----------------------------------------------------------------------------
+
 
 def _search_port(text: str, patterns: list[str]) -> int | None:
     for pattern in patterns:
@@ -244,7 +293,9 @@ def _search_port(text: str, patterns: list[str]) -> int | None:
 
 
 def _port_from_dockerfile(path: Path) -> int | None:
-    m = re.search(r"^\s*EXPOSE\s+(\d{2,5})", _read(path / "Dockerfile"), re.MULTILINE | re.IGNORECASE)
+    m = re.search(
+        r"^\s*EXPOSE\s+(\d{2,5})", _read(path / "Dockerfile"), re.MULTILINE | re.IGNORECASE
+    )
     return int(m.group(1)) if m else None
 
 
@@ -254,8 +305,11 @@ def _read_sources(path: Path, exts: tuple[str, ...]) -> dict[str, str]:
         here = Path(dirpath)
         # Another module's manifest marks a separate module: don't read its code as ours.
         dirnames[:] = sorted(
-            d for d in dirnames
-            if d not in SKIP_DIRS and not d.startswith(".") and d not in {"test", "tests"}
+            d
+            for d in dirnames
+            if d not in SKIP_DIRS
+            and not d.startswith(".")
+            and d not in {"test", "tests"}
             and not any((here / d / m).is_file() for m, _ in _MANIFESTS)
         )
         for name in sorted(filenames):

@@ -79,12 +79,20 @@ class DevTask:
     def from_row(cls, row: Row) -> DevTask:
         """Build from a ``dev_tasks`` row."""
         return cls(
-            id=row["id"], project_id=row["project_id"], module=row["module"], title=row["title"],
-            branch=row["branch"], pr_action_id=row["pr_action_id"], head=row["head"],
-            files=tuple(loads(row["files"]) or ()), findings=tuple(loads(row["findings"]) or ()),
+            id=row["id"],
+            project_id=row["project_id"],
+            module=row["module"],
+            title=row["title"],
+            branch=row["branch"],
+            pr_action_id=row["pr_action_id"],
+            head=row["head"],
+            files=tuple(loads(row["files"]) or ()),
+            findings=tuple(loads(row["findings"]) or ()),
             gate_status=cast(GateStatus | None, row["gate_status"]),
-            gate_correction_count=int(row["gate_correction_count"]), blocked=bool(row["blocked"]),
-            blocked_reason=row["blocked_reason"], created_at=str(row["created_at"]),
+            gate_correction_count=int(row["gate_correction_count"]),
+            blocked=bool(row["blocked"]),
+            blocked_reason=row["blocked_reason"],
+            created_at=str(row["created_at"]),
             updated_at=str(row["updated_at"]),
         )
 
@@ -103,22 +111,30 @@ class DevTask:
     def to_dict(self) -> dict[str, Any]:
         """JSON form."""
         out = dict(self.__dict__)
-        out.update(files=list(self.files), findings=[dict(f) for f in self.findings],
-                   agent=self.agent)
+        out.update(
+            files=list(self.files), findings=[dict(f) for f in self.findings], agent=self.agent
+        )
         return out
 
 
 class DevTasks:
     """Dev task PRs through the shared gates (same rules as :class:`InfraPipeline`)."""
 
-    def __init__(self, store: TeamStore, settings: Settings | None = None, *,
-                 permissions: Any = None, timeout_s: float = DEFAULT_TIMEOUT_S) -> None:
+    def __init__(
+        self,
+        store: TeamStore,
+        settings: Settings | None = None,
+        *,
+        permissions: Any = None,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+    ) -> None:
         self.store = store
         self.events = store.events
         self.db = store.db
         self.settings = settings or load_settings()
-        self.permissions = (permissions if permissions is not None
-                            else self.settings.data_dir / "permissions.json")
+        self.permissions = (
+            permissions if permissions is not None else self.settings.data_dir / "permissions.json"
+        )
         self.timeout_s = timeout_s
         self.jobs = BackgroundJobs(self._record_job_error)
 
@@ -133,9 +149,17 @@ class DevTasks:
             raise ValidationError("a task needs a title")
         ident = new_id("tsk")
         with self.db.transaction() as tx:
-            tx.execute("dev_task_insert", {"id": ident, "project_id": project_id, "module": module,
-                                           "title": title.strip(), "blocked": False,
-                                           "now": utcnow_iso()})
+            tx.execute(
+                "dev_task_insert",
+                {
+                    "id": ident,
+                    "project_id": project_id,
+                    "module": module,
+                    "title": title.strip(),
+                    "blocked": False,
+                    "now": utcnow_iso(),
+                },
+            )
         return self.get(ident)
 
     def get(self, task_id: str) -> DevTask:
@@ -149,13 +173,19 @@ class DevTasks:
     def tasks(self, project_id: str) -> list[DevTask]:
         """The project's tasks, oldest first."""
         with self.db.transaction(write=False) as tx:
-            return [DevTask.from_row(r) for r in tx.all("dev_tasks_of_project",
-                                                        {"project_id": project_id})]
+            return [
+                DevTask.from_row(r)
+                for r in tx.all("dev_tasks_of_project", {"project_id": project_id})
+            ]
 
     # -- the dev agent's tool --------------------------------------------------------------
 
-    def propose_task_pr(self, task_id: str, files: Sequence[Mapping[str, Any]] | Mapping[str, str],
-                        agent: str | None = None) -> DevTask:
+    def propose_task_pr(
+        self,
+        task_id: str,
+        files: Sequence[Mapping[str, Any]] | Mapping[str, str],
+        agent: str | None = None,
+    ) -> DevTask:
         """Open the task's PR on ``feature/task-<id>``, or commit a correction on it.
 
         Raises:
@@ -166,38 +196,64 @@ class DevTasks:
         task = self.get(task_id)
         agent = agent or task.agent
         payload = files_payload(files)
-        decision = decide(agent, "propose_task_pr", autonomy=self.store.autonomy(task.project_id),
-                          permissions=self.permissions)
-        self.events.append("action.decided", {"action": "propose_task_pr", **decision.to_dict()},
-                           project_id=task.project_id, agent=agent)
+        decision = decide(
+            agent,
+            "propose_task_pr",
+            autonomy=self.store.autonomy(task.project_id),
+            permissions=self.permissions,
+        )
+        self.events.append(
+            "action.decided",
+            {"action": "propose_task_pr", **decision.to_dict()},
+            project_id=task.project_id,
+            agent=agent,
+        )
         if decision.outcome == "ask":
             approval = self.store.request_approval(
-                project_id=task.project_id, session_id=None, agent=agent, action="propose_task_pr",
-                payload={"task_id": task_id, "paths": sorted(payload)}, stage=decision.stage,
-                rule=decision.rule)
-            raise ConflictError(f"propose_task_pr waits for approval {approval}",
-                                approval_id=approval)
+                project_id=task.project_id,
+                session_id=None,
+                agent=agent,
+                action="propose_task_pr",
+                payload={"task_id": task_id, "paths": sorted(payload)},
+                stage=decision.stage,
+                rule=decision.rule,
+            )
+            raise ConflictError(
+                f"propose_task_pr waits for approval {approval}", approval_id=approval
+            )
         if decision.outcome == "deny":
             raise ConflictError(f"decide() denied propose_task_pr for {agent}: {decision.rule}")
         if task.gate_status is None:
             return self._open(task, payload, agent)
-        move = next_gate_status(task.state, GateEvent.correction_committed(),
-                                self.settings.gate_correction_limit)
+        move = next_gate_status(
+            task.state, GateEvent.correction_committed(), self.settings.gate_correction_limit
+        )
         assert task.branch is not None
         number = move.state.correction_count
-        head = self._git(task).commit_files(task.branch, payload,
-                                            f"{task.title} (correction {number})")
+        head = self._git(task).commit_files(
+            task.branch, payload, f"{task.title} (correction {number})"
+        )
         with self.db.transaction() as tx:
-            self._move(tx, task, move, agent, f"correction {move.state.correction_count}",
-                       head=head, files=sorted(set(task.files) | set(payload)))
+            self._move(
+                tx,
+                task,
+                move,
+                agent,
+                f"correction {move.state.correction_count}",
+                head=head,
+                files=sorted(set(task.files) | set(payload)),
+            )
             events = self._changed(tx, task, move, "correction committed", agent)
         self.events.publish(events)
         return self.get(task_id)
 
     def _open(self, task: DevTask, files: dict[str, str], agent: str) -> DevTask:
-        self.events.append("dev.task_started", {"task_id": task.id, "title": task.title,
-                                                "module": task.module},
-                           project_id=task.project_id, agent=agent)
+        self.events.append(
+            "dev.task_started",
+            {"task_id": task.id, "title": task.title, "module": task.module},
+            project_id=task.project_id,
+            agent=agent,
+        )
         git = self._git(task)
         git.ensure_repo()
         branch = f"feature/task-{task.id}"
@@ -208,22 +264,44 @@ class DevTasks:
             drop_branch(git.repo_path, branch, base)
             raise
         with self.db.transaction() as tx:
-            if not tx.execute("dev_task_open_pr", {"id": task.id, "branch": branch,
-                                                   "pr_action_id": new_id("act"), "head": head,
-                                                   "files": dumps(sorted(files)),
-                                                   "now": utcnow_iso()}):
+            if not tx.execute(
+                "dev_task_open_pr",
+                {
+                    "id": task.id,
+                    "branch": branch,
+                    "pr_action_id": new_id("act"),
+                    "head": head,
+                    "files": dumps(sorted(files)),
+                    "now": utcnow_iso(),
+                },
+            ):
                 raise ConflictError(f"task {task.id} already has a PR")
             add_history(tx, task.id, None, "awaiting_qa", agent, f"PR opened on {branch}")
-            event = self._event(tx, task, "pr.gate_changed", {
-                "task_id": task.id, "from_status": None, "gate_status": "awaiting_qa",
-                "reason": "PR opened"}, agent)
+            event = self._event(
+                tx,
+                task,
+                "pr.gate_changed",
+                {
+                    "task_id": task.id,
+                    "from_status": None,
+                    "gate_status": "awaiting_qa",
+                    "reason": "PR opened",
+                },
+                agent,
+            )
         self.events.publish([event])
         return self.get(task.id)
 
     # -- gates -----------------------------------------------------------------------------
 
-    def record_verdict(self, task_id: str, gate: GateName, verdict: VerdictValue,
-                       findings: Sequence[Finding] = (), reason: str | None = None) -> DevTask:
+    def record_verdict(
+        self,
+        task_id: str,
+        gate: GateName,
+        verdict: VerdictValue,
+        findings: Sequence[Finding] = (),
+        reason: str | None = None,
+    ) -> DevTask:
         """Record one gate's verdict (``skipped`` stores findings, moves nothing)."""
         task = self.get(task_id)
         stored = [f for f in task.findings if f.get("gate") == "qa"] if gate == "secops" else []
@@ -234,13 +312,25 @@ class DevTasks:
                 raise ConflictError(f"{gate} verdict not allowed while {task.gate_status}")
             move = Transition(task.state, task.state, make(False, "skipped"))
         else:
-            move = next_gate_status(task.state, make(verdict == "pass", reason),
-                                    self.settings.gate_correction_limit)
+            move = next_gate_status(
+                task.state, make(verdict == "pass", reason), self.settings.gate_correction_limit
+            )
         with self.db.transaction() as tx:
             self._move(tx, task, move, gate, f"{gate} {verdict}", findings=stored)
-            events = [self._event(tx, task, f"artifact.{gate}_verdict", {
-                "verdict": verdict, "task_id": task_id, "findings": stored,
-                "gate_status": move.state.status}, gate)]
+            events = [
+                self._event(
+                    tx,
+                    task,
+                    f"artifact.{gate}_verdict",
+                    {
+                        "verdict": verdict,
+                        "task_id": task_id,
+                        "findings": stored,
+                        "gate_status": move.state.status,
+                    },
+                    gate,
+                )
+            ]
             events += self._changed(tx, task, move, reason or f"{gate} {verdict}", gate)
         self.events.publish(events)
         return self.get(task_id)
@@ -265,8 +355,13 @@ class DevTasks:
     def _record(self, task_id: str, result: GateResult) -> DevTask:
         event = verdict_event(result)
         verdict: VerdictValue = "skipped" if event is None else result.status
-        return self.record_verdict(task_id, result.gate, verdict, gate_findings(result),
-                                   None if event is None else event.reason)
+        return self.record_verdict(
+            task_id,
+            result.gate,
+            verdict,
+            gate_findings(result),
+            None if event is None else event.reason,
+        )
 
     def start_gates(self, task_id: str) -> GateJob:
         """Gates → corrections → gates in the background until the task PR settles."""
@@ -293,8 +388,9 @@ class DevTasks:
     def approve(self, task_id: str, operator: str, reason: str | None = None) -> DevTask:
         """Merge the task PR into ``main`` (only from ``awaiting_human``; one operator wins)."""
         task = self.get(task_id)
-        move = next_gate_status(task.state, GateEvent.approve(reason),
-                                self.settings.gate_correction_limit)
+        move = next_gate_status(
+            task.state, GateEvent.approve(reason), self.settings.gate_correction_limit
+        )
         git = self._git(task)
         with self.db.transaction() as tx:
             self._move(tx, task, move, _who(operator), f"approved by {operator}")
@@ -309,8 +405,9 @@ class DevTasks:
         if not reason or not reason.strip():
             raise ValidationError("a reason is required to reject")
         task = self.get(task_id)
-        move = next_gate_status(task.state, GateEvent.reject(reason),
-                                self.settings.gate_correction_limit)
+        move = next_gate_status(
+            task.state, GateEvent.reject(reason), self.settings.gate_correction_limit
+        )
         with self.db.transaction() as tx:
             self._move(tx, task, move, _who(operator), f"rejected by {operator}: {reason}")
             events = self._changed(tx, task, move, f"rejected by {operator}: {reason}", None)
@@ -338,31 +435,75 @@ class DevTasks:
         assert task.head is not None
         return self._git(task).read_files(task.head, list(task.files))
 
-    def _move(self, tx: Tx, task: DevTask, move: Transition, actor: str, note: str, *,
-              findings: Sequence[Finding] | None = None, head: str | None = None,
-              files: Sequence[str] | None = None) -> None:
-        apply_transition(tx, _QUERY, task.id, previous=move.previous, state=move.state,
-                         findings=task.findings if findings is None else findings,
-                         head=head or task.head, files=task.files if files is None else files,
-                         actor=actor, note=note)
+    def _move(
+        self,
+        tx: Tx,
+        task: DevTask,
+        move: Transition,
+        actor: str,
+        note: str,
+        *,
+        findings: Sequence[Finding] | None = None,
+        head: str | None = None,
+        files: Sequence[str] | None = None,
+    ) -> None:
+        apply_transition(
+            tx,
+            _QUERY,
+            task.id,
+            previous=move.previous,
+            state=move.state,
+            findings=task.findings if findings is None else findings,
+            head=head or task.head,
+            files=task.files if files is None else files,
+            actor=actor,
+            note=note,
+        )
 
-    def _changed(self, tx: Tx, task: DevTask, move: Transition, reason: str,
-                 agent: str | None) -> list[Event]:
+    def _changed(
+        self, tx: Tx, task: DevTask, move: Transition, reason: str, agent: str | None
+    ) -> list[Event]:
         if not move.changed_status:
             return []
-        events = [self._event(tx, task, "pr.gate_changed", {
-            "task_id": task.id, "from_status": move.previous.status,
-            "gate_status": move.state.status, "reason": reason}, agent)]
+        events = [
+            self._event(
+                tx,
+                task,
+                "pr.gate_changed",
+                {
+                    "task_id": task.id,
+                    "from_status": move.previous.status,
+                    "gate_status": move.state.status,
+                    "reason": reason,
+                },
+                agent,
+            )
+        ]
         if move.state.status == "awaiting_human":
-            events.append(self._event(tx, task, "dev.task_done", {
-                "task_id": task.id, "title": task.title, "module": task.module}, task.agent))
+            events.append(
+                self._event(
+                    tx,
+                    task,
+                    "dev.task_done",
+                    {"task_id": task.id, "title": task.title, "module": task.module},
+                    task.agent,
+                )
+            )
         elif move.state.status == "blocked":
-            events.append(self._event(tx, task, "backlog.task_blocked", {
-                "task_id": task.id, "reason": move.state.blocked_reason}, task.agent))
+            events.append(
+                self._event(
+                    tx,
+                    task,
+                    "backlog.task_blocked",
+                    {"task_id": task.id, "reason": move.state.blocked_reason},
+                    task.agent,
+                )
+            )
         return events
 
-    def _event(self, tx: Tx, task: DevTask, type: str, payload: dict[str, Any],
-               agent: str | None) -> Event:
+    def _event(
+        self, tx: Tx, task: DevTask, type: str, payload: dict[str, Any], agent: str | None
+    ) -> Event:
         return self.events.append_in(tx, type, payload, project_id=task.project_id, agent=agent)
 
     def _record_job_error(self, task_id: str, exc: BaseException) -> None:
@@ -371,9 +512,12 @@ class DevTasks:
             task = self.get(task_id)
         except NotFoundError:
             return
-        self.events.append("backlog.task_blocked",
-                           {"task_id": task_id, "reason": f"gate run failed: {message}"},
-                           project_id=task.project_id, agent=task.agent)
+        self.events.append(
+            "backlog.task_blocked",
+            {"task_id": task_id, "reason": f"gate run failed: {message}"},
+            project_id=task.project_id,
+            agent=task.agent,
+        )
 
 
 def _who(operator: str) -> str:
@@ -384,8 +528,9 @@ def _who(operator: str) -> str:
 
 def demo_files(project: Project, task: DevTask, git: GitProvider) -> dict[str, str]:
     """The scripted dev agent's change for a demo task: one line in the module's README."""
-    path = next((str(m.get("path") or ".") for m in project.modules()
-                 if m.get("name") == task.module), ".")
+    path = next(
+        (str(m.get("path") or ".") for m in project.modules() if m.get("name") == task.module), "."
+    )
     readme = (PurePosixPath(path) / "README.md").as_posix() if path != "." else "README.md"
     try:
         current = git.read_files(DEFAULT_BRANCH, [readme])[readme]
@@ -402,8 +547,9 @@ def seed_demo_tasks(dev_tasks: DevTasks, project: Project) -> list[DevTask]:
     for module in project.modules():
         name = str(module.get("name"))
         if name not in existing:
-            created.append(dev_tasks.create_task(project.id, name,
-                                                 f"Document how to run {name} locally"))
+            created.append(
+                dev_tasks.create_task(project.id, name, f"Document how to run {name} locally")
+            )
     return created
 
 
@@ -411,7 +557,9 @@ def run_demo_task(dev_tasks: DevTasks, task_id: str) -> DevTask:
     """The scripted dev agent works one demo task: propose its change, then settle the gates."""
     task = dev_tasks.get(task_id)
     project = dev_tasks.store.project(task.project_id)
-    with agent_at_work(dev_tasks.store.events, task.agent, task.project_id, f"working on {task.title}"):
+    with agent_at_work(
+        dev_tasks.store.events, task.agent, task.project_id, f"working on {task.title}"
+    ):
         files = demo_files(project, task, dev_tasks.git_for(task))
         dev_tasks.propose_task_pr(task_id, files)
     return dev_tasks.settle(task_id)

@@ -8,7 +8,7 @@ import subprocess
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager, nullcontext, suppress
 from pathlib import Path
 from typing import Any
 
@@ -40,8 +40,11 @@ def files_payload(files: Sequence[Mapping[str, Any]] | Mapping[str, str]) -> dic
         ValidationError: empty, malformed, or the same path twice.
         PathError: a path that could escape the repository (nothing is written).
     """
-    items = ([{"path": p, "content": c} for p, c in files.items()]
-             if isinstance(files, Mapping) else list(files))
+    items = (
+        [{"path": p, "content": c} for p, c in files.items()]
+        if isinstance(files, Mapping)
+        else list(files)
+    )
     if not items:
         raise ValidationError("a PR needs at least one file")
     out: dict[str, str] = {}
@@ -61,16 +64,28 @@ def gate_findings(result: GateResult) -> list[Finding]:
     found: list[Finding] = [{**f.to_json(), "gate": result.gate} for f in result.findings]
     for scan in result.scans:
         if scan.status == "skipped":
-            found.append({"tool": scan.tool, "rule": "skipped", "file": "", "line": None,
-                          "severity": "error", "gate": result.gate,
-                          "message": f"{scan.tool} could not run: {scan.detail or 'unknown'}"})
+            found.append(
+                {
+                    "tool": scan.tool,
+                    "rule": "skipped",
+                    "file": "",
+                    "line": None,
+                    "severity": "error",
+                    "gate": result.gate,
+                    "message": f"{scan.tool} could not run: {scan.detail or 'unknown'}",
+                }
+            )
     return found
 
 
 def drop_branch(repo: Path, branch: str, expected: str) -> None:
     """Delete ``branch`` if it still points at ``expected`` (undo a half-opened PR)."""
-    subprocess.run(["git", "-C", str(repo), "update-ref", "-d", f"refs/heads/{branch}", expected],
-                   capture_output=True, check=False, timeout=30)
+    subprocess.run(
+        ["git", "-C", str(repo), "update-ref", "-d", f"refs/heads/{branch}", expected],
+        capture_output=True,
+        check=False,
+        timeout=30,
+    )
 
 
 class GateJob:
@@ -124,23 +139,21 @@ class BackgroundJobs:
         with self._lock:
             jobs = list(self._jobs.values())
         for job in jobs:
-            try:
+            with suppress(Exception):
                 job.wait(timeout)
-            except Exception:  # noqa: BLE001, S110 - already recorded as an event by _guarded
-                pass
 
     def close(self) -> None:
         """Finish running jobs and stop the pool."""
         self._pool.shutdown(wait=True)
 
 
-
-
 _GATE_LOCKS = {"qa": threading.Lock(), "secops": threading.Lock()}
 
 
 @contextmanager
-def agent_at_work(events: EventLog, agent: str, project_id: str | None, detail: str) -> Iterator[None]:
+def agent_at_work(
+    events: EventLog, agent: str, project_id: str | None, detail: str
+) -> Iterator[None]:
     """``agent.status`` working → idle around one piece of a project-scoped agent's work.
 
     QA and SecOps are singletons per backend: their gate runs are serialized here, one PR
@@ -148,10 +161,15 @@ def agent_at_work(events: EventLog, agent: str, project_id: str | None, detail: 
     """
     lock = _GATE_LOCKS.get(agent)
     with lock if lock is not None else nullcontext():
-        events.append("agent.status", {"status": "working", "detail": detail},
-                      project_id=project_id, agent=agent)
+        events.append(
+            "agent.status",
+            {"status": "working", "detail": detail},
+            project_id=project_id,
+            agent=agent,
+        )
         try:
             yield
         finally:
-            events.append("agent.status", {"status": "idle", "detail": ""},
-                          project_id=project_id, agent=agent)
+            events.append(
+                "agent.status", {"status": "idle", "detail": ""}, project_id=project_id, agent=agent
+            )

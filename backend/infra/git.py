@@ -55,11 +55,14 @@ def validate_path(path: str) -> str:
     if "\\" in path:
         raise PathError(f"file path {path!r} contains a backslash; use '/'", path=path)
     if path.startswith(("/", "~")) or re.match(r"^[A-Za-z]:", path):
-        raise PathError(f"file path {path!r} is absolute; paths are relative to the repo", path=path)
+        raise PathError(
+            f"file path {path!r} is absolute; paths are relative to the repo", path=path
+        )
     parts = path.split("/")
     if ".." in parts:
-        raise PathError(f"file path {path!r} contains '..' and could escape the repository",
-                        path=path)
+        raise PathError(
+            f"file path {path!r} contains '..' and could escape the repository", path=path
+        )
     if any(part in {"", "."} for part in parts):
         raise PathError(f"file path {path!r} has empty or '.' components", path=path)
     if any(part.lower().rstrip(". ") == ".git" for part in parts):
@@ -189,8 +192,9 @@ class GitProvider:
 
     def diff(self, base: str, head: str) -> str:
         """The unified diff a pull request shows: ``head`` against its merge base with ``base``."""
-        return self._git("diff", "--no-color", "--no-ext-diff",
-                         f"{self.head(base)}...{self.head(head)}").stdout
+        return self._git(
+            "diff", "--no-color", "--no-ext-diff", f"{self.head(base)}...{self.head(head)}"
+        ).stdout
 
     def merge(self, branch: str, into: str = DEFAULT_BRANCH, message: str | None = None) -> str:
         """Merge ``branch`` into ``into`` with a real merge commit; returns ``into``'s sha.
@@ -204,13 +208,16 @@ class GitProvider:
         ours, theirs = self.head(f"refs/heads/{into}"), self.head(f"refs/heads/{branch}")
         if self._git("merge-base", "--is-ancestor", theirs, ours, check=False).returncode == 0:
             return ours  # already merged
-        result = self._git("merge-tree", "--write-tree", "--name-only", "--no-messages",
-                           ours, theirs, check=False)
+        result = self._git(
+            "merge-tree", "--write-tree", "--name-only", "--no-messages", ours, theirs, check=False
+        )
         if result.returncode == 1:
             conflicted = [line for line in result.stdout.splitlines()[1:] if line]
             raise ConflictError(
                 f"merging {branch!r} into {into!r} conflicts in: {', '.join(conflicted)}",
-                branch=branch, into=into, files=conflicted,
+                branch=branch,
+                into=into,
+                files=conflicted,
             )
         if result.returncode != 0:
             self._raise("merge-tree", result)
@@ -226,8 +233,14 @@ class GitProvider:
         self.head(f"refs/heads/{base}")
         digest = hashlib.sha256(f"{self.repo_path}\0{base}\0{branch}".encode()).hexdigest()
         pr_id = digest[:12]
-        return PullRequest(id=pr_id, url=f"{self.repo_path.as_uri()}#pr/{pr_id}",
-                           branch=branch, head=head, base=base, title=title)
+        return PullRequest(
+            id=pr_id,
+            url=f"{self.repo_path.as_uri()}#pr/{pr_id}",
+            branch=branch,
+            head=head,
+            base=base,
+            title=title,
+        )
 
     # --- internals ------------------------------------------------------------------------
 
@@ -246,17 +259,26 @@ class GitProvider:
                 where = "outside the repository" if _escapes(prefix, target) else "elsewhere"
                 raise PathError(
                     f"file path {path!r} goes through symlink {prefix!r} -> {target!r} "
-                    f"({where}) in the branch", path=path, symlink=prefix)
+                    f"({where}) in the branch",
+                    path=path,
+                    symlink=prefix,
+                )
             if entry and not entry.startswith("040000 "):
-                raise PathError(f"file path {path!r} needs {prefix!r} to be a directory, "
-                                "but it is a file in the branch", path=path)
+                raise PathError(
+                    f"file path {path!r} needs {prefix!r} to be a directory, "
+                    "but it is a file in the branch",
+                    path=path,
+                )
             local = self.repo_path.joinpath(*parts[:depth])
             if local.is_symlink():
                 resolved = local.resolve()
                 if not resolved.is_relative_to(self.repo_path):
                     raise PathError(
                         f"file path {path!r} goes through symlink {prefix!r} -> {resolved} "
-                        "outside the repository", path=path, symlink=prefix)
+                        "outside the repository",
+                        path=path,
+                        symlink=prefix,
+                    )
 
     def _move_ref(self, branch: str, new: str, old: str) -> None:
         """Compare-and-swap ``branch`` from ``old`` to ``new``.
@@ -271,12 +293,15 @@ class GitProvider:
             if sync.returncode != 0:
                 raise ConflictError(
                     f"updating checked-out branch {branch!r} would overwrite local changes in "
-                    f"{self.repo_path}: {sync.stderr.strip()}", branch=branch)
+                    f"{self.repo_path}: {sync.stderr.strip()}",
+                    branch=branch,
+                )
         result = self._git("update-ref", f"refs/heads/{branch}", new, old, check=False)
         if result.returncode != 0:
             raise ConflictError(
                 f"branch {branch!r} moved while committing; retry: {result.stderr.strip()}",
-                branch=branch)
+                branch=branch,
+            )
 
     def _checked_out(self) -> str | None:
         if self._git("rev-parse", "--is-bare-repository").stdout.strip() == "true":
@@ -291,22 +316,35 @@ class GitProvider:
     def _temp_index(self) -> _TempIndex:
         return _TempIndex(self)
 
-    def _git(self, *args: str, check: bool = True, env: dict[str, str] | None = None,
-             input: bytes | None = None) -> subprocess.CompletedProcess[str]:
+    def _git(
+        self,
+        *args: str,
+        check: bool = True,
+        env: dict[str, str] | None = None,
+        input: bytes | None = None,
+    ) -> subprocess.CompletedProcess[str]:
         full_env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", **(env or {})}
         try:
             raw = subprocess.run(
-                ["git", "-C", str(self.repo_path), *args], input=input, capture_output=True,
-                env=full_env, timeout=self.timeout_s, check=False,
+                ["git", "-C", str(self.repo_path), *args],
+                input=input,
+                capture_output=True,
+                env=full_env,
+                timeout=self.timeout_s,
+                check=False,
             )
         except FileNotFoundError as exc:
             raise StorageError("git is not installed (not on PATH)") from exc
         except subprocess.TimeoutExpired as exc:
-            raise StorageError(f"git {args[0]} timed out after {self.timeout_s}s",
-                               args=list(args)) from exc
+            raise StorageError(
+                f"git {args[0]} timed out after {self.timeout_s}s", args=list(args)
+            ) from exc
         result = subprocess.CompletedProcess(
-            raw.args, raw.returncode, raw.stdout.decode("utf-8", "replace"),
-            raw.stderr.decode("utf-8", "replace"))
+            raw.args,
+            raw.returncode,
+            raw.stdout.decode("utf-8", "replace"),
+            raw.stderr.decode("utf-8", "replace"),
+        )
         if check and result.returncode != 0:
             self._raise(args[0], result)
         return result
@@ -315,7 +353,9 @@ class GitProvider:
         raise StorageError(
             f"git {command} failed in {self.repo_path} (exit {result.returncode}): "
             f"{result.stderr.strip()}",
-            command=command, returncode=result.returncode, stderr=result.stderr,
+            command=command,
+            returncode=result.returncode,
+            stderr=result.stderr,
         )
 
 

@@ -118,7 +118,9 @@ def load_module_map(path: Path) -> ModuleMap:
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
-        raise ValidationError(f"cannot read module map {path}: {exc.strerror}", path=str(path)) from exc
+        raise ValidationError(
+            f"cannot read module map {path}: {exc.strerror}", path=str(path)
+        ) from exc
     return parse_module_map(text, source=str(path))
 
 

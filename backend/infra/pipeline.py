@@ -64,9 +64,13 @@ class ProposalResult:
         """The tool result handed back to the model."""
         out: dict[str, Any] = {"status": self.status, "decision": self.decision.to_dict()}
         if self.artifact is not None:
-            out.update(pr_action_id=self.artifact.pr_action_id, branch=self.artifact.branch,
-                       pr_url=self.artifact.pr_url, head=self.artifact.head,
-                       gate_status=self.artifact.gate_status)
+            out.update(
+                pr_action_id=self.artifact.pr_action_id,
+                branch=self.artifact.branch,
+                pr_url=self.artifact.pr_url,
+                head=self.artifact.head,
+                gate_status=self.artifact.gate_status,
+            )
         if self.approval_id is not None:
             out["approval_id"] = self.approval_id
         return out
@@ -84,15 +88,22 @@ class InfraPipeline:
         timeout_s: limit for each scanner subprocess.
     """
 
-    def __init__(self, store: TeamStore, settings: Settings | None = None, *,
-                 permissions: Any = None, auto: bool = False,
-                 timeout_s: float = DEFAULT_TIMEOUT_S) -> None:
+    def __init__(
+        self,
+        store: TeamStore,
+        settings: Settings | None = None,
+        *,
+        permissions: Any = None,
+        auto: bool = False,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+    ) -> None:
         self.store = store
         self.events = store.events
         self.db = store.db
         self.settings = settings or load_settings()
-        self.permissions = (permissions if permissions is not None
-                            else self.settings.data_dir / "permissions.json")
+        self.permissions = (
+            permissions if permissions is not None else self.settings.data_dir / "permissions.json"
+        )
         self.auto = auto
         self.timeout_s = timeout_s
         self.artifacts = InfraArtifacts(self.db)
@@ -105,9 +116,14 @@ class InfraPipeline:
 
     # -- the Infra agent's tool ------------------------------------------------------------
 
-    def propose_infra_pr(self, project_id: str, session_id: str, title: str,
-                         files: Sequence[Mapping[str, Any]] | Mapping[str, str],
-                         agent: str = INFRA_AGENT) -> ProposalResult:
+    def propose_infra_pr(
+        self,
+        project_id: str,
+        session_id: str,
+        title: str,
+        files: Sequence[Mapping[str, Any]] | Mapping[str, str],
+        agent: str = INFRA_AGENT,
+    ) -> ProposalResult:
         """Open the session's infra PR, or commit a correction on it.
 
         Raises:
@@ -129,26 +145,53 @@ class InfraPipeline:
         except CadenciaError as exc:
             self._failed(pr_action_id, exc, project_id, session_id, agent)
             raise
-        decision = decide(agent, "open_infra_pr", autonomy=self.store.autonomy(project_id),
-                          permissions=self.permissions)
-        self._emit(None, "action.decided", {"action": "open_infra_pr", **decision.to_dict()},
-                   project_id, session_id, agent)
+        decision = decide(
+            agent,
+            "open_infra_pr",
+            autonomy=self.store.autonomy(project_id),
+            permissions=self.permissions,
+        )
+        self._emit(
+            None,
+            "action.decided",
+            {"action": "open_infra_pr", **decision.to_dict()},
+            project_id,
+            session_id,
+            agent,
+        )
         if decision.outcome == "deny":
-            raise ConflictError(f"decide() denied open_infra_pr for {agent}: {decision.rule}",
-                                decision=decision.to_dict())
+            raise ConflictError(
+                f"decide() denied open_infra_pr for {agent}: {decision.rule}",
+                decision=decision.to_dict(),
+            )
         if decision.outcome == "ask":
             approval = self.store.request_approval(
-                project_id=project_id, session_id=session_id, agent=agent, action="open_infra_pr",
-                payload={"title": title, "files": [{"path": p, "content": c}
-                                                   for p, c in payload.items()]},
-                stage=decision.stage, rule=decision.rule)
+                project_id=project_id,
+                session_id=session_id,
+                agent=agent,
+                action="open_infra_pr",
+                payload={
+                    "title": title,
+                    "files": [{"path": p, "content": c} for p, c in payload.items()],
+                },
+                stage=decision.stage,
+                rule=decision.rule,
+            )
             return ProposalResult("pending", decision, approval_id=approval)
         try:
             if existing is not None:
                 result = self._correct_on_branch(existing, payload, agent, decision)
             else:
-                result = self._open(project.repo_path, project_id, session_id, pr_action_id,
-                                    title.strip(), payload, agent, decision)
+                result = self._open(
+                    project.repo_path,
+                    project_id,
+                    session_id,
+                    pr_action_id,
+                    title.strip(),
+                    payload,
+                    agent,
+                    decision,
+                )
         except CadenciaError as exc:
             self._failed(pr_action_id, exc, project_id, session_id, agent)
             raise
@@ -156,8 +199,17 @@ class InfraPipeline:
             self.start_gates(pr_action_id)
         return result
 
-    def _open(self, repo_path: str | None, project_id: str, session_id: str, pr_action_id: str,
-              title: str, files: dict[str, str], agent: str, decision: Decision) -> ProposalResult:
+    def _open(
+        self,
+        repo_path: str | None,
+        project_id: str,
+        session_id: str,
+        pr_action_id: str,
+        title: str,
+        files: dict[str, str],
+        agent: str,
+        decision: Decision,
+    ) -> ProposalResult:
         git = self._git(repo_path)
         git.ensure_repo()
         base = git.create_branch(INFRA_BRANCH, DEFAULT_BRANCH)
@@ -169,32 +221,71 @@ class InfraPipeline:
         pr = git.open_pull_request(INFRA_BRANCH, title)
         now = utcnow_iso()
         artifact = InfraArtifact(
-            pr_action_id=pr_action_id, project_id=project_id, session_id=session_id, title=title,
-            branch=INFRA_BRANCH, pr_id=pr.id, pr_url=pr.url, head=head, files=tuple(sorted(files)),
-            findings=(), gate_status="awaiting_qa", gate_correction_count=0, blocked=False,
-            blocked_reason=None, created_at=now, updated_at=now)
+            pr_action_id=pr_action_id,
+            project_id=project_id,
+            session_id=session_id,
+            title=title,
+            branch=INFRA_BRANCH,
+            pr_id=pr.id,
+            pr_url=pr.url,
+            head=head,
+            files=tuple(sorted(files)),
+            findings=(),
+            gate_status="awaiting_qa",
+            gate_correction_count=0,
+            blocked=False,
+            blocked_reason=None,
+            created_at=now,
+            updated_at=now,
+        )
         with self.db.transaction() as tx:
             self.artifacts.insert(tx, artifact, actor=agent)
-            event = self._append(tx, "infra.pr_opened", {
-                "pr_action_id": pr_action_id, "branch": INFRA_BRANCH, "paths": sorted(files),
-                "pr_url": pr.url, "gate_status": "awaiting_qa"}, artifact, agent)
+            event = self._append(
+                tx,
+                "infra.pr_opened",
+                {
+                    "pr_action_id": pr_action_id,
+                    "branch": INFRA_BRANCH,
+                    "paths": sorted(files),
+                    "pr_url": pr.url,
+                    "gate_status": "awaiting_qa",
+                },
+                artifact,
+                agent,
+            )
         self.events.publish([event])
         return ProposalResult("opened", decision, self.artifacts.get(pr_action_id))
 
-    def _correct_on_branch(self, art: InfraArtifact, files: dict[str, str], agent: str,
-                           decision: Decision) -> ProposalResult:
+    def _correct_on_branch(
+        self, art: InfraArtifact, files: dict[str, str], agent: str, decision: Decision
+    ) -> ProposalResult:
         move = next_gate_status(art.state, GateEvent.correction_committed(), self.limit)
         number = move.state.correction_count
         git = self._git(self.store.project(art.project_id).repo_path)
         head = git.commit_files(art.branch, files, f"{art.title} (correction {number})")
         paths = sorted(set(art.files) | set(files))
         with self.db.transaction() as tx:
-            self.artifacts.transition(tx, art, move.state, actor=agent, head=head, files=paths,
-                                      note=f"correction {number} committed ({head[:10]})")
+            self.artifacts.transition(
+                tx,
+                art,
+                move.state,
+                actor=agent,
+                head=head,
+                files=paths,
+                note=f"correction {number} committed ({head[:10]})",
+            )
             events = [
-                self._append(tx, "infra.pr_corrected", {"pr_action_id": art.pr_action_id,
-                                                        "paths": sorted(files),
-                                                        "correction": number}, art, agent),
+                self._append(
+                    tx,
+                    "infra.pr_corrected",
+                    {
+                        "pr_action_id": art.pr_action_id,
+                        "paths": sorted(files),
+                        "correction": number,
+                    },
+                    art,
+                    agent,
+                ),
                 *self._change_events(tx, art, move, f"correction {number} committed", agent),
             ]
         self.events.publish(events)
@@ -202,9 +293,14 @@ class InfraPipeline:
 
     # -- gates -----------------------------------------------------------------------------
 
-    def record_verdict(self, pr_action_id: str, gate: GateName, verdict: VerdictValue,
-                       findings: Sequence[Finding] = (), reason: str | None = None
-                       ) -> InfraArtifact:
+    def record_verdict(
+        self,
+        pr_action_id: str,
+        gate: GateName,
+        verdict: VerdictValue,
+        findings: Sequence[Finding] = (),
+        reason: str | None = None,
+    ) -> InfraArtifact:
         """Record one gate's verdict through the shared state machine.
 
         A ``skipped`` verdict stores the findings and the event but moves nothing (a
@@ -226,11 +322,29 @@ class InfraPipeline:
             event = (GateEvent.qa if gate == "qa" else GateEvent.secops)(verdict == "pass", reason)
             move = next_gate_status(art.state, event, self.limit)
         with self.db.transaction() as tx:
-            self.artifacts.transition(tx, art, move.state, actor=gate, findings=stored,
-                                      note=f"{gate} {verdict}" + (f": {reason}" if reason else ""))
-            events = [self._append(tx, f"artifact.{gate}_verdict", {
-                "verdict": verdict, "pr_action_id": pr_action_id, "task_id": None,
-                "findings": stored, "gate_status": move.state.status}, art, gate)]
+            self.artifacts.transition(
+                tx,
+                art,
+                move.state,
+                actor=gate,
+                findings=stored,
+                note=f"{gate} {verdict}" + (f": {reason}" if reason else ""),
+            )
+            events = [
+                self._append(
+                    tx,
+                    f"artifact.{gate}_verdict",
+                    {
+                        "verdict": verdict,
+                        "pr_action_id": pr_action_id,
+                        "task_id": None,
+                        "findings": stored,
+                        "gate_status": move.state.status,
+                    },
+                    art,
+                    gate,
+                )
+            ]
             events += self._change_events(tx, art, move, reason or f"{gate} {verdict}", gate)
         self.events.publish(events)
         return self.artifacts.get(pr_action_id)
@@ -243,8 +357,11 @@ class InfraPipeline:
         """
         art = self.artifacts.get(pr_action_id)
         if art.gate_status not in ("awaiting_qa", "awaiting_secops"):
-            raise ConflictError(f"no gate to run while {art.gate_status}",
-                                pr_action_id=pr_action_id, status=art.gate_status)
+            raise ConflictError(
+                f"no gate to run while {art.gate_status}",
+                pr_action_id=pr_action_id,
+                status=art.gate_status,
+            )
         files = self._read(art)
         events = self.store.events
         if art.gate_status == "awaiting_qa":
@@ -252,7 +369,9 @@ class InfraPipeline:
                 result = run_qa(files, self.settings, timeout_s=self.timeout_s)
             art = self._record(pr_action_id, result)
         if art.gate_status == "awaiting_secops":
-            with agent_at_work(events, "secops", art.project_id, f"scanning infra PR {pr_action_id}"):
+            with agent_at_work(
+                events, "secops", art.project_id, f"scanning infra PR {pr_action_id}"
+            ):
                 result = run_secops(files, self.settings, timeout_s=self.timeout_s)
             art = self._record(pr_action_id, result)
         return art
@@ -260,8 +379,13 @@ class InfraPipeline:
     def _record(self, pr_action_id: str, result: GateResult) -> InfraArtifact:
         event = verdict_event(result)
         verdict: VerdictValue = "skipped" if event is None else result.status
-        return self.record_verdict(pr_action_id, result.gate, verdict, gate_findings(result),
-                                   None if event is None else event.reason)
+        return self.record_verdict(
+            pr_action_id,
+            result.gate,
+            verdict,
+            gate_findings(result),
+            None if event is None else event.reason,
+        )
 
     def start_gates(self, pr_action_id: str) -> GateJob:
         """Run the gates in the background (with ``auto``, the whole correction loop)."""
@@ -274,9 +398,14 @@ class InfraPipeline:
             art: InfraArtifact | None = self.artifacts.get(pr_action_id)
         except CadenciaError:
             art = None
-        self._emit(art, "infra.pr_failed",
-                   {"pr_action_id": pr_action_id, "error": f"gate run failed: {message}"},
-                   None, None, "qa")
+        self._emit(
+            art,
+            "infra.pr_failed",
+            {"pr_action_id": pr_action_id, "error": f"gate run failed: {message}"},
+            None,
+            None,
+            "qa",
+        )
 
     # -- the correction loop ---------------------------------------------------------------
 
@@ -304,14 +433,20 @@ class InfraPipeline:
                     return art
         return art
 
-    def run_until_settled(self, project_id: str, session_id: str, title: str,
-                          files: Sequence[Mapping[str, Any]] | Mapping[str, str],
-                          agent: str = INFRA_AGENT) -> InfraArtifact:
+    def run_until_settled(
+        self,
+        project_id: str,
+        session_id: str,
+        title: str,
+        files: Sequence[Mapping[str, Any]] | Mapping[str, str],
+        agent: str = INFRA_AGENT,
+    ) -> InfraArtifact:
         """Propose, then :meth:`settle` (the demo and the tests)."""
         result = self.propose_infra_pr(project_id, session_id, title, files, agent)
         if result.artifact is None:
-            raise ConflictError(f"the proposal is {result.status}, not opened",
-                                approval_id=result.approval_id)
+            raise ConflictError(
+                f"the proposal is {result.status}, not opened", approval_id=result.approval_id
+            )
         if self.auto:
             self.jobs.wait_idle()
             return self.artifacts.get(result.artifact.pr_action_id)
@@ -319,8 +454,7 @@ class InfraPipeline:
 
     # -- operator actions ------------------------------------------------------------------
 
-    def approve(self, pr_action_id: str, operator: str, reason: str | None = None
-                ) -> InfraArtifact:
+    def approve(self, pr_action_id: str, operator: str, reason: str | None = None) -> InfraArtifact:
         """Merge the PR into ``main`` (only from ``awaiting_human``); one operator wins.
 
         Raises:
@@ -336,8 +470,11 @@ class InfraPipeline:
             # The conditional UPDATE comes first: the loser of a race stops here, before
             # git; a failing merge rolls the row back.
             self.artifacts.transition(tx, art, move.state, actor=operator, note=note)
-            git.merge(art.branch, DEFAULT_BRANCH,
-                      f"Merge infra PR {pr_action_id}: {art.title}\n\nApproved by {operator}")
+            git.merge(
+                art.branch,
+                DEFAULT_BRANCH,
+                f"Merge infra PR {pr_action_id}: {art.title}\n\nApproved by {operator}",
+            )
             events = self._change_events(tx, art, move, f"approved by {operator}", None)
             merged = {"pr_action_id": pr_action_id, "operator": operator}
             events.append(self._append(tx, "infra.pr_merged", merged, art, None))
@@ -347,8 +484,15 @@ class InfraPipeline:
     def reject(self, pr_action_id: str, operator: str, reason: str) -> InfraArtifact:
         """Send the PR back to the Infra agent with a reason (required)."""
         reason = _required(reason, "reason")
-        finding: Finding = {"tool": "operator", "rule": "rejected", "file": "", "line": None,
-                            "severity": "error", "message": reason, "gate": "human"}
+        finding: Finding = {
+            "tool": "operator",
+            "rule": "rejected",
+            "file": "",
+            "line": None,
+            "severity": "error",
+            "message": reason,
+            "gate": "human",
+        }
         art = self._operator(pr_action_id, GateEvent.reject(reason), operator, reason, [finding])
         if self.auto and art.gate_status == "changes_requested":
             self.start_gates(pr_action_id)
@@ -358,20 +502,26 @@ class InfraPipeline:
         """Close the PR for good (from any state but merged/closed)."""
         return self._operator(pr_action_id, GateEvent.close(reason), operator, reason)
 
-    def unblock(self, pr_action_id: str, operator: str, reason: str | None = None
-                ) -> InfraArtifact:
+    def unblock(self, pr_action_id: str, operator: str, reason: str | None = None) -> InfraArtifact:
         """Give a blocked PR a fresh round of corrections (only from ``blocked``)."""
         return self._operator(pr_action_id, GateEvent.unblock(reason), operator, reason)
 
-    def _operator(self, pr_action_id: str, event: GateEvent, operator: str, reason: str | None,
-                  findings: list[Finding] | None = None) -> InfraArtifact:
+    def _operator(
+        self,
+        pr_action_id: str,
+        event: GateEvent,
+        operator: str,
+        reason: str | None,
+        findings: list[Finding] | None = None,
+    ) -> InfraArtifact:
         operator = _required(operator, "operator")
         art = self.artifacts.get(pr_action_id)
         move = next_gate_status(art.state, event, self.limit)
         note = f"{event.kind} by {operator}" + (f": {reason}" if reason else "")
         with self.db.transaction() as tx:
-            self.artifacts.transition(tx, art, move.state, actor=operator, note=note,
-                                      findings=findings)
+            self.artifacts.transition(
+                tx, art, move.state, actor=operator, note=note, findings=findings
+            )
             events = self._change_events(tx, art, move, note, None)
         self.events.publish(events)
         return self.artifacts.get(pr_action_id)
@@ -391,10 +541,14 @@ class InfraPipeline:
         art = self.artifacts.get(pr_action_id)
         git = self._git(self.store.project(art.project_id).repo_path)
         contents = git.read_files(art.head, list(art.files))
-        return {"pr_action_id": pr_action_id, "branch": art.branch, "head": art.head,
-                "base": DEFAULT_BRANCH,
-                "files": [{"path": p, "content": c} for p, c in sorted(contents.items())],
-                "diff": git.diff(DEFAULT_BRANCH, art.head)}
+        return {
+            "pr_action_id": pr_action_id,
+            "branch": art.branch,
+            "head": art.head,
+            "base": DEFAULT_BRANCH,
+            "files": [{"path": p, "content": c} for p, c in sorted(contents.items())],
+            "diff": git.diff(DEFAULT_BRANCH, art.head),
+        }
 
     def findings(self, pr_action_id: str) -> list[Finding]:
         """The latest findings (what the agent is asked to fix)."""
@@ -420,33 +574,72 @@ class InfraPipeline:
         git = self._git(self.store.project(art.project_id).repo_path)
         return git.read_files(art.head, list(art.files))
 
-    def _change_events(self, tx: Tx, art: InfraArtifact, move: Transition, reason: str,
-                       agent: str | None) -> list[Event]:
+    def _change_events(
+        self, tx: Tx, art: InfraArtifact, move: Transition, reason: str, agent: str | None
+    ) -> list[Event]:
         if not move.changed_status:
             return []
-        events = [self._append(tx, "infra.gate_changed", {
-            "pr_action_id": art.pr_action_id, "from_status": move.previous.status,
-            "gate_status": move.state.status, "reason": reason}, art, agent)]
+        events = [
+            self._append(
+                tx,
+                "infra.gate_changed",
+                {
+                    "pr_action_id": art.pr_action_id,
+                    "from_status": move.previous.status,
+                    "gate_status": move.state.status,
+                    "reason": reason,
+                },
+                art,
+                agent,
+            )
+        ]
         if move.state.status == "blocked":
-            events.append(self._append(tx, "infra.artifact_blocked", {
-                "pr_action_id": art.pr_action_id, "reason": move.state.blocked_reason}, art, agent))
+            events.append(
+                self._append(
+                    tx,
+                    "infra.artifact_blocked",
+                    {"pr_action_id": art.pr_action_id, "reason": move.state.blocked_reason},
+                    art,
+                    agent,
+                )
+            )
         return events
 
-    def _append(self, tx: Tx, type: str, payload: dict[str, Any], art: InfraArtifact,
-                agent: str | None) -> Event:
-        return self.events.append_in(tx, type, payload, project_id=art.project_id,
-                                     session_id=art.session_id, agent=agent)
+    def _append(
+        self, tx: Tx, type: str, payload: dict[str, Any], art: InfraArtifact, agent: str | None
+    ) -> Event:
+        return self.events.append_in(
+            tx, type, payload, project_id=art.project_id, session_id=art.session_id, agent=agent
+        )
 
-    def _failed(self, pr_action_id: str, exc: CadenciaError, project_id: str, session_id: str,
-                agent: str) -> None:
-        self._emit(None, "infra.pr_failed", {"pr_action_id": pr_action_id, "error": exc.message},
-                   project_id, session_id, agent)
+    def _failed(
+        self, pr_action_id: str, exc: CadenciaError, project_id: str, session_id: str, agent: str
+    ) -> None:
+        self._emit(
+            None,
+            "infra.pr_failed",
+            {"pr_action_id": pr_action_id, "error": exc.message},
+            project_id,
+            session_id,
+            agent,
+        )
 
-    def _emit(self, art: InfraArtifact | None, type: str, payload: dict[str, Any],
-              project_id: str | None, session_id: str | None, agent: str | None) -> None:
-        self.events.append(type, payload,
-                           project_id=art.project_id if art else project_id,
-                           session_id=art.session_id if art else session_id, agent=agent)
+    def _emit(
+        self,
+        art: InfraArtifact | None,
+        type: str,
+        payload: dict[str, Any],
+        project_id: str | None,
+        session_id: str | None,
+        agent: str | None,
+    ) -> None:
+        self.events.append(
+            type,
+            payload,
+            project_id=art.project_id if art else project_id,
+            session_id=art.session_id if art else session_id,
+            agent=agent,
+        )
 
 
 def _required(value: str | None, what: str) -> str:
@@ -455,5 +648,11 @@ def _required(value: str | None, what: str) -> str:
     return value.strip()
 
 
-__all__ = ["INFRA_BRANCH", "GateJob", "InfraPipeline", "ProposalResult", "files_payload",
-           "gate_findings"]
+__all__ = [
+    "INFRA_BRANCH",
+    "GateJob",
+    "InfraPipeline",
+    "ProposalResult",
+    "files_payload",
+    "gate_findings",
+]

@@ -176,23 +176,35 @@ def _language_steps(module: Module, facts: ModuleFacts, directory: Path) -> list
     path = module.path
     if module.language == "python":
         version = facts.language_version if facts.language_version in {"3.11", "3.12"} else "3.11"
-        steps = [f"      - uses: {ACTIONS['python']}", "        with:",
-                 f'          python-version: "{version}"']
-        install = ("python -m pip install --no-cache-dir -r requirements.txt"
-                   if facts.has_requirements else "python -m pip install --no-cache-dir .")
+        steps = [
+            f"      - uses: {ACTIONS['python']}",
+            "        with:",
+            f'          python-version: "{version}"',
+        ]
+        install = (
+            "python -m pip install --no-cache-dir -r requirements.txt"
+            if facts.has_requirements
+            else "python -m pip install --no-cache-dir ."
+        )
         steps += _step("Install", install)
         if (directory / "tests").is_dir() or any(directory.glob("test_*.py")):
-            steps += _step("Test", "python -m pip install --no-cache-dir pytest==8.2.2 "
-                                   "&& python -m pytest -q")
+            steps += _step(
+                "Test", "python -m pip install --no-cache-dir pytest==8.2.2 && python -m pytest -q"
+            )
         else:
             steps += _step("Compile", "python -m compileall -q .")
         return steps
     if module.language == "node":
-        steps = [f"      - uses: {ACTIONS['node']}", "        with:",
-                 f'          node-version: "{facts.language_version or "20"}"']
+        steps = [
+            f"      - uses: {ACTIONS['node']}",
+            "        with:",
+            f'          node-version: "{facts.language_version or "20"}"',
+        ]
         if facts.lockfile == "package-lock.json":
-            steps += ["          cache: npm",
-                      f"          cache-dependency-path: {_in(path, 'package-lock.json')}"]
+            steps += [
+                "          cache: npm",
+                f"          cache-dependency-path: {_in(path, 'package-lock.json')}",
+            ]
             steps += _step("Install", "npm ci --no-audit --no-fund")
         elif facts.lockfile == "yarn.lock":
             steps += _step("Install", "yarn install --frozen-lockfile --non-interactive")
@@ -201,15 +213,19 @@ def _language_steps(module: Module, facts: ModuleFacts, directory: Path) -> list
         else:
             steps += _step("Install", "npm install --no-audit --no-fund")
         runner = {"yarn.lock": "yarn run", "pnpm-lock.yaml": "pnpm run"}.get(
-            facts.lockfile or "", "npm run")
+            facts.lockfile or "", "npm run"
+        )
         if facts.build_script:
             steps += _step("Build", f"{runner} build")
         if "test" in facts.scripts:
             steps += _step("Test", f"{runner} test")
         return steps
     if module.language == "go":
-        steps = [f"      - uses: {ACTIONS['go']}", "        with:",
-                 f"          go-version-file: {_in(path, 'go.mod')}"]
+        steps = [
+            f"      - uses: {ACTIONS['go']}",
+            "        with:",
+            f"          go-version-file: {_in(path, 'go.mod')}",
+        ]
         if facts.lockfile == "go.sum":
             steps.append(f"          cache-dependency-path: {_in(path, 'go.sum')}")
         steps += _step("Vet", "go vet ./...")
@@ -217,9 +233,13 @@ def _language_steps(module: Module, facts: ModuleFacts, directory: Path) -> list
         return steps
     if module.language == "java":
         version = facts.language_version if facts.language_version in {"17", "21"} else "17"
-        steps = [f"      - uses: {ACTIONS['java']}", "        with:",
-                 "          distribution: temurin", f'          java-version: "{version}"',
-                 "          cache: maven"]
+        steps = [
+            f"      - uses: {ACTIONS['java']}",
+            "        with:",
+            "          distribution: temurin",
+            f'          java-version: "{version}"',
+            "          cache: maven",
+        ]
         return steps + _step("Build and test", "mvn -B verify")
     locked = " --locked" if facts.lockfile == "Cargo.lock" else ""
     return _step("Test", f"cargo test{locked}") + _step("Build", f"cargo build --release{locked}")

@@ -121,7 +121,9 @@ class Ledger(ABC):
 
     # -- policy ---------------------------------------------------------------------------
 
-    def reserve(self, counter: str, claim: ClaimRequest | None, *, count: bool = True) -> Reservation:
+    def reserve(
+        self, counter: str, claim: ClaimRequest | None, *, count: bool = True
+    ) -> Reservation:
         """Count one attempt against the ceiling and, if under it, try to claim.
 
         The ceiling is one atomic bounded increment; on SQL backends the claim happens in
@@ -177,7 +179,9 @@ class Ledger(ABC):
         if record.status == "executado":
             return Reservation(tentativa, False, "duplicate", record)
         if record.status == "tentando" and record.lease_until < now:
-            self._finish(record.chave, "tentando", "resultado_incerto", record.resultado, _now_iso())
+            self._finish(
+                record.chave, "tentando", "resultado_incerto", record.resultado, _now_iso()
+            )
             return Reservation(tentativa, False, "uncertain", record)
         if record.status == "resultado_incerto":
             return Reservation(tentativa, False, "uncertain", record)

@@ -134,9 +134,11 @@ class DynamoLedger(Ledger):
             code = exc.response.get("Error", {}).get("Code", "")
             if code == _CONDITION_FAILED:
                 raise _ConditionFailed(exc.response.get("Item")) from exc
-            hint = " (create it with backend.ledger.dynamodb.create_table)" if (
-                code == "ResourceNotFoundException"
-            ) else ""
+            hint = (
+                " (create it with backend.ledger.dynamodb.create_table)"
+                if (code == "ResourceNotFoundException")
+                else ""
+            )
             raise LedgerError(
                 f"DynamoDB {operation} on {self.table!r} failed: {code}{hint}",
                 table=self.table,
@@ -373,7 +375,9 @@ def create_table(client: Any, name: str, *, wait: bool = True) -> bool:
     except ClientError as exc:
         # Real DynamoDB refuses to re-enable TTL that is already on; that is fine.
         if "already enabled" not in str(exc).lower():
-            raise LedgerError(f"cannot configure DynamoDB table {name!r}: {exc}", table=name) from exc
+            raise LedgerError(
+                f"cannot configure DynamoDB table {name!r}: {exc}", table=name
+            ) from exc
     except BotoCoreError as exc:
         raise LedgerError(f"cannot configure DynamoDB table {name!r}: {exc}", table=name) from exc
     return created

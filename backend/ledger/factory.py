@@ -71,14 +71,14 @@ def open_ledger(url: str, settings: Settings, *, db: Database | None = None) -> 
         from backend.ledger.sql import SqlLedger
         from backend.store.db import open_database
 
-        return SqlLedger(db if db is not None else open_database(url), teto=teto, lease_seconds=lease)
+        return SqlLedger(
+            db if db is not None else open_database(url), teto=teto, lease_seconds=lease
+        )
     if scheme == "dynamodb":
         from backend.ledger.dynamodb import DynamoLedger
 
         table, client_kwargs = parse_dynamodb_url(url, settings)
-        return DynamoLedger(
-            dynamodb_client(client_kwargs), table, teto=teto, lease_seconds=lease
-        )
+        return DynamoLedger(dynamodb_client(client_kwargs), table, teto=teto, lease_seconds=lease)
     raise ConfigError(
         f"unsupported ledger URL scheme {scheme!r}: use sqlite:///FILE, postgresql://… "
         "or dynamodb://TABLE?endpoint_url=…&region=…",

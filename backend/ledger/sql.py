@@ -87,7 +87,9 @@ class SqlLedger(Ledger):
 
     def _expire(self, epoch: float, now: str) -> list[str]:
         with self._tx() as tx:
-            return [r["chave"] for r in tx.all("ledger_records_expire", {"epoch": epoch, "now": now})]
+            return [
+                r["chave"] for r in tx.all("ledger_records_expire", {"epoch": epoch, "now": now})
+            ]
 
     def _by_status(self, status: RecordStatus) -> list[dict[str, Any]]:
         with self._tx(write=False) as tx:

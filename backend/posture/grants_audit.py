@@ -44,7 +44,9 @@ _KINDS = {
     "c": "type",
 }
 _DEFACL_KINDS = {"r": "tables", "S": "sequences", "f": "functions", "T": "types", "n": "schemas"}
-_USER_SCHEMAS = "n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg_toast%%'"
+_USER_SCHEMAS = (
+    "n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg_toast%%'"
+)
 
 _Q_ROLES = """
 SELECT rolname, rolsuper, rolcreaterole, rolcreatedb, rolreplication, rolbypassrls, rolcanlogin
@@ -169,7 +171,9 @@ def read_snapshot(conn: Any) -> Snapshot:
     roles: dict[str, RoleInfo | None] = dict.fromkeys(TOOL_ROLES)
     for row in conn.execute(_Q_ROLES, params).fetchall():
         attrs = [label for col, label in _ATTRIBUTES.items() if row[col]]
-        roles[row["rolname"]] = RoleInfo(name=row["rolname"], login=row["rolcanlogin"], attributes=attrs)
+        roles[row["rolname"]] = RoleInfo(
+            name=row["rolname"], login=row["rolcanlogin"], attributes=attrs
+        )
     privileges = [
         PrivilegeEntry(
             grantee=r["grantee"],
@@ -182,7 +186,9 @@ def read_snapshot(conn: Any) -> Snapshot:
         )
         for r in conn.execute(_Q_RELATIONS, params).fetchall()
     ]
-    owned = [dict(r) | {"kind": _KINDS.get(r["kind"], r["kind"])} for r in conn.execute(_Q_OWNED, params)]
+    owned = [
+        dict(r) | {"kind": _KINDS.get(r["kind"], r["kind"])} for r in conn.execute(_Q_OWNED, params)
+    ]
     return Snapshot(
         database=head["db"],
         current_schema=head["schema"] or "public",
@@ -196,7 +202,11 @@ def read_snapshot(conn: Any) -> Snapshot:
 
 def object_label(snapshot: Snapshot, schema: str | None, name: str, kind: str) -> str:
     """``pedidos`` for a table in the ERP schema, else ``sequence public.x``, ``schema s``…"""
-    qualified = name if schema in (None, snapshot.current_schema) or kind in ("schema", "function") else f"{schema}.{name}"
+    qualified = (
+        name
+        if schema in (None, snapshot.current_schema) or kind in ("schema", "function")
+        else f"{schema}.{name}"
+    )
     return qualified if kind == "table" else f"{kind} {qualified}"
 
 
@@ -210,8 +220,15 @@ def diff(snapshot: Snapshot) -> list[Drift]:
         if p.grantee == "PUBLIC":
             col = f"({p.column})" if p.column else ""
             where = object_label(snapshot, p.schema_name, p.object, p.kind)
-            drifts.append(Drift(kind="extra", role="PUBLIC", message=(
-                f"PUBLIC has {p.privilege}{col} on {where} (every tool role inherits it)")))
+            drifts.append(
+                Drift(
+                    kind="extra",
+                    role="PUBLIC",
+                    message=(
+                        f"PUBLIC has {p.privilege}{col} on {where} (every tool role inherits it)"
+                    ),
+                )
+            )
     for d in snapshot.default_acls:
         if d["grantee"] == "PUBLIC" and d["owner"] not in TOOL_ROLES:
             drifts.append(Drift(kind="extra", role="PUBLIC", message=_default_acl_text(d)))
@@ -221,24 +238,40 @@ def diff(snapshot: Snapshot) -> list[Drift]:
 def _default_acl_text(d: dict[str, Any]) -> str:
     scope = f" in schema {d['schema']}" if d["schema"] else ""
     kind = _DEFACL_KINDS.get(d["objtype"], d["objtype"])
-    return (f"default privileges of {d['owner']}{scope} grant {d['privilege']} on new {kind} "
-            f"to {d['grantee']}")
+    return (
+        f"default privileges of {d['owner']}{scope} grant {d['privilege']} on new {kind} "
+        f"to {d['grantee']}"
+    )
 
 
 def _diff_role(snapshot: Snapshot, role: str, erp: str) -> list[Drift]:
     info = snapshot.roles.get(role)
     if info is None:
-        return [Drift(kind="missing", role=role, message=f"role {role} does not exist (run cadencia db migrate)")]
-    out = [Drift(kind="extra", role=role, message=f"{role} has attribute {a}") for a in info.attributes]
+        return [
+            Drift(
+                kind="missing",
+                role=role,
+                message=f"role {role} does not exist (run cadencia db migrate)",
+            )
+        ]
+    out = [
+        Drift(kind="extra", role=role, message=f"{role} has attribute {a}") for a in info.attributes
+    ]
     if not info.login:
         out.append(Drift(kind="missing", role=role, message=f"{role} lacks LOGIN"))
     for m in snapshot.memberships:
         if m["member"] == role and m["role"] not in ALLOWED_MEMBERSHIPS:
             admin = " WITH ADMIN OPTION" if m["admin_option"] else ""
-            out.append(Drift(kind="extra", role=role, message=f"{role} is a member of {m['role']}{admin}"))
+            out.append(
+                Drift(kind="extra", role=role, message=f"{role} is a member of {m['role']}{admin}")
+            )
     for o in snapshot.owned:
         if o["owner"] == role:
-            name = o["name"] if o["schema"] in (None, erp) or o["kind"] in ("schema", "function") else f"{o['schema']}.{o['name']}"
+            name = (
+                o["name"]
+                if o["schema"] in (None, erp) or o["kind"] in ("schema", "function")
+                else f"{o['schema']}.{o['name']}"
+            )
             out.append(Drift(kind="extra", role=role, message=f"{role} owns {o['kind']} {name}"))
     for d in snapshot.default_acls:
         if d["grantee"] == role or d["owner"] == role:
@@ -252,26 +285,49 @@ def _diff_privileges(snapshot: Snapshot, role: str, erp: str) -> list[Drift]:
     want_table = {(erp, g.table, g.privilege) for g in spec if g.columns is None}
     want_cols = {(erp, g.table, g.privilege, c) for g in spec if g.columns for c in g.columns}
     mine = [p for p in snapshot.privileges if p.grantee == role]
-    have_table = {(p.schema_name, p.object, p.privilege) for p in mine if p.column is None and p.kind == "table"}
-    have_cols = {(p.schema_name, p.object, p.privilege, p.column) for p in mine if p.column is not None}
+    have_table = {
+        (p.schema_name, p.object, p.privilege)
+        for p in mine
+        if p.column is None and p.kind == "table"
+    }
+    have_cols = {
+        (p.schema_name, p.object, p.privilege, p.column) for p in mine if p.column is not None
+    }
     out: list[Drift] = []
     for p in mine:
         col = f"({p.column})" if p.column else ""
         where = object_label(snapshot, p.schema_name, p.object, p.kind)
         key: tuple[Any, ...] = (
-            (p.schema_name, p.object, p.privilege) if p.column is None
-            else (p.schema_name, p.object, p.privilege, p.column))
+            (p.schema_name, p.object, p.privilege)
+            if p.column is None
+            else (p.schema_name, p.object, p.privilege, p.column)
+        )
         expected = key in (want_table if p.column is None else want_cols) and p.kind == "table"
         if not expected:
-            out.append(Drift(kind="extra", role=role, message=f"{role} has {p.privilege}{col} on {where}"))
+            out.append(
+                Drift(kind="extra", role=role, message=f"{role} has {p.privilege}{col} on {where}")
+            )
         elif p.grantable:
-            out.append(Drift(kind="extra", role=role, message=(
-                f"{role} has {p.privilege}{col} on {where} WITH GRANT OPTION")))
+            out.append(
+                Drift(
+                    kind="extra",
+                    role=role,
+                    message=(f"{role} has {p.privilege}{col} on {where} WITH GRANT OPTION"),
+                )
+            )
     for schema, table, priv in sorted(want_table - have_table):
         out.append(Drift(kind="missing", role=role, message=f"{role} lacks {priv} on {table}"))
     for schema, table, priv, column in sorted(want_cols - have_cols, key=_spec_order):
-        if (schema, table, priv) not in have_table:  # a table-level grant (reported as extra) covers it
-            out.append(Drift(kind="missing", role=role, message=f"{role} lacks {priv}({column}) on {table}"))
+        if (
+            schema,
+            table,
+            priv,
+        ) not in have_table:  # a table-level grant (reported as extra) covers it
+            out.append(
+                Drift(
+                    kind="missing", role=role, message=f"{role} lacks {priv}({column}) on {table}"
+                )
+            )
     return out
 
 
@@ -350,9 +406,17 @@ def print_report(report: GrantsReport) -> None:
         info = snap.roles.get(role)
         if role == "PUBLIC" and not entries:  # PUBLIC only matters when it holds something
             continue
-        title = f"{role}" if role == "PUBLIC" else f"{role} — " + (
-            "absent" if info is None else ("LOGIN" if info.login else "NOLOGIN")
-            + "".join(f" {a}" for a in info.attributes))
+        title = (
+            f"{role}"
+            if role == "PUBLIC"
+            else f"{role} — "
+            + (
+                "absent"
+                if info is None
+                else ("LOGIN" if info.login else "NOLOGIN")
+                + "".join(f" {a}" for a in info.attributes)
+            )
+        )
         table = Table(title=escape(title), title_justify="left")
         for head in ("Object", "Type", "Privileges", "Column privileges"):
             table.add_column(head)
@@ -361,20 +425,34 @@ def print_report(report: GrantsReport) -> None:
             table.add_row(escape(str(o["name"])), o["kind"], "OWNER (all privileges)", "")
         objects = sorted({(p.schema_name or "", p.object, p.kind) for p in entries})
         for schema, name, kind in objects:
-            here = [p for p in entries if (p.schema_name or "", p.object, p.kind) == (schema, name, kind)]
-            table_privs = ", ".join(p.privilege + ("*" if p.grantable else "") for p in here if p.column is None)
+            here = [
+                p
+                for p in entries
+                if (p.schema_name or "", p.object, p.kind) == (schema, name, kind)
+            ]
+            table_privs = ", ".join(
+                p.privilege + ("*" if p.grantable else "") for p in here if p.column is None
+            )
             cols: dict[str, list[str]] = {}
             for p in here:
                 if p.column is not None:
                     cols.setdefault(p.privilege, []).append(p.column)
             col_text = "\n".join(f"{k} ({', '.join(v)})" for k, v in cols.items())
-            label = name if kind in ("schema", "function", "database") or schema in ("", snap.current_schema) else f"{schema}.{name}"
+            label = (
+                name
+                if kind in ("schema", "function", "database") or schema in ("", snap.current_schema)
+                else f"{schema}.{name}"
+            )
             table.add_row(escape(label), kind, table_privs, escape(col_text))
         console.print(table)
     lines = [d.line() for d in report.drifts]
     for text in lines:
         console.print(f"[bold red]{escape(text)}[/]")
     if report.verdict == "fail":
-        console.print(f"[bold red]audit grants: FAIL[/] — {len(lines)} drift(s) from the grants spec on {escape(snap.database)}")
+        console.print(
+            f"[bold red]audit grants: FAIL[/] — {len(lines)} drift(s) from the grants spec on {escape(snap.database)}"
+        )
     else:
-        console.print(f"[bold green]audit grants: pass[/] — {escape(snap.database)} matches the grants spec exactly")
+        console.print(
+            f"[bold green]audit grants: pass[/] — {escape(snap.database)} matches the grants spec exactly"
+        )

@@ -126,10 +126,13 @@ def plan_teardown(db_url: str, ledger: LedgerTarget) -> TeardownPlan:
     others: dict[str, list[str]] = {}
     if postgres:
         with _pg(db_url) as conn:
-            rows = conn.execute("SELECT rolname FROM pg_roles WHERE rolname = ANY(%s)", (list(TOOL_ROLES),))
+            rows = conn.execute(
+                "SELECT rolname FROM pg_roles WHERE rolname = ANY(%s)", (list(TOOL_ROLES),)
+            )
             roles = sorted(r["rolname"] for r in rows.fetchall())
             sessions = conn.execute(
-                "SELECT count(*) AS n FROM pg_stat_activity WHERE usename = ANY(%s)", (list(TOOL_ROLES),)
+                "SELECT count(*) AS n FROM pg_stat_activity WHERE usename = ANY(%s)",
+                (list(TOOL_ROLES),),
             ).fetchone()["n"]
             others = other_databases(conn)
     return TeardownPlan(
@@ -176,9 +179,9 @@ def drop_roles(db_url: str, roles: list[str], other_dbs: list[str]) -> StepResul
     from psycopg import sql
 
     step = StepResult(step=2, title="revoke and drop the tool roles", status="done")
-    owned = sql.SQL(
-        "REASSIGN OWNED BY {r} TO CURRENT_USER; DROP OWNED BY {r}"
-    ).format(r=sql.SQL(", ").join(map(sql.Identifier, roles)))
+    owned = sql.SQL("REASSIGN OWNED BY {r} TO CURRENT_USER; DROP OWNED BY {r}").format(
+        r=sql.SQL(", ").join(map(sql.Identifier, roles))
+    )
     try:
         for name in other_dbs:
             with _pg(_with_dbname(db_url, name)) as conn:
@@ -226,7 +229,7 @@ def drop_ledger(ledger: LedgerTarget) -> StepResult:
             else:
                 _sqlite_exec(ledger.url, [f"DROP TABLE IF EXISTS {t}" for t in LEDGER_TABLES])
             step.details.append(statement)
-    except (LedgerError, Exception) as exc:  # noqa: BLE001 - reported as the step's failure
+    except (LedgerError, Exception) as exc:
         step.status = "failed"
         step.details.append(f"failed: {exc}")
     return step
@@ -264,7 +267,8 @@ def ledger_leftovers(ledger: LedgerTarget) -> list[str]:
     if urlparse(ledger.url).scheme in _PG:
         with _pg(ledger.url) as conn:
             rows = conn.execute(
-                "SELECT t FROM unnest(%s::text[]) AS t WHERE to_regclass(t) IS NOT NULL", (list(LEDGER_TABLES),)
+                "SELECT t FROM unnest(%s::text[]) AS t WHERE to_regclass(t) IS NOT NULL",
+                (list(LEDGER_TABLES),),
             ).fetchall()
         found = [r["t"] for r in rows]
     else:
@@ -275,9 +279,13 @@ def ledger_leftovers(ledger: LedgerTarget) -> list[str]:
         marks = ", ".join("?" * len(LEDGER_TABLES))
         conn = sqlite3.connect(sqlite_path(ledger.url))
         try:
-            found = [r[0] for r in conn.execute(
-                f"SELECT name FROM sqlite_master WHERE type = 'table' AND name IN ({marks})", LEDGER_TABLES
-            )]
+            found = [
+                r[0]
+                for r in conn.execute(
+                    f"SELECT name FROM sqlite_master WHERE type = 'table' AND name IN ({marks})",
+                    LEDGER_TABLES,
+                )
+            ]
         finally:
             conn.close()
     return [f"ledger table {t} still exists in {redact(ledger.url)}" for t in found]
@@ -300,7 +308,9 @@ def verify_teardown(db_url: str, ledger: LedgerTarget) -> list[str]:
             login = "can still log in" if r["rolcanlogin"] else "NOLOGIN"
             left.append(f"role {r['rolname']} still exists ({login})")
             if r["here"]:
-                left.append(f"role {r['rolname']} still holds {r['here']} grant(s) or object(s) in this database")
+                left.append(
+                    f"role {r['rolname']} still holds {r['here']} grant(s) or object(s) in this database"
+                )
         for name, holders in others.items():
             left.append(f"database {name} still holds grants or objects of {', '.join(holders)}")
     return left + ledger_leftovers(ledger)
@@ -341,17 +351,33 @@ def run_teardown(
     else:
         why = "no tool roles exist" if plan.postgres else "SQLite has no login roles"
         record(StepResult(step=1, title="stop using the tools", status="skipped", details=[why]))
-        record(StepResult(step=2, title="revoke and drop the tool roles", status="skipped", details=[why]))
+        record(
+            StepResult(
+                step=2, title="revoke and drop the tool roles", status="skipped", details=[why]
+            )
+        )
     if any(s.status == "failed" for s in result.steps):
         # The seed's order matters: the ledger goes only after the roles are gone, so a
         # re-run after fixing the cause finds everything where the failed run left it.
-        record(StepResult(step=3, title=f"drop the ledger ({ledger.label})", status="skipped",
-                          details=["an earlier step failed"]))
+        record(
+            StepResult(
+                step=3,
+                title=f"drop the ledger ({ledger.label})",
+                status="skipped",
+                details=["an earlier step failed"],
+            )
+        )
     else:
         record(drop_ledger(ledger))
     result.leftovers = verify_teardown(db_url, ledger)
-    record(StepResult(step=4, title="verify nothing is left", status="failed" if result.leftovers else "done",
-                      details=result.leftovers or ["no tool role, grant or ledger table remains"]))
+    record(
+        StepResult(
+            step=4,
+            title="verify nothing is left",
+            status="failed" if result.leftovers else "done",
+            details=result.leftovers or ["no tool role, grant or ledger table remains"],
+        )
+    )
     return result
 
 
@@ -364,5 +390,7 @@ def ledger_target(ledger_url: str, settings: Any) -> LedgerTarget:
         from backend.ledger.factory import dynamodb_client, parse_dynamodb_url
 
         table, kwargs = parse_dynamodb_url(ledger_url, settings)
-        return LedgerTarget(kind="dynamodb", url=ledger_url, table=table, client=dynamodb_client(kwargs))
+        return LedgerTarget(
+            kind="dynamodb", url=ledger_url, table=table, client=dynamodb_client(kwargs)
+        )
     raise ConfigError(f"unsupported ledger URL scheme {scheme!r}", url=ledger_url)

@@ -49,7 +49,10 @@ class CadastroArgs(_Args):
     clienteId: EntityId
     endereco: Annotated[str, StringConstraints(min_length=1, max_length=300)] | None = None
     telefone: Annotated[str, StringConstraints(pattern=r"^\+?[0-9 ()-]{6,25}$")] | None = None
-    email: Annotated[str, StringConstraints(pattern=r"^[^@\s]+@[^@\s]+\.[^@\s]+$", max_length=254)] | None = None
+    email: (
+        Annotated[str, StringConstraints(pattern=r"^[^@\s]+@[^@\s]+\.[^@\s]+$", max_length=254)]
+        | None
+    ) = None
 
     @model_validator(mode="after")
     def _some_field(self) -> CadastroArgs:
@@ -61,7 +64,11 @@ class CadastroArgs(_Args):
         """The contact columns to update (only the ones given)."""
         return {
             k: v
-            for k, v in (("endereco", self.endereco), ("telefone", self.telefone), ("email", self.email))
+            for k, v in (
+                ("endereco", self.endereco),
+                ("telefone", self.telefone),
+                ("email", self.email),
+            )
             if v is not None
         }
 

@@ -81,7 +81,8 @@ async def test_readonly_dims_and_refuses_every_action(make_app: Factory, fake: F
         await pilot.press("2")
         screen = app.screen
         active = {b.binding.action: b.enabled for b in screen.active_bindings.values()}
-        assert active["approve"] is False and active["claim"] is False
+        assert active["approve"] is False
+        assert active["claim"] is False
         for key in ("a", "x", "tab", "t", "e", "d"):
             await pilot.press(key)
             assert app.screen is screen  # no modal ever opens
@@ -222,4 +223,5 @@ async def test_feed_stays_put_when_scrolled_up(make_app: Factory, fake: FakeBack
         assert feed.scroll_offset.y == 0
         await pilot.press("G")
         await pilot.pause(0.2)
-        assert feed.following and feed.scroll_offset.y == feed.max_scroll_y
+        assert feed.following
+        assert feed.scroll_offset.y == feed.max_scroll_y

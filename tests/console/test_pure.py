@@ -39,7 +39,8 @@ def test_feed_line_for_known_unknown_and_broken_events() -> None:
             },
         )
     )
-    assert "teto_de_voltas" in ok.text and "reembolsar_pedido" in ok.text
+    assert "teto_de_voltas" in ok.text
+    assert "reembolsar_pedido" in ok.text
     odd = from_event(Event(id=2, type="something.new", payload={"x": 1}))
     assert odd.text == "x=1"
     broken = from_event(Event(id=3, type="infra.gate_changed", payload={"reason": object()}))
@@ -68,4 +69,5 @@ def test_interruption_detail_attempts_list_is_history() -> None:
     d = InterruptionDetail.from_api(
         {"id": 1, "attempts": [{"tentativaNumero": 1, "resultado": "falha"}]}
     )
-    assert d.attempts == 1 and d.attempt_history[0].resultado == "falha"
+    assert d.attempts == 1
+    assert d.attempt_history[0].resultado == "falha"

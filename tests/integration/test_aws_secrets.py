@@ -45,7 +45,9 @@ def test_binary_secret_is_refused(client) -> None:  # type: ignore[no-untyped-de
         AwsSecretStore(client).get(secret_id)
 
 
-def test_make_secret_store_aws_uses_settings_endpoint(moto_endpoint: str, settings: Settings) -> None:
+def test_make_secret_store_aws_uses_settings_endpoint(
+    moto_endpoint: str, settings: Settings
+) -> None:
     configured = load_settings(
         data_dir=settings.data_dir,
         secrets_backend="aws",

@@ -45,10 +45,7 @@ def check_dockerfile(text: str, file: str = "Dockerfile") -> list[Finding]:
     for item, image in zip(froms, resolved, strict=False):
         line = item["startline"] + 1
         words = item["value"].split()
-        if len(words) >= 3 and words[-2].lower() == "as":
-            alias = words[-1].lower()
-        else:
-            alias = None
+        alias = words[-1].lower() if len(words) >= 3 and words[-2].lower() == "as" else None
         findings.extend(_check_image(image, aliases, file, line))
         if alias:
             aliases.add(alias)

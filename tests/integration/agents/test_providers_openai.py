@@ -211,9 +211,11 @@ async def test_malformed_arguments_become_an_invalid_call_not_a_crash(server: Fa
     provider = OpenAIProvider("m", base_url=server.url)
     turn = await provider.complete(system="", messages=[UserMessage("x")], tools=TOOLS)
     bad, listed = turn.tool_calls
-    assert not bad.valid and "not valid JSON" in (bad.error or "")
+    assert not bad.valid
+    assert "not valid JSON" in (bad.error or "")
     assert bad.raw_arguments == '{"pedidoId": 4821'
-    assert not listed.valid and "JSON object" in (listed.error or "")
+    assert not listed.valid
+    assert "JSON object" in (listed.error or "")
     assert "Authorization" not in server.requests[0]["headers"]
     # Replaying the turn echoes the model's own malformed text back to it.
     server.replies.append((200, completion({"role": "assistant", "content": "ok"}, "stop"), 0.0))

@@ -32,7 +32,9 @@ class Live:
         return self.app.state.backend  # type: ignore[attr-defined]
 
 
-def start_server(settings: Settings, *, demo: bool = False) -> tuple[uvicorn.Server, threading.Thread, str, object]:
+def start_server(
+    settings: Settings, *, demo: bool = False
+) -> tuple[uvicorn.Server, threading.Thread, str, object]:
     sock = socket.socket()
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
@@ -50,7 +52,9 @@ def start_server(settings: Settings, *, demo: bool = False) -> tuple[uvicorn.Ser
 def live_backend(settings: Settings, *, demo: bool = False) -> Iterator[Live]:
     server, thread, url, app = start_server(settings, demo=demo)
     token = settings.token or (settings.data_dir / "token").read_text().strip()
-    with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {token}"}, timeout=30) as http:
+    with httpx.Client(
+        base_url=url, headers={"Authorization": f"Bearer {token}"}, timeout=30
+    ) as http:
         yield Live(url, token, http, settings, app)
     server.should_exit = True
     thread.join(15)
@@ -59,8 +63,11 @@ def live_backend(settings: Settings, *, demo: bool = False) -> Iterator[Live]:
 @pytest.fixture(params=["sqlite", "postgres"])
 def live(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Live]:
     """The backend on SQLite, then on PostgreSQL."""
-    url = (f"sqlite:///{tmp_path / 'api.sqlite3'}" if request.param == "sqlite"
-           else request.getfixturevalue("pg_url"))
+    url = (
+        f"sqlite:///{tmp_path / 'api.sqlite3'}"
+        if request.param == "sqlite"
+        else request.getfixturevalue("pg_url")
+    )
     settings = load_settings(data_dir=tmp_path / "data", database_url=url, token="test-token-123")
     yield from live_backend(settings)
 
@@ -68,6 +75,9 @@ def live(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Live]:
 @pytest.fixture
 def live_sqlite(tmp_path: Path) -> Iterator[Live]:
     """The backend on SQLite only (cheaper)."""
-    settings = load_settings(data_dir=tmp_path / "data", database_url=f"sqlite:///{tmp_path / 'api.sqlite3'}",
-                             token="test-token-123")
+    settings = load_settings(
+        data_dir=tmp_path / "data",
+        database_url=f"sqlite:///{tmp_path / 'api.sqlite3'}",
+        token="test-token-123",
+    )
     yield from live_backend(settings)

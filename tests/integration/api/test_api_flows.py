@@ -11,14 +11,23 @@ import httpx
 from backend.erp.seed import upsert_pedidos
 from tests.integration.api.conftest import Live
 
-MESSAGES = ["Quero o reembolso do pedido 4821", "Já caiu?", "Ainda não vi o dinheiro",
-            "Faz o estorno de novo", "Olá? saiu o reembolso?"]
+MESSAGES = [
+    "Quero o reembolso do pedido 4821",
+    "Já caiu?",
+    "Ainda não vi o dinheiro",
+    "Faz o estorno de novo",
+    "Olá? saiu o reembolso?",
+]
 
 
 def _teto_conversation(live: Live, conversa: str = "conv-api") -> dict:
-    upsert_pedidos(live.backend.db, [{"pedidoId": "4821", "valorPedido": "129.90", "clienteId": "c-1"}])
-    replies = [live.http.post(f"/api/conversations/{conversa}/messages", json={"text": m}).json()
-               for m in MESSAGES]
+    upsert_pedidos(
+        live.backend.db, [{"pedidoId": "4821", "valorPedido": "129.90", "clienteId": "c-1"}]
+    )
+    replies = [
+        live.http.post(f"/api/conversations/{conversa}/messages", json={"text": m}).json()
+        for m in MESSAGES
+    ]
     assert replies[0]["attempts"][-1]["resultado"] == "executado"
     assert replies[-1]["attempts"][-1]["resultado"] == "bloqueado_por_teto"
     assert "atendente humano" in replies[-1]["reply"]
@@ -29,23 +38,41 @@ def _teto_conversation(live: Live, conversa: str = "conv-api") -> dict:
 
 def test_teto_takeover_claim_race_and_resolve(live: Live) -> None:
     item = _teto_conversation(live)
-    assert (item["conversation"], item["pedido"], item["ferramenta"]) == ("conv-api", "4821", "emitir-reembolso")
-    assert item["attempts"] == 5 and item["claimed_by"] is None
+    assert (item["conversation"], item["pedido"], item["ferramenta"]) == (
+        "conv-api",
+        "4821",
+        "emitir-reembolso",
+    )
+    assert item["attempts"] == 5
+    assert item["claimed_by"] is None
     detail = live.http.get(f"/api/interruptions/{item['id']}").json()
     assert [a["tentativaNumero"] for a in detail["attempts"]] == [1, 2, 3, 4, 5]
-    assert detail["transcript"][0] == {**detail["transcript"][0], "role": "cliente", "text": MESSAGES[0]}
+    assert detail["transcript"][0] == {
+        **detail["transcript"][0],
+        "role": "cliente",
+        "text": MESSAGES[0],
+    }
     # resolving before claiming is refused
-    early = live.http.post(f"/api/interruptions/{item['id']}/resolve",
-                           json={"operator": "ana", "action": "deny", "reply": "x"})
+    early = live.http.post(
+        f"/api/interruptions/{item['id']}/resolve",
+        json={"operator": "ana", "action": "deny", "reply": "x"},
+    )
     assert early.status_code == 409
     with ThreadPoolExecutor(2) as pool:
-        results = list(pool.map(
-            lambda op: live.http.post(f"/api/interruptions/{item['id']}/claim", json={"operator": op}),
-            ["ana", "bia"]))
+        results = list(
+            pool.map(
+                lambda op: live.http.post(
+                    f"/api/interruptions/{item['id']}/claim", json={"operator": op}
+                ),
+                ["ana", "bia"],
+            )
+        )
     assert sorted(r.status_code for r in results) == [200, 409]
     winner = next(r.json()["claimed_by"] for r in results if r.status_code == 200)
-    resolved = live.http.post(f"/api/interruptions/{item['id']}/resolve",
-                              json={"operator": winner, "action": "execute", "reply": "Já foi emitido."}).json()
+    resolved = live.http.post(
+        f"/api/interruptions/{item['id']}/resolve",
+        json={"operator": winner, "action": "execute", "reply": "Já foi emitido."},
+    ).json()
     # executed under the operator's authority, still through the ledger: never twice
     assert resolved["attempt"]["resultado"] == "bloqueado_por_idempotencia"
     assert resolved["attempt"]["operador"] == winner
@@ -53,7 +80,8 @@ def test_teto_takeover_claim_race_and_resolve(live: Live) -> None:
     assert live.http.get("/api/approvals").json()["interruptions"] == []
     assert len(live.backend.guard.simulator.debits()) == 1
     transcript = live.http.get(f"/api/interruptions/{item['id']}").json()["transcript"]
-    assert transcript[-1]["role"] == "operador" and transcript[-1]["text"] == "Já foi emitido."
+    assert transcript[-1]["role"] == "operador"
+    assert transcript[-1]["text"] == "Já foi emitido."
 
 
 def _infra_pr(live: Live) -> str:
@@ -63,11 +91,21 @@ def _infra_pr(live: Live) -> str:
     base = f"/api/projects/{project['id']}/sessions/{session['id']}/agents"
     for agent in ("criativo", "po", "arquiteto"):
         assert http.post(f"{base}/{agent}/turns", json={"text": "vamos"}).status_code == 200
-    assert http.post(f"{base}/infra/turns", json={"text": "comece"}).status_code == 409  # no handoff yet
+    assert (
+        http.post(f"{base}/infra/turns", json={"text": "comece"}).status_code == 409
+    )  # no handoff yet
     handoff = http.post(f"{base}/arquiteto/handoff-infra", json={"note": "pronto"}).json()
     assert http.post(f"{base}/arquiteto/handoff-infra", json={}).status_code == 409
-    assert http.post(f"/api/handoffs/{handoff['id']}/accept", json={"operator": "ana"}).json()["status"] == "accepted"
-    assert http.post(f"/api/handoffs/{handoff['id']}/accept", json={"operator": "ana"}).status_code == 409
+    assert (
+        http.post(f"/api/handoffs/{handoff['id']}/accept", json={"operator": "ana"}).json()[
+            "status"
+        ]
+        == "accepted"
+    )
+    assert (
+        http.post(f"/api/handoffs/{handoff['id']}/accept", json={"operator": "ana"}).status_code
+        == 409
+    )
     turn = http.post(f"{base}/infra/turns", json={"text": "comece"}).json()
     return str(turn["tool_results"][0]["result"]["proposal"]["pr_action_id"])
 
@@ -91,12 +129,18 @@ def test_infra_pr_through_gates_then_one_approval_wins(live_sqlite: Live) -> Non
     listed = live.http.get("/api/approvals").json()["infra_prs"]
     assert [p["pr_action_id"] for p in listed] == [pr]
     files = live.http.get(f"/api/infra-artifacts/{pr}/files").json()
-    assert any(f["path"].endswith("Dockerfile") for f in files["files"]) and "+FROM" in files["diff"]
+    assert any(f["path"].endswith("Dockerfile") for f in files["files"])
+    assert "+FROM" in files["diff"]
     assert live.http.get(f"/api/infra-artifacts/{pr}/findings").json() == {"findings": []}
     with ThreadPoolExecutor(2) as pool:
-        results = list(pool.map(
-            lambda op: live.http.post(f"/api/infra-artifacts/{pr}/approve", json={"operator": op}),
-            ["ana", "bia"]))
+        results = list(
+            pool.map(
+                lambda op: live.http.post(
+                    f"/api/infra-artifacts/{pr}/approve", json={"operator": op}
+                ),
+                ["ana", "bia"],
+            )
+        )
     assert sorted(r.status_code for r in results) == [200, 409]
     assert live.http.get(f"/api/infra-artifacts/{pr}").json()["gate_status"] == "merged"
     assert live.http.get("/api/approvals").json()["infra_prs"] == []
@@ -106,8 +150,10 @@ def test_reject_sends_the_pr_back_for_a_correction(live_sqlite: Live) -> None:
     live = live_sqlite
     pr = _infra_pr(live)
     _wait_status(live, pr, "awaiting_human")
-    rejected = live.http.post(f"/api/infra-artifacts/{pr}/reject",
-                              json={"operator": "ana", "reason": "use a smaller base image"})
+    rejected = live.http.post(
+        f"/api/infra-artifacts/{pr}/reject",
+        json={"operator": "ana", "reason": "use a smaller base image"},
+    )
     assert rejected.status_code == 200
     art = _wait_status(live, pr, "awaiting_human")  # the Infra agent corrected on the same PR
     assert art["gate_correction_count"] == 1
@@ -116,8 +162,12 @@ def test_reject_sends_the_pr_back_for_a_correction(live_sqlite: Live) -> None:
 
 def _sse(live: Live, headers: dict[str, str], n: int) -> list[dict]:
     got: list[dict] = []
-    with httpx.stream("GET", f"{live.url}/api/events/stream",
-                      headers={"Authorization": f"Bearer {live.token}", **headers}, timeout=20) as response:
+    with httpx.stream(
+        "GET",
+        f"{live.url}/api/events/stream",
+        headers={"Authorization": f"Bearer {live.token}", **headers},
+        timeout=20,
+    ) as response:
         assert response.status_code == 200
         event_id = None
         for line in response.iter_lines():

@@ -10,7 +10,8 @@ from tests.integration.api.conftest import Live
 def _error(response: httpx.Response, status: int, code: str | None = None) -> dict:
     assert response.status_code == status, response.text
     body = response.json()
-    assert set(body) == {"error"} and {"code", "message"} <= set(body["error"])
+    assert set(body) == {"error"}
+    assert {"code", "message"} <= set(body["error"])
     if code:
         assert body["error"]["code"] == code
     return body["error"]
@@ -22,7 +23,13 @@ def test_health_and_metrics_need_no_token(live_sqlite: Live) -> None:
 
 
 def test_every_api_route_needs_the_token(live_sqlite: Live) -> None:
-    for path in ("/api/roster", "/api/events", "/api/approvals", "/api/activity", "/api/events/stream"):
+    for path in (
+        "/api/roster",
+        "/api/events",
+        "/api/approvals",
+        "/api/activity",
+        "/api/events/stream",
+    ):
         _error(httpx.get(f"{live_sqlite.url}{path}"), 401, "unauthorized")
         _error(httpx.get(f"{live_sqlite.url}{path}", headers={"Authorization": "Bearer nope"}), 401)
     _error(httpx.post(f"{live_sqlite.url}/api/conversations/c1/messages", json={"text": "oi"}), 401)
@@ -32,13 +39,23 @@ def test_bad_bodies_get_clear_errors_and_change_nothing(live: Live) -> None:
     http = live.http
     before = http.get("/api/events", params={"limit": 1000}).json()
     url = "/api/conversations/conv-1/messages"
-    _error(http.post(url, content=b"{not json", headers={"Content-Type": "application/json"}), 400, "malformed_json")
+    _error(
+        http.post(url, content=b"{not json", headers={"Content-Type": "application/json"}),
+        400,
+        "malformed_json",
+    )
     _error(http.post(url, json={"text": 42}), 422, "invalid_input")
     _error(http.post(url, json={"text": ""}), 422)
     _error(http.post(url, json={"text": "oi", "extra": 1}), 422)
     _error(http.post(url, json=["text"]), 422)
-    _error(http.post(url, content=b"x" * 2_000_000, headers={"Content-Type": "application/json"}), 413, "too_large")
-    _error(http.post("/api/conversations/x';DROP TABLE events;--/messages", json={"text": "oi"}), 422)
+    _error(
+        http.post(url, content=b"x" * 2_000_000, headers={"Content-Type": "application/json"}),
+        413,
+        "too_large",
+    )
+    _error(
+        http.post("/api/conversations/x';DROP TABLE events;--/messages", json={"text": "oi"}), 422
+    )
     _error(http.get("/api/events", params={"after": -1}), 422)
     _error(http.get("/api/events", params={"limit": 10**9}), 422)
     _error(http.get("/api/events", params={"after": "abc"}), 422)

@@ -11,8 +11,11 @@ from tests.integration.api.conftest import live_backend
 
 
 def test_demo_reaches_awaiting_human_and_a_takeover(tmp_path: Path) -> None:
-    settings = load_settings(data_dir=tmp_path / "data", database_url=f"sqlite:///{tmp_path / 'demo.sqlite3'}",
-                             token="demo-token")
+    settings = load_settings(
+        data_dir=tmp_path / "data",
+        database_url=f"sqlite:///{tmp_path / 'demo.sqlite3'}",
+        token="demo-token",
+    )
     for live in live_backend(settings, demo=True):
         deadline = time.monotonic() + 120
         approvals: dict = {}
@@ -23,15 +26,35 @@ def test_demo_reaches_awaiting_human_and_a_takeover(tmp_path: Path) -> None:
                 break
             time.sleep(0.5)
         [pr] = approvals["infra_prs"]
-        assert pr["gate_status"] == "awaiting_human" and pr["gate_correction_count"] == 1
+        assert pr["gate_status"] == "awaiting_human"
+        assert pr["gate_correction_count"] == 1
         assert pr["branch"] == "feature/infra-setup"
         [takeover] = approvals["interruptions"]
-        assert takeover["motivo"] == "teto_de_voltas" and takeover["attempts"] == 5
+        assert takeover["motivo"] == "teto_de_voltas"
+        assert takeover["attempts"] == 5
         roster = {r["id"] for r in live.http.get("/api/roster").json()}
-        assert {"criativo", "po", "arquiteto", "infra", "qa", "secops", "atendimento",
-                "dev-api", "dev-web", "dev-worker"} <= roster
+        assert {
+            "criativo",
+            "po",
+            "arquiteto",
+            "infra",
+            "qa",
+            "secops",
+            "atendimento",
+            "dev-api",
+            "dev-web",
+            "dev-worker",
+        } <= roster
         kinds = {e["type"] for e in live.http.get("/api/events", params={"limit": 1000}).json()}
-        assert {"handoff.accepted", "infra.pr_corrected", "dev.task_done", "interrupcao.aberta"} <= kinds
-        accepted = next(e for e in live.http.get("/api/events", params={"limit": 1000}).json()
-                        if e["type"] == "handoff.accepted")
+        assert {
+            "handoff.accepted",
+            "infra.pr_corrected",
+            "dev.task_done",
+            "interrupcao.aberta",
+        } <= kinds
+        accepted = next(
+            e
+            for e in live.http.get("/api/events", params={"limit": 1000}).json()
+            if e["type"] == "handoff.accepted"
+        )
         assert accepted["payload"]["operator"] == "demo (auto-accepted)"

@@ -32,13 +32,27 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _serve(data_dir: Path, database: str, env_extra: dict[str, str] | None = None) -> tuple[subprocess.Popen, str]:
+def _serve(
+    data_dir: Path, database: str, env_extra: dict[str, str] | None = None
+) -> tuple[subprocess.Popen, str]:
     port = _free_port()
     env = {**os.environ, "CADENCIA_TOKEN": TOKEN, **(env_extra or {})}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "backend.cli", "serve", "--port", str(port), "--data-dir", str(data_dir),
-         "--database", database],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        [
+            sys.executable,
+            "-m",
+            "backend.cli",
+            "serve",
+            "--port",
+            str(port),
+            "--data-dir",
+            str(data_dir),
+            "--database",
+            database,
+        ],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
     )
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60
@@ -85,14 +99,21 @@ def test_event_through_one_process_reaches_sse_client_of_the_other(two_backends)
     ready = threading.Event()
 
     def listen() -> None:
-        with httpx.stream("GET", f"{url_b}/api/events/stream",
-                          headers={"Authorization": f"Bearer {TOKEN}"}, timeout=30) as response:
+        with httpx.stream(
+            "GET",
+            f"{url_b}/api/events/stream",
+            headers={"Authorization": f"Bearer {TOKEN}"},
+            timeout=30,
+        ) as response:
             ready.set()
             for line in response.iter_lines():
                 if line.startswith("data:"):
                     event = json.loads(line[5:])
                     seen.append(event)
-                    if event["type"] == "conversa.mensagem" and event["payload"]["texto"] == "olá via A":
+                    if (
+                        event["type"] == "conversa.mensagem"
+                        and event["payload"]["texto"] == "olá via A"
+                    ):
                         return
 
     thread = threading.Thread(target=listen, daemon=True)
@@ -100,9 +121,14 @@ def test_event_through_one_process_reaches_sse_client_of_the_other(two_backends)
     ready.wait(10)
     time.sleep(0.5)
     with _client(url_a) as http:
-        assert http.post("/api/conversations/conv-x/messages", json={"text": "olá via A"}).status_code == 200
+        assert (
+            http.post("/api/conversations/conv-x/messages", json={"text": "olá via A"}).status_code
+            == 200
+        )
     thread.join(20)
-    assert any(e["type"] == "conversa.mensagem" and e["payload"]["texto"] == "olá via A" for e in seen)
+    assert any(
+        e["type"] == "conversa.mensagem" and e["payload"]["texto"] == "olá via A" for e in seen
+    )
 
 
 def test_refund_storm_split_across_two_processes_debits_once(two_backends) -> None:
@@ -111,8 +137,10 @@ def test_refund_storm_split_across_two_processes_debits_once(two_backends) -> No
 
     def ask(i: int) -> int:
         http = clients[i % 2]
-        return http.post(f"/api/conversations/storm-{i}/messages",
-                         json={"text": "Quero o reembolso do pedido 4821"}).status_code
+        return http.post(
+            f"/api/conversations/storm-{i}/messages",
+            json={"text": "Quero o reembolso do pedido 4821"},
+        ).status_code
 
     with ThreadPoolExecutor(16) as pool:
         codes = list(pool.map(ask, range(60)))
@@ -129,8 +157,12 @@ def test_sigterm_finishes_in_flight_work_and_loses_no_event(tmp_path: Path) -> N
 
     def slow_request() -> None:
         with _client(url) as http:
-            results.append(http.post("/api/conversations/conv-term/messages",
-                                     json={"text": "Qual o status do pedido 777?"}).status_code)
+            results.append(
+                http.post(
+                    "/api/conversations/conv-term/messages",
+                    json={"text": "Qual o status do pedido 777?"},
+                ).status_code
+            )
 
     worker = threading.Thread(target=slow_request)
     worker.start()
@@ -146,6 +178,7 @@ def test_sigterm_finishes_in_flight_work_and_loses_no_event(tmp_path: Path) -> N
     finally:
         db.close()
     if results == [200]:  # the request was accepted before shutdown: its whole turn is logged
-        assert "Qual o status do pedido 777?" in texts and len(texts) == 2
+        assert "Qual o status do pedido 777?" in texts
+        assert len(texts) == 2
     else:  # refused at the door: nothing half-done
         assert texts == []

@@ -152,9 +152,11 @@ def test_scanner_flags_alone_ignore_pragmas(scanners: dict[str, str], tmp_path: 
     ctx = ScanContext(root=root, files=files, semgrep_bin=scanners["semgrep"])
     assert [f.rule for f in hadolint.scan(ctx).findings] == ["DL3007"]  # type: ignore[union-attr]
     sem = semgrep.scan(ctx)
-    assert sem is not None and "gha-event-interpolated-in-run" in {f.rule for f in sem.findings}
+    assert sem is not None
+    assert "gha-event-interpolated-in-run" in {f.rule for f in sem.findings}
     sec = detect_secrets.scan(ctx)
-    assert sec is not None and ("config/app.env", 1) in {(f.file, f.line) for f in sec.findings}
+    assert sec is not None
+    assert ("config/app.env", 1) in {(f.file, f.line) for f in sec.findings}
 
 
 def test_run_qa_and_run_secops_separately(scanners: dict[str, str]) -> None:

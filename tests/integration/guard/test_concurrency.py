@@ -23,10 +23,16 @@ def _storm_worker(data_dir: str, url: str, gateway_url: str, worker: int, calls:
     guard = build_guard(settings)
     try:
         with ThreadPoolExecutor(max_workers=16) as pool:
-            results = list(pool.map(
-                lambda i: guard.orchestrator.call(f"conv-{worker}-{i}", "emitir-reembolso", REFUND).resultado,
-                range(calls),
-            ))
+            results = list(
+                pool.map(
+                    lambda i: (
+                        guard.orchestrator.call(
+                            f"conv-{worker}-{i}", "emitir-reembolso", REFUND
+                        ).resultado
+                    ),
+                    range(calls),
+                )
+            )
         return results
     finally:
         guard.close()
@@ -44,13 +50,18 @@ def test_thread_storm_on_one_order_debits_once(storm_url: str, tmp_path: Path) -
     guard = make_guard(tmp_path / "data", storm_url)
     try:
         with ThreadPoolExecutor(max_workers=32) as pool:
-            results = list(pool.map(
-                lambda i: guard.orchestrator.call(f"conv-{i}", "emitir-reembolso", REFUND).resultado,
-                range(200),
-            ))
+            results = list(
+                pool.map(
+                    lambda i: (
+                        guard.orchestrator.call(f"conv-{i}", "emitir-reembolso", REFUND).resultado
+                    ),
+                    range(200),
+                )
+            )
         assert results.count("executado") == 1
         assert results.count("bloqueado_por_idempotencia") == 199
-        assert guard.simulator is not None and len(guard.simulator.debits()) == 1
+        assert guard.simulator is not None
+        assert len(guard.simulator.debits()) == 1
     finally:
         guard.close()
         guard.db.close()
@@ -80,10 +91,14 @@ def test_ceiling_counter_is_exact_under_threads(storm_url: str, tmp_path: Path) 
     guard = make_guard(tmp_path / "data", storm_url)
     try:
         with ThreadPoolExecutor(max_workers=16) as pool:
-            attempts = list(pool.map(
-                lambda _: guard.orchestrator.call("conv-1", "consultar-status-pedido", {"pedidoId": "4821"}),
-                range(40),
-            ))
+            attempts = list(
+                pool.map(
+                    lambda _: guard.orchestrator.call(
+                        "conv-1", "consultar-status-pedido", {"pedidoId": "4821"}
+                    ),
+                    range(40),
+                )
+            )
         numbers = sorted(a.record["tentativaNumero"] for a in attempts)
         assert numbers == list(range(1, 41))  # no lost or doubled increments
         assert sum(a.resultado == "executado" for a in attempts) == 4
@@ -91,5 +106,3 @@ def test_ceiling_counter_is_exact_under_threads(storm_url: str, tmp_path: Path) 
     finally:
         guard.close()
         guard.db.close()
-
-

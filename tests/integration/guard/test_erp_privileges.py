@@ -25,8 +25,14 @@ ALLOWED = [
     (ROLE_CONSULTA, "SELECT * FROM pedidos WHERE id = '4821'"),
     (ROLE_CONSULTA, "SELECT nome FROM clientes WHERE id = 'c-17'"),
     (ROLE_REEMBOLSO, "SELECT id, valor_pedido FROM pedidos WHERE id = '4821'"),
-    (ROLE_REEMBOLSO, "UPDATE pedidos SET status_reembolso = 'x', valor_reembolsado = 1 WHERE id = '4821'"),
-    (ROLE_CADASTRO, "UPDATE clientes SET endereco = 'Rua A', telefone = '1', email = 'e' WHERE id = 'c-17'"),
+    (
+        ROLE_REEMBOLSO,
+        "UPDATE pedidos SET status_reembolso = 'x', valor_reembolsado = 1 WHERE id = '4821'",
+    ),
+    (
+        ROLE_CADASTRO,
+        "UPDATE clientes SET endereco = 'Rua A', telefone = '1', email = 'e' WHERE id = 'c-17'",
+    ),
 ]
 
 

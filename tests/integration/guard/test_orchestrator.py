@@ -32,7 +32,8 @@ def test_first_refund_executes_and_repeats_are_blocked_by_idempotency(guard: Gua
     # the refund was written on the order by the refund role
     with guard.db.transaction(write=False) as tx:
         pedido = tx.one("erp_pedido_admin", {"id": "4821"})
-    assert pedido is not None and pedido["status_reembolso"] == "reembolsado"
+    assert pedido is not None
+    assert pedido["status_reembolso"] == "reembolsado"
 
 
 def test_another_conversation_cannot_refund_the_same_order_again(guard: Guard) -> None:
@@ -50,7 +51,8 @@ def test_ceiling_blocks_exactly_the_fifth_attempt_and_opens_one_takeover(guard: 
     assert results[4].mensagem == mensagem_de_teto("4821")
     takeovers = guard.interruptions.unresolved()
     assert len(takeovers) == 1
-    assert takeovers[0].motivo == "teto_de_voltas" and takeovers[0].attempts == 7
+    assert takeovers[0].motivo == "teto_de_voltas"
+    assert takeovers[0].attempts == 7
     assert guard.metrics.teto.labels(ferramenta="emitir-reembolso")._value.get() == 3
     assert b"cadencia_interrupcoes_por_teto_total" in guard.metrics.prometheus_text()
     assert _debits(guard) == 1
@@ -61,7 +63,12 @@ def test_ceiling_is_per_order_not_per_conversation(guard: Guard) -> None:
         guard.orchestrator.call("conv-1", "consultar-status-pedido", {"pedidoId": "4821"})
     other_order = guard.orchestrator.call("conv-1", "consultar-status-pedido", {"pedidoId": "4822"})
     assert other_order.resultado == "executado"
-    assert other_order.dados is not None and other_order.dados["valor_pedido"] in ("50.00", "50.0", "50")
+    assert other_order.dados is not None
+    assert other_order.dados["valor_pedido"] in (
+        "50.00",
+        "50.0",
+        "50",
+    )
 
 
 def test_blocked_attempts_never_read_the_gateway_secret(guard: Guard) -> None:
@@ -73,13 +80,17 @@ def test_blocked_attempts_never_read_the_gateway_secret(guard: Guard) -> None:
     assert guard.secrets.reads == []  # type: ignore[attr-defined]
     # the read and cadastro tools are never built with the gateway secret
     guard.orchestrator.call("conv-9", "consultar-status-pedido", {"pedidoId": "4821"})
-    guard.orchestrator.call("conv-9", "atualizar-cadastro", {"clienteId": "c-17", "email": "a@b.co"})
+    guard.orchestrator.call(
+        "conv-9", "atualizar-cadastro", {"clienteId": "c-17", "email": "a@b.co"}
+    )
     assert _gateway_reads(guard) == []
 
 
 def test_same_key_different_value_is_handed_to_a_human(guard: Guard) -> None:
     guard.orchestrator.call("conv-1", "emitir-reembolso", REFUND)
-    other = guard.orchestrator.call("conv-1", "emitir-reembolso", {"pedidoId": "4821", "valor": "10.00"})
+    other = guard.orchestrator.call(
+        "conv-1", "emitir-reembolso", {"pedidoId": "4821", "valor": "10.00"}
+    )
     assert other.resultado == "bloqueado_por_idempotencia"
     assert other.record["detalhe"] == "conflito_de_valor"
     assert [i.motivo for i in guard.interruptions.unresolved()] == ["conflito_de_valor"]
@@ -87,11 +98,15 @@ def test_same_key_different_value_is_handed_to_a_human(guard: Guard) -> None:
 
 
 def test_refund_above_order_value_fails_and_debits_nothing(guard: Guard) -> None:
-    attempt = guard.orchestrator.call("conv-1", "emitir-reembolso", {"pedidoId": "4822", "valor": "50.01"})
+    attempt = guard.orchestrator.call(
+        "conv-1", "emitir-reembolso", {"pedidoId": "4822", "valor": "50.01"}
+    )
     assert attempt.resultado == "falhou"
     assert _debits(guard) == 0
     # a failed claim is released: a correct amount can still go through
-    ok = guard.orchestrator.call("conv-1", "emitir-reembolso", {"pedidoId": "4822", "valor": "50.01"})
+    ok = guard.orchestrator.call(
+        "conv-1", "emitir-reembolso", {"pedidoId": "4822", "valor": "50.01"}
+    )
     assert ok.resultado == "falhou"
 
 
@@ -116,13 +131,17 @@ def test_invalid_arguments_are_not_counted(guard: Guard) -> None:
 def test_cadastro_deduplicates_identical_payload_only(guard: Guard) -> None:
     payload = {"clienteId": "c-17", "email": "novo@exemplo.com"}
     assert guard.orchestrator.call("conv-1", "atualizar-cadastro", payload).resultado == "executado"
-    assert guard.orchestrator.call("conv-1", "atualizar-cadastro", payload).resultado == "bloqueado_por_idempotencia"
+    assert (
+        guard.orchestrator.call("conv-1", "atualizar-cadastro", payload).resultado
+        == "bloqueado_por_idempotencia"
+    )
     changed = {"clienteId": "c-17", "telefone": "+55 11 99999-0000"}
     assert guard.orchestrator.call("conv-1", "atualizar-cadastro", changed).resultado == "executado"
     with guard.db.transaction(write=False) as tx:
         cliente = tx.one("erp_cliente_admin", {"id": "c-17"})
     assert cliente is not None
-    assert cliente["email"] == "novo@exemplo.com" and cliente["telefone"] == "+55 11 99999-0000"
+    assert cliente["email"] == "novo@exemplo.com"
+    assert cliente["telefone"] == "+55 11 99999-0000"
 
 
 def test_gateway_timeout_leaves_resultado_incerto_and_reconcile_completes(guard: Guard) -> None:
@@ -136,7 +155,8 @@ def test_gateway_timeout_leaves_resultado_incerto_and_reconcile_completes(guard:
     assert retry.resultado == "bloqueado_por_idempotencia"  # never retried blindly
     assert retry.record["detalhe"] == "aguardando_reconciliacao"
     assert guard.orchestrator.reconcile() == [("reembolso#4821", "executado")]
-    assert guard.ledger is not None and guard.ledger.get("reembolso#4821").status == "executado"  # type: ignore[union-attr]
+    assert guard.ledger is not None
+    assert guard.ledger.get("reembolso#4821").status == "executado"
     assert _debits(guard) == 1
 
 
@@ -145,13 +165,25 @@ def test_crash_between_claim_and_completion_is_recovered_by_reconcile(guard: Gua
 
     assert guard.ledger is not None
     # a process claimed the refund and died before calling the gateway
-    claim = ClaimRequest("reembolso#4821", "emitir-reembolso", "conv-1", "4821",
-                         payload_hash({"pedidoId": "4821", "valor": "129.90"}), "129.90")
-    assert guard.ledger.reserve(counter_key("conv-1", "4821", "emitir-reembolso"), claim).claim == "claimed"
+    claim = ClaimRequest(
+        "reembolso#4821",
+        "emitir-reembolso",
+        "conv-1",
+        "4821",
+        payload_hash({"pedidoId": "4821", "valor": "129.90"}),
+        "129.90",
+    )
+    assert (
+        guard.ledger.reserve(counter_key("conv-1", "4821", "emitir-reembolso"), claim).claim
+        == "claimed"
+    )
     blocked = guard.orchestrator.call("conv-1", "emitir-reembolso", REFUND)
     assert blocked.record["detalhe"] == "em_andamento"
     time.sleep(0.6)  # the lease runs out
-    assert guard.orchestrator.call("conv-1", "emitir-reembolso", REFUND).record["detalhe"] == "aguardando_reconciliacao"
+    assert (
+        guard.orchestrator.call("conv-1", "emitir-reembolso", REFUND).record["detalhe"]
+        == "aguardando_reconciliacao"
+    )
     assert guard.orchestrator.reconcile() == [("reembolso#4821", "falhou")]  # gateway never saw it
     assert guard.orchestrator.call("conv-2", "emitir-reembolso", REFUND).resultado == "executado"
     assert _debits(guard) == 1
@@ -163,8 +195,14 @@ def test_every_attempt_is_an_event_with_the_seed_fields(guard: Guard) -> None:
     events = [e for e in guard.events.after(0) if e.type == TENTATIVA]
     assert len(events) == 2
     assert set(events[0].payload) >= {
-        "evento", "timestamp", "conversaId", "pedidoId", "ferramenta",
-        "tentativaNumero", "resultado", "chaveIdempotencia",
+        "evento",
+        "timestamp",
+        "conversaId",
+        "pedidoId",
+        "ferramenta",
+        "tentativaNumero",
+        "resultado",
+        "chaveIdempotencia",
     }
     assert [e.payload["resultado"] for e in events] == ["executado", "bloqueado_por_idempotencia"]
     assert events[0].id < events[1].id
@@ -180,6 +218,7 @@ def test_a_resolved_takeover_does_not_hide_the_next_one(guard: Guard) -> None:
     again = guard.orchestrator.call("conv-1", "consultar-status-pedido", {"pedidoId": "4821"})
     assert again.resultado == "bloqueado_por_teto"
     [second] = guard.interruptions.unresolved()
-    assert second.id != first.id and again.interruption_id == second.id
+    assert second.id != first.id
+    assert again.interruption_id == second.id
     guard.orchestrator.call("conv-1", "consultar-status-pedido", {"pedidoId": "4821"})
     assert [i.id for i in guard.interruptions.unresolved()] == [second.id]  # still one open

@@ -14,8 +14,19 @@ SCENARIO = Path(__file__).resolve().parents[3] / "scenarios" / "cenario-reformul
 
 def _prove(arch: str, tmp_path: Path) -> tuple[list[dict], dict]:
     saida, resumo = tmp_path / f"{arch}.json", tmp_path / f"{arch}-resumo.json"
-    code = main(["prove", "--arquitetura", arch, "--cenario", str(SCENARIO),
-                 "--saida", str(saida), "--resumo", str(resumo)])
+    code = main(
+        [
+            "prove",
+            "--arquitetura",
+            arch,
+            "--cenario",
+            str(SCENARIO),
+            "--saida",
+            str(saida),
+            "--resumo",
+            str(resumo),
+        ]
+    )
     assert code == 0
     return json.loads(saida.read_text()), json.loads(resumo.read_text())
 
@@ -23,8 +34,10 @@ def _prove(arch: str, tmp_path: Path) -> tuple[list[dict], dict]:
 def test_shipped_scenario_shape() -> None:
     lines = [json.loads(line) for line in SCENARIO.read_text().splitlines() if line.strip()]
     assert len(lines) == 20
-    refunds = [sum(c["ferramenta"] == "emitir-reembolso" for t in line["turnos"] for c in t["chamadas"])
-               for line in lines]
+    refunds = [
+        sum(c["ferramenta"] == "emitir-reembolso" for t in line["turnos"] for c in t["chamadas"])
+        for line in lines
+    ]
     assert max(refunds) == 9
     assert all(3 <= len(line["turnos"]) <= 4 for line in lines)  # 2-3 rephrasings
 
@@ -48,15 +61,28 @@ def test_producao_debits_once_and_stops_at_the_fifth_attempt(tmp_path: Path) -> 
         first_teto.setdefault(r["conversaId"], r["tentativaNumero"])
     assert set(first_teto.values()) == {5}
     assert summary["interrupted_by_ceiling"] == len(first_teto) == 17
-    executed = [r for r in records if r["resultado"] == "executado" and r["ferramenta"] == "emitir-reembolso"]
+    executed = [
+        r
+        for r in records
+        if r["resultado"] == "executado" and r["ferramenta"] == "emitir-reembolso"
+    ]
     assert all(r["tentativaNumero"] == 1 for r in executed)
 
 
 def test_bad_scenario_is_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"conversaId": "x", "turnos": "nope"}\n')
-    code = main(["prove", "--arquitetura", "producao", "--cenario", str(bad),
-                 "--saida", str(tmp_path / "o.json")])
+    code = main(
+        [
+            "prove",
+            "--arquitetura",
+            "producao",
+            "--cenario",
+            str(bad),
+            "--saida",
+            str(tmp_path / "o.json"),
+        ]
+    )
     assert code == 2
     assert "bad.jsonl:1" in capsys.readouterr().err
     assert not (tmp_path / "o.json").exists()

@@ -13,12 +13,22 @@ from backend.exceptions import ConflictError, ValidationError
 from backend.infra.dev_tasks import DevTasks, demo_files, run_demo_task, seed_demo_tasks
 from backend.store.db import Database
 
-MODULES = {"modules": [
-    {"name": "api", "path": ".", "language": "python", "kind": "service", "port": 8000},
-    {"name": "worker", "path": "worker", "language": "python", "kind": "worker"},
-]}
-FAIL = [{"tool": "hadolint", "rule": "DL3007", "file": "README.md", "line": 1,
-         "severity": "error", "message": "bad"}]
+MODULES = {
+    "modules": [
+        {"name": "api", "path": ".", "language": "python", "kind": "service", "port": 8000},
+        {"name": "worker", "path": "worker", "language": "python", "kind": "worker"},
+    ]
+}
+FAIL = [
+    {
+        "tool": "hadolint",
+        "rule": "DL3007",
+        "file": "README.md",
+        "line": 1,
+        "severity": "error",
+        "message": "bad",
+    }
+]
 
 
 def _dev(db: Database, tmp_path: Path) -> tuple[World, DevTasks]:
@@ -61,13 +71,21 @@ def test_task_pr_goes_through_the_shared_state_machine(any_db: Database, tmp_pat
     started = world.of_type("dev.task_started")
     assert [(e.agent, e.payload["task_id"]) for e in started] == [("dev-worker", task.id)]
     verdicts = world.of_type("artifact.qa_verdict")
-    assert all(e.payload["task_id"] == task.id and "pr_action_id" not in e.payload
-               for e in verdicts)
-    moves = [(e.payload["from_status"], e.payload["gate_status"])
-             for e in world.of_type("pr.gate_changed")]
-    assert moves == [(None, "awaiting_qa"), ("awaiting_qa", "changes_requested"),
-                     ("changes_requested", "awaiting_qa"), ("awaiting_qa", "awaiting_secops"),
-                     ("awaiting_secops", "awaiting_human"), ("awaiting_human", "merged")]
+    assert all(
+        e.payload["task_id"] == task.id and "pr_action_id" not in e.payload for e in verdicts
+    )
+    moves = [
+        (e.payload["from_status"], e.payload["gate_status"])
+        for e in world.of_type("pr.gate_changed")
+    ]
+    assert moves == [
+        (None, "awaiting_qa"),
+        ("awaiting_qa", "changes_requested"),
+        ("changes_requested", "awaiting_qa"),
+        ("awaiting_qa", "awaiting_secops"),
+        ("awaiting_secops", "awaiting_human"),
+        ("awaiting_human", "merged"),
+    ]
     assert [e.payload["task_id"] for e in world.of_type("dev.task_done")] == [task.id]
     assert [h.actor for h in dev.timeline(task.id)][-1] == "alice"
 
@@ -97,8 +115,9 @@ def test_concurrent_approvals_of_a_task_pr_one_wins(sqlite_db: Database, tmp_pat
     assert sum(isinstance(r, ConflictError) for r in results) == 1
 
 
-def test_demo_task_passes_the_real_gates_and_shows_on_the_roster(sqlite_db: Database,
-                                                                 tmp_path: Path) -> None:
+def test_demo_task_passes_the_real_gates_and_shows_on_the_roster(
+    sqlite_db: Database, tmp_path: Path
+) -> None:
     require_scanners()
     world, dev = _dev(sqlite_db, tmp_path)
     task = next(t for t in seed_demo_tasks(dev, world.project) if t.module == "api")
@@ -111,4 +130,5 @@ def test_demo_task_passes_the_real_gates_and_shows_on_the_roster(sqlite_db: Data
     assert [(e.payload["task_id"], e.payload["verdict"]) for e in secops] == [(task.id, "pass")]
     roster = {r.id: r for r in derive_roster(world.events.after(0, 10_000))}
     assert {"dev-api", "dev-worker", "qa", "secops"} <= set(roster)
-    assert roster["dev-api"].status == "idle" and task.id in roster["dev-api"].detail
+    assert roster["dev-api"].status == "idle"
+    assert task.id in roster["dev-api"].detail

@@ -16,42 +16,81 @@ def _err(capsys: pytest.CaptureFixture[str]) -> str:
     return " ".join(capsys.readouterr().err.split())  # rich wraps long lines
 
 
-def test_plan_writes_files_and_prints_summary(tmp_path: Path,
-                                              capsys: pytest.CaptureFixture[str]) -> None:
+def test_plan_writes_files_and_prints_summary(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     out = tmp_path / "out"
     assert main(["infra", "plan", str(SAMPLES / "java-app"), "--out", str(out)]) == 0
     assert "EXPOSE 8081" in (out / "Dockerfile").read_text()
-    assert (out / "compose.yaml").is_file() and (out / ".github/workflows/ci.yml").is_file()
+    assert (out / "compose.yaml").is_file()
+    assert (out / ".github/workflows/ci.yml").is_file()
     printed = capsys.readouterr().out
-    assert "java-app" in printed and "8081" in printed and "wrote 4 files" in printed
+    assert "java-app" in printed
+    assert "8081" in printed
+    assert "wrote 4 files" in printed
 
 
 def test_plan_with_module_map(tmp_path: Path) -> None:
     module_map = tmp_path / "map.json"
-    module_map.write_text(json.dumps({"modules": [
-        {"name": "web", "path": ".", "language": "node", "kind": "service", "port": 4000}]}))
+    module_map.write_text(
+        json.dumps(
+            {
+                "modules": [
+                    {
+                        "name": "web",
+                        "path": ".",
+                        "language": "node",
+                        "kind": "service",
+                        "port": 4000,
+                    }
+                ]
+            }
+        )
+    )
     out = tmp_path / "out"
-    assert main(["infra", "plan", str(SAMPLES / "node-web"), "--module-map", str(module_map),
-                 "--out", str(out)]) == 0
+    assert (
+        main(
+            [
+                "infra",
+                "plan",
+                str(SAMPLES / "node-web"),
+                "--module-map",
+                str(module_map),
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     assert '"127.0.0.1:4000:4000"' in (out / "compose.yaml").read_text()
 
 
-def test_bad_inputs_exit_2_and_write_nothing(tmp_path: Path,
-                                            capsys: pytest.CaptureFixture[str]) -> None:
+def test_bad_inputs_exit_2_and_write_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     out = tmp_path / "out"
     assert main(["infra", "plan", str(tmp_path / "missing"), "--out", str(out)]) == 2
     assert "does not exist" in _err(capsys)
 
     bad = tmp_path / "bad.json"
     bad.write_text("{not json")
-    assert main(["infra", "plan", str(SAMPLES / "go-svc"), "--module-map", str(bad),
-                 "--out", str(out)]) == 2
+    assert (
+        main(
+            ["infra", "plan", str(SAMPLES / "go-svc"), "--module-map", str(bad), "--out", str(out)]
+        )
+        == 2
+    )
     assert "not valid JSON" in _err(capsys)
 
-    bad.write_text(json.dumps({"modules": [{"name": "x", "path": "../up", "language": "go",
-                                            "kind": "job"}]}))
-    assert main(["infra", "plan", str(SAMPLES / "go-svc"), "--module-map", str(bad),
-                 "--out", str(out)]) == 2
+    bad.write_text(
+        json.dumps({"modules": [{"name": "x", "path": "../up", "language": "go", "kind": "job"}]})
+    )
+    assert (
+        main(
+            ["infra", "plan", str(SAMPLES / "go-svc"), "--module-map", str(bad), "--out", str(out)]
+        )
+        == 2
+    )
     assert "must not contain '..'" in _err(capsys)
     assert not out.exists()
 

@@ -26,8 +26,12 @@ def _snapshot(provider: GitProvider, git: Git) -> tuple[str, str, str, list[str]
     """Refs, objects count, status and work tree listing: what must not change on rejection."""
     root = provider.repo_path
     files = sorted(str(p.relative_to(root)) for p in root.rglob("*") if ".git" not in p.parts)
-    return (git(root, "for-each-ref"), git(root, "count-objects", "-v"),
-            git(root, "status", "--porcelain"), files)
+    return (
+        git(root, "for-each-ref"),
+        git(root, "count-objects", "-v"),
+        git(root, "status", "--porcelain"),
+        files,
+    )
 
 
 def test_ensure_repo_creates_main_with_initial_commit(tmp_path: Path, git: Git) -> None:
@@ -62,18 +66,25 @@ def test_commit_n_files_in_one_commit_on_feature_branch(repo: GitProvider, git: 
 def test_second_commit_on_same_branch_and_diff(repo: GitProvider, git: Git) -> None:
     repo.create_branch(BRANCH)
     first = repo.commit_files(BRANCH, FILES, "infra: proposal")
-    fixed = {"Dockerfile": "FROM python:3.11.9-slim-bookworm\nUSER 10001\nCMD [\"python\"]\n"}
+    fixed = {"Dockerfile": 'FROM python:3.11.9-slim-bookworm\nUSER 10001\nCMD ["python"]\n'}
     second = repo.commit_files(BRANCH, fixed, "infra: correction")
 
     assert git(repo.repo_path, "rev-parse", f"{second}^").strip() == first
     assert repo.read_files(BRANCH, ["Dockerfile", "compose.yaml"]) == {
-        "Dockerfile": fixed["Dockerfile"], "compose.yaml": FILES["compose.yaml"]}
+        "Dockerfile": fixed["Dockerfile"],
+        "compose.yaml": FILES["compose.yaml"],
+    }
     diff = repo.diff("main", BRANCH)
-    assert "+CMD [\"python\"]" in diff and "+services: {}" in diff
+    assert '+CMD ["python"]' in diff
+    assert "+services: {}" in diff
     pr1 = repo.open_pull_request(BRANCH, "Infra setup")
     pr2 = repo.open_pull_request(BRANCH, "Infra setup")
-    assert pr1.id == pr2.id and pr1.url.startswith("file://") and pr1.url.endswith(f"#pr/{pr1.id}")
-    assert pr2.head == second and pr2.base == "main" and pr2.branch == BRANCH
+    assert pr1.id == pr2.id
+    assert pr1.url.startswith("file://")
+    assert pr1.url.endswith(f"#pr/{pr1.id}")
+    assert pr2.head == second
+    assert pr2.base == "main"
+    assert pr2.branch == BRANCH
 
 
 def test_merge_creates_real_merge_commit_and_updates_checkout(repo: GitProvider, git: Git) -> None:
@@ -106,7 +117,8 @@ def test_merge_conflict_leaves_nothing_half_done(repo: GitProvider, git: Git) ->
 
 def test_create_existing_branch_and_missing_branch(repo: GitProvider) -> None:
     repo.create_branch(BRANCH)
-    assert repo.branch_exists(BRANCH) and not repo.branch_exists("nope")
+    assert repo.branch_exists(BRANCH)
+    assert not repo.branch_exists("nope")
     with pytest.raises(ConflictError, match="already exists"):
         repo.create_branch(BRANCH)
     with pytest.raises(NotFoundError):
@@ -178,8 +190,15 @@ def test_concurrent_writer_is_detected(repo: GitProvider, git: Git) -> None:
 
     def racing(branch: str, new: str, old: str) -> None:
         git(repo.repo_path, "commit-tree", "-m", "x", git(repo.repo_path, "write-tree").strip())
-        other = git(repo.repo_path, "commit-tree", "-p", old, "-m", "other",
-                    git(repo.repo_path, "rev-parse", f"{old}^{{tree}}").strip()).strip()
+        other = git(
+            repo.repo_path,
+            "commit-tree",
+            "-p",
+            old,
+            "-m",
+            "other",
+            git(repo.repo_path, "rev-parse", f"{old}^{{tree}}").strip(),
+        ).strip()
         git(repo.repo_path, "update-ref", f"refs/heads/{branch}", other)
         original(branch, new, old)
 

@@ -16,8 +16,16 @@ from test_pipeline_support import BRANCH, CLEAN_FILES, World, make_world
 from backend.exceptions import ConflictError, PathError, ValidationError
 from backend.store.db import Database
 
-FAIL = [{"tool": "hadolint", "rule": "DL3007", "file": "Dockerfile", "line": 1,
-         "severity": "error", "message": "Using latest is prone to errors"}]
+FAIL = [
+    {
+        "tool": "hadolint",
+        "rule": "DL3007",
+        "file": "Dockerfile",
+        "line": 1,
+        "severity": "error",
+        "message": "Using latest is prone to errors",
+    }
+]
 
 
 @pytest.fixture
@@ -33,9 +41,11 @@ def _to_human(world: World, pr: str) -> None:
 def test_pr_with_n_files_opens_on_infra_branch_in_one_commit(world: World) -> None:
     result = world.propose()
 
-    assert result.status == "opened" and result.decision.outcome == "allow"
+    assert result.status == "opened"
+    assert result.decision.outcome == "allow"
     art = result.artifact
-    assert art.gate_status == "awaiting_qa" and art.branch == BRANCH
+    assert art.gate_status == "awaiting_qa"
+    assert art.branch == BRANCH
     assert art.pr_action_id.startswith("act_")
     assert art.files == tuple(sorted(CLEAN_FILES))
     assert world.commits_on_branch() == 1
@@ -47,9 +57,11 @@ def test_pr_with_n_files_opens_on_infra_branch_in_one_commit(world: World) -> No
     assert [e.payload["pr_action_id"] for e in opened] == [art.pr_action_id]
     assert opened[0].payload["paths"] == sorted(CLEAN_FILES)
     decided = world.of_type("action.decided")[-1]
-    assert decided.payload["outcome"] == "allow" and decided.payload["stage"] == "agent_autonomy"
-    assert [(h.from_status, h.to_status, h.actor) for h in world.pipeline.timeline(
-        art.pr_action_id)] == [(None, "awaiting_qa", "infra")]
+    assert decided.payload["outcome"] == "allow"
+    assert decided.payload["stage"] == "agent_autonomy"
+    assert [
+        (h.from_status, h.to_status, h.actor) for h in world.pipeline.timeline(art.pr_action_id)
+    ] == [(None, "awaiting_qa", "infra")]
     shown = world.pipeline.files(art.pr_action_id)
     assert {f["path"]: f["content"] for f in shown["files"]} == CLEAN_FILES
     assert "+USER 10001" in shown["diff"]
@@ -99,11 +111,17 @@ def test_pass_pass_then_approve_merges_into_main(world: World) -> None:
     assert [(e.payload["pr_action_id"], e.payload["operator"]) for e in merged] == [(pr, "alice")]
     timeline = world.pipeline.timeline(pr)
     assert [h.to_status for h in timeline] == [
-        "awaiting_qa", "awaiting_secops", "awaiting_human", "merged"]
+        "awaiting_qa",
+        "awaiting_secops",
+        "awaiting_human",
+        "merged",
+    ]
     assert [h.actor for h in timeline] == ["infra", "qa", "secops", "alice"]
     assert world.pipeline.in_review() == []
-    gate_moves = [(e.payload["from_status"], e.payload["gate_status"])
-                  for e in world.of_type("infra.gate_changed")]
+    gate_moves = [
+        (e.payload["from_status"], e.payload["gate_status"])
+        for e in world.of_type("infra.gate_changed")
+    ]
     assert gate_moves[-1] == ("awaiting_human", "merged")
     verdicts = world.of_type("artifact.qa_verdict") + world.of_type("artifact.secops_verdict")
     assert all(e.payload["pr_action_id"] == pr and e.payload["task_id"] is None for e in verdicts)
@@ -126,20 +144,24 @@ def test_reject_requires_a_reason_and_sends_back_to_the_agent(world: World) -> N
     assert world.pipeline.timeline(pr)[-1].actor == "alice"
     # The agent's correction loop: same tool, same branch.
     corrected = world.pipeline.correct(pr)
-    assert corrected.status == "corrected" and world.commits_on_branch() == 2
+    assert corrected.status == "corrected"
+    assert world.commits_on_branch() == 2
 
 
 def test_failing_corrections_block_and_blocked_rejects_verdicts(world: World) -> None:
     pr = world.propose().artifact.pr_action_id
     for attempt in range(3):
-        assert world.pipeline.record_verdict(pr, "qa", "fail", FAIL).gate_status == \
-            "changes_requested"
+        assert (
+            world.pipeline.record_verdict(pr, "qa", "fail", FAIL).gate_status == "changes_requested"
+        )
         world.propose(dict(CLEAN_FILES, **{"docs/infra.md": f"# Infra {attempt}\n"}))
     art = world.pipeline.record_verdict(pr, "qa", "fail", FAIL, "DL3007 again")
 
-    assert art.gate_status == "blocked" and art.blocked
+    assert art.gate_status == "blocked"
+    assert art.blocked
     assert "limit 3" in (art.blocked_reason or "")
-    assert art.gate_correction_count == 3 and world.commits_on_branch() == 4
+    assert art.gate_correction_count == 3
+    assert world.commits_on_branch() == 4
     for gate in ("qa", "secops"):
         with pytest.raises(ConflictError):
             world.pipeline.record_verdict(pr, gate, "pass")  # type: ignore[arg-type]
@@ -153,7 +175,10 @@ def test_failing_corrections_block_and_blocked_rejects_verdicts(world: World) ->
 
     art = world.pipeline.unblock(pr, "carol", "one more round")
     assert (art.gate_status, art.gate_correction_count, art.blocked) == (
-        "changes_requested", 0, False)
+        "changes_requested",
+        0,
+        False,
+    )
     with pytest.raises(ConflictError):
         world.pipeline.unblock(pr, "carol")
     closed = world.pipeline.close(pr, "carol", "superseded")
@@ -189,14 +214,17 @@ def test_two_operators_approving_at_once_exactly_one_wins(world: World) -> None:
     assert world.pipeline.timeline(pr)[-1].actor == wins[0]
 
 
-def test_without_seeded_autonomy_decide_asks_and_no_pr_opens(any_db: Database,
-                                                              tmp_path: Path) -> None:
+def test_without_seeded_autonomy_decide_asks_and_no_pr_opens(
+    any_db: Database, tmp_path: Path
+) -> None:
     world = make_world(any_db, tmp_path, seed=False)
 
     result = world.propose()
 
-    assert result.status == "pending" and result.artifact is None
-    assert result.decision.outcome == "ask" and result.approval_id
+    assert result.status == "pending"
+    assert result.artifact is None
+    assert result.decision.outcome == "ask"
+    assert result.approval_id
     assert not world.branch_exists()
     assert world.pipeline.in_review() == []
     requested = world.of_type("approval.requested")
@@ -209,16 +237,24 @@ def test_without_seeded_autonomy_decide_asks_and_no_pr_opens(any_db: Database,
 def test_denied_by_autonomy_opens_nothing(sqlite_db: Database, tmp_path: Path) -> None:
     world = make_world(sqlite_db, tmp_path, seed=False)
     with world.db.transaction() as tx:
-        tx.execute("autonomy_upsert", {"project_id": world.project.id, "agent": "infra",
-                                       "action": "open_infra_pr", "value": "deny"})
+        tx.execute(
+            "autonomy_upsert",
+            {
+                "project_id": world.project.id,
+                "agent": "infra",
+                "action": "open_infra_pr",
+                "value": "deny",
+            },
+        )
     with pytest.raises(ConflictError, match="denied"):
         world.propose()
     assert not world.branch_exists()
     assert world.of_type("action.decided")[-1].payload["outcome"] == "deny"
 
 
-@pytest.mark.parametrize("bad", ["../escape.txt", "/etc/passwd", ".git/hooks/post-commit",
-                                 "a/../../b"])
+@pytest.mark.parametrize(
+    "bad", ["../escape.txt", "/etc/passwd", ".git/hooks/post-commit", "a/../../b"]
+)
 def test_path_traversal_writes_nothing(sqlite_db: Database, tmp_path: Path, bad: str) -> None:
     world = make_world(sqlite_db, tmp_path)
     objects_before = world.git("count-objects", "-v")
@@ -230,7 +266,8 @@ def test_path_traversal_writes_nothing(sqlite_db: Database, tmp_path: Path, bad:
     assert world.pipeline.in_review() == []
     assert world.git("count-objects", "-v") == objects_before
     failed = world.of_type("infra.pr_failed")
-    assert len(failed) == 1 and bad in failed[0].payload["error"]
+    assert len(failed) == 1
+    assert bad in failed[0].payload["error"]
     assert not (tmp_path / "escape.txt").exists()
 
 

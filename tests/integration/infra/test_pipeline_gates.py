@@ -26,8 +26,9 @@ def _scanners() -> None:
     require_scanners()
 
 
-def test_planted_problem_is_corrected_on_the_same_pr_then_approved(sqlite_db: Database,
-                                                                    tmp_path: Path) -> None:
+def test_planted_problem_is_corrected_on_the_same_pr_then_approved(
+    sqlite_db: Database, tmp_path: Path
+) -> None:
     world = make_world(sqlite_db, tmp_path, sample="python-api")
     files = planted(plan(world.repo.repo_path))
     pr = world.propose(files).artifact.pr_action_id
@@ -40,15 +41,18 @@ def test_planted_problem_is_corrected_on_the_same_pr_then_approved(sqlite_db: Da
     assert all(f["gate"] == "qa" for f in art.findings)
     qa = world.of_type("artifact.qa_verdict")
     assert [(e.payload["verdict"], e.payload["gate_status"]) for e in qa] == [
-        ("fail", "changes_requested")]
+        ("fail", "changes_requested")
+    ]
     assert world.of_type("artifact.secops_verdict") == []  # SecOps waits for a QA pass
 
     corrected = world.pipeline.correct(pr)
 
-    assert corrected.status == "corrected" and corrected.artifact.pr_action_id == pr
+    assert corrected.status == "corrected"
+    assert corrected.artifact.pr_action_id == pr
     assert world.commits_on_branch() == 2
     fixed = world.git("show", f"{BRANCH}:Dockerfile")
-    assert "python:latest" not in fixed and "USER root" not in fixed
+    assert "python:latest" not in fixed
+    assert "USER root" not in fixed
     art = world.pipeline.run_gates(pr)
     assert art.gate_status == "awaiting_human", art.findings
     assert [a.pr_action_id for a in world.pipeline.in_review()] == [pr]
@@ -58,15 +62,22 @@ def test_planted_problem_is_corrected_on_the_same_pr_then_approved(sqlite_db: Da
     world.pipeline.approve(pr, "alice")
     assert "python:latest" not in world.git("show", "main:Dockerfile")
     assert set(files) <= set(world.git("ls-tree", "-r", "--name-only", "main").split())
-    moves = [(e.payload["from_status"], e.payload["gate_status"])
-             for e in world.of_type("infra.gate_changed")]
-    assert moves == [("awaiting_qa", "changes_requested"), ("changes_requested", "awaiting_qa"),
-                     ("awaiting_qa", "awaiting_secops"), ("awaiting_secops", "awaiting_human"),
-                     ("awaiting_human", "merged")]
+    moves = [
+        (e.payload["from_status"], e.payload["gate_status"])
+        for e in world.of_type("infra.gate_changed")
+    ]
+    assert moves == [
+        ("awaiting_qa", "changes_requested"),
+        ("changes_requested", "awaiting_qa"),
+        ("awaiting_qa", "awaiting_secops"),
+        ("awaiting_secops", "awaiting_human"),
+        ("awaiting_human", "merged"),
+    ]
 
 
-def test_qa_suppressions_in_the_pr_do_not_silence_hadolint(sqlite_db: Database,
-                                                           tmp_path: Path) -> None:
+def test_qa_suppressions_in_the_pr_do_not_silence_hadolint(
+    sqlite_db: Database, tmp_path: Path
+) -> None:
     world = make_world(sqlite_db, tmp_path)
     files = {
         "Dockerfile": "# hadolint ignore=DL3007,DL3002\nFROM python:latest\nUSER root\n",
@@ -80,8 +91,9 @@ def test_qa_suppressions_in_the_pr_do_not_silence_hadolint(sqlite_db: Database,
     assert {"DL3007", "DL3002"} <= {f["rule"] for f in art.findings}
 
 
-def test_secops_suppressions_in_the_pr_do_not_silence_the_scanners(sqlite_db: Database,
-                                                                   tmp_path: Path) -> None:
+def test_secops_suppressions_in_the_pr_do_not_silence_the_scanners(
+    sqlite_db: Database, tmp_path: Path
+) -> None:
     world = make_world(sqlite_db, tmp_path)
     key = "AKIA" + "Q3EGRBLZ7WXN2TPD"
     files = {
@@ -89,7 +101,8 @@ def test_secops_suppressions_in_the_pr_do_not_silence_the_scanners(sqlite_db: Da
         ".github/workflows/ci.yml": (
             "name: ci\non:\n  pull_request_target:  # nosemgrep\n"
             "jobs:\n  t:\n    runs-on: ubuntu-24.04\n    steps:\n"
-            "      - run: echo ${{ github.event.pull_request.title }}  # nosemgrep\n"),
+            "      - run: echo ${{ github.event.pull_request.title }}  # nosemgrep\n"
+        ),
         "config/settings.env": f"AWS_ACCESS_KEY_ID={key}  # pragma: allowlist secret\n",
         ".semgrepignore": "*\n",
         ".secrets.baseline": "{}\n",
@@ -111,8 +124,9 @@ def test_secops_suppressions_in_the_pr_do_not_silence_the_scanners(sqlite_db: Da
     assert [e.payload["verdict"] for e in verdicts] == ["fail"]
 
 
-def test_full_flow_on_postgres_in_background_with_auto_correction(pg_db: Database,
-                                                                  tmp_path: Path) -> None:
+def test_full_flow_on_postgres_in_background_with_auto_correction(
+    pg_db: Database, tmp_path: Path
+) -> None:
     world = make_world(pg_db, tmp_path, sample="python-api", auto=True)
     files = planted(plan(world.repo.repo_path))
 
@@ -122,7 +136,8 @@ def test_full_flow_on_postgres_in_background_with_auto_correction(pg_db: Databas
 
     art = world.pipeline.get(pr)
     assert art.gate_status == "awaiting_human", art.findings
-    assert art.gate_correction_count == 1 and world.commits_on_branch() == 2
+    assert art.gate_correction_count == 1
+    assert world.commits_on_branch() == 2
     assert len(world.of_type("infra.pr_opened")) == 1
     assert [e.payload["correction"] for e in world.of_type("infra.pr_corrected")] == [1]
     merged = world.pipeline.approve(pr, "alice")
@@ -131,42 +146,48 @@ def test_full_flow_on_postgres_in_background_with_auto_correction(pg_db: Databas
     world.pipeline.close_jobs()
 
 
-def test_a_failing_background_run_is_recorded_as_an_event(sqlite_db: Database,
-                                                          tmp_path: Path) -> None:
+def test_a_failing_background_run_is_recorded_as_an_event(
+    sqlite_db: Database, tmp_path: Path
+) -> None:
     world = make_world(sqlite_db, tmp_path)
     pr = world.propose().artifact.pr_action_id
     shutil.rmtree(world.repo.repo_path)  # the files can no longer be read back
 
     job = world.pipeline.start_gates(pr)
-    with pytest.raises(Exception):  # noqa: B017 - any error, as long as it is recorded
+    with pytest.raises(Exception):
         job.wait(60)
 
     failed = world.of_type("infra.pr_failed")
-    assert failed and failed[-1].payload["pr_action_id"] == pr
+    assert failed
+    assert failed[-1].payload["pr_action_id"] == pr
     assert failed[-1].payload["error"].startswith("gate run failed")
     assert world.pipeline.get(pr).gate_status == "awaiting_qa"
 
 
 def test_validate_infra_file_runs_hadolint_directly(monkeypatch: pytest.MonkeyPatch) -> None:
     bad = validate_infra_file("services/api/Dockerfile", "FROM python:latest\nUSER root\n")
-    assert bad["status"] == "fail" and bad["tool"] == "hadolint"
+    assert bad["status"] == "fail"
+    assert bad["tool"] == "hadolint"
     assert {"DL3007", "DL3002"} <= {f["rule"] for f in bad["findings"]}
     assert {f["file"] for f in bad["findings"]} == {"services/api/Dockerfile"}
     good = validate_infra_file("Dockerfile", CLEAN_FILES["Dockerfile"])
     assert good["status"] == "pass", good
-    compose = validate_infra_file("compose.yaml",
-                                  'services:\n  a:\n    image: x:1\n    privileged: true\n')
+    compose = validate_infra_file(
+        "compose.yaml", "services:\n  a:\n    image: x:1\n    privileged: true\n"
+    )
     assert compose["status"] == "fail"
 
     monkeypatch.setattr("backend.infra.agent.find_binary", lambda *a, **k: None)
     skipped = validate_infra_file("Dockerfile", "FROM python:latest\n")
-    assert skipped["status"] == "skipped" and "hadolint" in skipped["detail"]
+    assert skipped["status"] == "skipped"
+    assert "hadolint" in skipped["detail"]
     assert _base.find_binary("hadolint") is not None  # only the agent's lookup was removed
 
 
 def test_plan_and_propose_reads_the_module_map(sqlite_db: Database, tmp_path: Path) -> None:
-    module_map = {"modules": [{"name": "api", "path": ".", "language": "python",
-                               "kind": "web", "port": 8000}]}
+    module_map = {
+        "modules": [{"name": "api", "path": ".", "language": "python", "kind": "web", "port": 8000}]
+    }
     world = make_world(sqlite_db, tmp_path, sample="python-api", module_map=module_map)
 
     turn = InfraAgentTools(world.pipeline).plan_and_propose(world.project.id, world.session_id)

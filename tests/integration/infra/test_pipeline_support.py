@@ -54,8 +54,12 @@ class World:
 
     def git(self, *args: str) -> str:
         """An independent view of the repository through the real git CLI."""
-        return subprocess.run(["git", "-C", str(self.repo.repo_path), *args], check=True,
-                              capture_output=True, text=True).stdout
+        return subprocess.run(
+            ["git", "-C", str(self.repo.repo_path), *args],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout
 
     def commits_on_branch(self, branch: str = BRANCH) -> int:
         """Commits on ``branch`` that are not on ``main``."""
@@ -72,13 +76,21 @@ class World:
     def propose(self, files: dict[str, str] | None = None, **kw: Any) -> Any:
         """``propose_infra_pr`` for this world's project and session."""
         payload = [{"path": p, "content": c} for p, c in (files or CLEAN_FILES).items()]
-        return self.pipeline.propose_infra_pr(self.project.id, self.session_id,
-                                              kw.pop("title", "Infra setup"), payload, **kw)
+        return self.pipeline.propose_infra_pr(
+            self.project.id, self.session_id, kw.pop("title", "Infra setup"), payload, **kw
+        )
 
 
-def make_world(db: Database, tmp_path: Path, *, seed: bool = True, sample: str | None = None,
-               module_map: dict[str, Any] | None = None, auto: bool = False,
-               limit: int = 3) -> World:
+def make_world(
+    db: Database,
+    tmp_path: Path,
+    *,
+    seed: bool = True,
+    sample: str | None = None,
+    module_map: dict[str, Any] | None = None,
+    auto: bool = False,
+    limit: int = 3,
+) -> World:
     """Build a world; ``sample`` copies a sample repository, else a one-file repo."""
     git_path = shutil.which("git")
     if git_path is None:
@@ -125,8 +137,7 @@ def planted(files: dict[str, str]) -> dict[str, str]:
     out = dict(files)
     dockerfile = out["Dockerfile"]
     assert "FROM python:3.11.9-slim-bookworm AS runtime" in dockerfile
-    out["Dockerfile"] = (dockerfile
-                         .replace("FROM python:3.11.9-slim-bookworm AS runtime",
-                                  "FROM python:latest AS runtime")
-                         .replace("USER 10001\n", "USER root\n"))
+    out["Dockerfile"] = dockerfile.replace(
+        "FROM python:3.11.9-slim-bookworm AS runtime", "FROM python:latest AS runtime"
+    ).replace("USER 10001\n", "USER root\n")
     return out

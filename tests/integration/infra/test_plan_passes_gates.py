@@ -51,26 +51,37 @@ def _plant(files: dict[str, str]) -> dict[str, str]:
     out["Dockerfile"] = (
         files["Dockerfile"]
         .replace("FROM python:3.11.9-slim-bookworm AS runtime", "FROM python:latest AS runtime")
-        .replace("USER 10001\n", "USER root\nENV API_TOKEN=ghp_abcdefghijklmnopqrstuvwxyz0123456789\n")
-        .replace("WORKDIR /app\nCOPY --from",
-                 "WORKDIR /app\nADD https://example.com/tool.tar.gz /opt/\nCOPY --from", 1)
+        .replace(
+            "USER 10001\n", "USER root\nENV API_TOKEN=ghp_abcdefghijklmnopqrstuvwxyz0123456789\n"
+        )
+        .replace(
+            "WORKDIR /app\nCOPY --from",
+            "WORKDIR /app\nADD https://example.com/tool.tar.gz /opt/\nCOPY --from",
+            1,
+        )
     )
     out[COMPOSE_PATH] = (
         files[COMPOSE_PATH]
         .replace('"127.0.0.1:8000:8000"', '"0.0.0.0:8000:8000"')
         .replace('    environment:\n      PORT: "8000"\n', "")
-        .replace("    read_only: true\n",
-                 "    read_only: true\n    privileged: true\n    network_mode: host\n"
-                 "    volumes:\n      - /var/run/docker.sock:/var/run/docker.sock\n"
-                 "    environment:\n      DB_PASSWORD: hunter2hunter2secret\n", 1)
+        .replace(
+            "    read_only: true\n",
+            "    read_only: true\n    privileged: true\n    network_mode: host\n"
+            "    volumes:\n      - /var/run/docker.sock:/var/run/docker.sock\n"
+            "    environment:\n      DB_PASSWORD: hunter2hunter2secret\n",
+            1,
+        )
     )
     out[WORKFLOW_PATH] = (
         files[WORKFLOW_PATH]
         .replace("on: [push, pull_request]", "on: [push, pull_request_target]")
         .replace("permissions:\n  contents: read\n", "")
-        .replace("      - name: Install\n",
-                 '      - name: Greet\n        run: echo "${{ github.event.pull_request.title }}"\n'
-                 "      - name: Install\n", 1)
+        .replace(
+            "      - name: Install\n",
+            '      - name: Greet\n        run: echo "${{ github.event.pull_request.title }}"\n'
+            "      - name: Install\n",
+            1,
+        )
     )
     out["config/app.env"] = "AWS_ACCESS_KEY_ID=AKIAIOSFODNN7EXAMPLE\nLOG_LEVEL=info\n"
     return out
@@ -81,16 +92,26 @@ def test_planted_problems_are_corrected_to_pass() -> None:
     first = run_gates(planted)
     assert first.verdict == "changes_requested"
     rules = {f.rule for f in first.findings}
-    assert {"DL3007", "dockerfile-root-user", "dockerfile-add-url", "compose-privileged",
-            "compose-host-network", "compose-port-all-interfaces", "compose-docker-socket",
-            "gha-pull-request-target", "gha-missing-top-level-permissions",
-            "gha-event-interpolated-in-run", "dockerfile-secret-in-env",
-            "aws-access-key-id"} <= rules, rules
+    assert {
+        "DL3007",
+        "dockerfile-root-user",
+        "dockerfile-add-url",
+        "compose-privileged",
+        "compose-host-network",
+        "compose-port-all-interfaces",
+        "compose-docker-socket",
+        "gha-pull-request-target",
+        "gha-missing-top-level-permissions",
+        "gha-event-interpolated-in-run",
+        "dockerfile-secret-in-env",
+        "aws-access-key-id",
+    } <= rules, rules
 
     corrected = correct(planted, [f.to_json() for f in first.findings])
 
     _assert_real_pass(run_gates(corrected))
-    assert "hunter2" not in corrected[COMPOSE_PATH] and "ghp_" not in corrected["Dockerfile"]
+    assert "hunter2" not in corrected[COMPOSE_PATH]
+    assert "ghp_" not in corrected["Dockerfile"]
 
 
 def test_cli_output_dir_mirrors_layout_and_passes_gates(tmp_path: Path) -> None:
@@ -98,5 +119,6 @@ def test_cli_output_dir_mirrors_layout_and_passes_gates(tmp_path: Path) -> None:
     assert main(["infra", "plan", str(SAMPLES / "multi"), "--out", str(out)]) == 0
     written = sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file())
     assert written == sorted(plan(SAMPLES / "multi"))
-    assert (out / "services/api/Dockerfile").is_file() and (out / WORKFLOW_PATH).is_file()
+    assert (out / "services/api/Dockerfile").is_file()
+    assert (out / WORKFLOW_PATH).is_file()
     _assert_real_pass(run_gates(out))

@@ -86,21 +86,25 @@ def test_attempt_past_the_ceiling_never_claims(store: Store) -> None:
     teto = counter_key("conv-1", "4821", "emitir-reembolso")
     assert ledger.reserve(teto, _claim("k-a")).claim == "claimed"
     blocked = ledger.reserve(teto, _claim("k-b"))
-    assert blocked.bloqueado_por_teto and blocked.claim == "none"
+    assert blocked.bloqueado_por_teto
+    assert blocked.claim == "none"
     assert ledger.get("k-b") is None
 
 
 def test_claim_then_duplicate_returns_the_stored_result(ledger: Ledger) -> None:
     teto = counter_key("conv-1", "4821", "emitir-reembolso")
     first = ledger.reserve(teto, _claim("4821#reembolso"))
-    assert first.claim == "claimed" and first.record is None
+    assert first.claim == "claimed"
+    assert first.record is None
     assert ledger.reserve(teto, _claim("4821#reembolso")).claim == "in_progress"
     ledger.complete("4821#reembolso", {"debito": "d-1", "valor": "129.90"})
     dup = ledger.reserve(teto, _claim("4821#reembolso"))
     assert dup.claim == "duplicate"
-    assert dup.record is not None and dup.record.status == "executado"
+    assert dup.record is not None
+    assert dup.record.status == "executado"
     assert dup.record.resultado == {"debito": "d-1", "valor": "129.90"}
-    assert dup.record.valor == "129.90" and dup.record.ferramenta == "emitir-reembolso"
+    assert dup.record.valor == "129.90"
+    assert dup.record.ferramenta == "emitir-reembolso"
     with pytest.raises(LedgerError):
         ledger.complete("4821#reembolso", {"again": True})
 
@@ -111,7 +115,8 @@ def test_same_key_different_payload_is_a_conflict(ledger: Ledger) -> None:
     ledger.complete("4821#reembolso", {"ok": True})
     other = ledger.reserve(teto, _claim("4821#reembolso", "500.00"))
     assert other.claim == "conflict"
-    assert other.record is not None and other.record.valor == "129.90"
+    assert other.record is not None
+    assert other.record.valor == "129.90"
 
 
 def test_failed_claim_is_retaken_by_the_next_attempt(ledger: Ledger) -> None:
@@ -174,8 +179,10 @@ def _storm(ledger: Ledger, chave: str, tag: str, threads: int, rounds: int) -> l
 
     def one(i: int) -> list[str]:
         teto = counter_key(f"conv-{tag}-{i}", "4821", "emitir-reembolso")
-        return [ledger.reserve(teto, _claim(chave, conversa=f"conv-{tag}-{i}")).claim
-                for _ in range(rounds)]
+        return [
+            ledger.reserve(teto, _claim(chave, conversa=f"conv-{tag}-{i}")).claim
+            for _ in range(rounds)
+        ]
 
     with ThreadPoolExecutor(threads) as pool:
         return [c for got in pool.map(one, range(threads)) for c in got]

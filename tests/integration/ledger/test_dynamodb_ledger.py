@@ -32,8 +32,14 @@ def table(client: Any) -> Any:
 
 
 def _claim(chave: str) -> ClaimRequest:
-    return ClaimRequest(chave, "emitir-reembolso", "conv-1", "4821",
-                        payload_hash({"pedidoId": "4821", "valor": "10.00"}), "10.00")
+    return ClaimRequest(
+        chave,
+        "emitir-reembolso",
+        "conv-1",
+        "4821",
+        payload_hash({"pedidoId": "4821", "valor": "10.00"}),
+        "10.00",
+    )
 
 
 def test_create_table_is_idempotent_and_matches_terraform(client: Any) -> None:
@@ -44,7 +50,8 @@ def test_create_table_is_idempotent_and_matches_terraform(client: Any) -> None:
     assert desc["KeySchema"] == [{"AttributeName": "pk", "KeyType": "HASH"}]
     assert desc["BillingModeSummary"]["BillingMode"] == "PAY_PER_REQUEST"
     ttl = client.describe_time_to_live(TableName=name)["TimeToLiveDescription"]
-    assert ttl["AttributeName"] == "expira_em" and ttl["TimeToLiveStatus"] == "ENABLED"
+    assert ttl["AttributeName"] == "expira_em"
+    assert ttl["TimeToLiveStatus"] == "ENABLED"
     assert drop_table(client, name) is True
     assert drop_table(client, name) is False
 
@@ -69,7 +76,8 @@ def test_numbers_come_back_as_python_numbers(client: Any, table: str) -> None:
     ledger.complete("k", {"debito": "d-1", "tentativas": 2})
     record = ledger.get("k")
     assert record is not None
-    assert isinstance(record.lease_until, float) and record.lease_until > time.time()
+    assert isinstance(record.lease_until, float)
+    assert record.lease_until > time.time()
     assert record.resultado == {"debito": "d-1", "tentativas": 2}
     assert ledger.get(counter_key("c", "p", "f")) is None  # a counter is not a record
 
@@ -84,8 +92,11 @@ def test_missing_table_is_a_ledger_error(client: Any) -> None:
 
 def test_unreachable_dynamodb_is_a_ledger_error() -> None:
     client = boto3.client(
-        "dynamodb", endpoint_url="http://127.0.0.1:9", region_name="us-east-1",
-        aws_access_key_id="x", aws_secret_access_key="x",
+        "dynamodb",
+        endpoint_url="http://127.0.0.1:9",
+        region_name="us-east-1",
+        aws_access_key_id="x",
+        aws_secret_access_key="x",
         config=Config(retries={"total_max_attempts": 1}, connect_timeout=1),
     )
     with pytest.raises(LedgerError) as info:
@@ -101,7 +112,9 @@ def test_parse_dynamodb_url_prefers_url_over_settings() -> None:
     assert table == "cadencia-ledger"
     assert kwargs == {"region_name": "sa-east-1", "endpoint_url": "http://127.0.0.1:5000"}
     assert parse_dynamodb_url("dynamodb://ledger", settings)[1] == {
-        "region_name": "eu-west-1", "endpoint_url": "http://elsewhere:1"}
+        "region_name": "eu-west-1",
+        "endpoint_url": "http://elsewhere:1",
+    }
 
 
 @pytest.mark.parametrize(
@@ -112,7 +125,9 @@ def test_bad_ledger_urls_are_config_errors(url: str, settings: Settings) -> None
         open_ledger(url, settings)
 
 
-def test_open_ledger_takes_ceiling_from_settings(moto_endpoint: str, client: Any, table: str) -> None:
+def test_open_ledger_takes_ceiling_from_settings(
+    moto_endpoint: str, client: Any, table: str
+) -> None:
     settings = load_settings(teto_de_voltas=2, ledger_lease_seconds=7)
     ledger = open_ledger(f"dynamodb://{table}?endpoint_url={moto_endpoint}", settings)
     assert isinstance(ledger, DynamoLedger)
@@ -125,7 +140,8 @@ def test_open_ledger_sql_shares_the_given_database(sqlite_db: Any, settings: Set
     from backend.ledger.sql import SqlLedger
 
     ledger = open_ledger(sqlite_db.url, settings, db=sqlite_db)
-    assert isinstance(ledger, SqlLedger) and ledger.db is sqlite_db
+    assert isinstance(ledger, SqlLedger)
+    assert ledger.db is sqlite_db
     assert ledger.reserve(counter_key("c", "p", "f"), _claim("k")).claim == "claimed"
 
 
@@ -145,17 +161,22 @@ def test_repeat_of_an_executed_claim_costs_one_round_trip(client: Any, table: st
     calls = _count_calls(client)
     elsewhere = DynamoLedger(client, table)  # another process: learns "k" from the put
     first = elsewhere.reserve(teto, _claim("k"))
-    assert first.claim == "duplicate" and calls == ["UpdateItem", "PutItem"]
+    assert first.claim == "duplicate"
+    assert calls == ["UpdateItem", "PutItem"]
     calls.clear()
     assert elsewhere.reserve(teto, _claim("k")).claim == "duplicate"
     assert calls == ["UpdateItem"]
     calls.clear()
     again = ledger.reserve(teto, _claim("k"))  # learned from its own complete()
-    assert again.claim == "duplicate" and again.record and again.record.resultado == {"debito": "d-1"}
+    assert again.claim == "duplicate"
+    assert again.record
+    assert again.record.resultado == {"debito": "d-1"}
     assert calls == ["UpdateItem"]  # the ceiling is still counted, the put is skipped
     assert again.tentativa == 4
-    other = ledger.reserve(counter_key("c9", "4821", "emitir-reembolso"),
-                           ClaimRequest("k", "emitir-reembolso", "c9", "4821", "other-hash", "9.99"))
+    other = ledger.reserve(
+        counter_key("c9", "4821", "emitir-reembolso"),
+        ClaimRequest("k", "emitir-reembolso", "c9", "4821", "other-hash", "9.99"),
+    )
     assert other.claim == "conflict"
 
 

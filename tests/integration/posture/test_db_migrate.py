@@ -55,7 +55,8 @@ def test_migrate_creates_roles_and_grants_and_a_second_run_changes_nothing(
 
     assert _live(pg_url) == before
     assert "migrations: up to date" in second
-    assert "changes: none" in second and "not repaired" not in second
+    assert "changes: none" in second
+    assert "not repaired" not in second
     for role in TOOL_ROLES:
         assert f"role {role}: exists (kept)" in second
 
@@ -69,7 +70,9 @@ def test_tool_roles_log_in_with_the_stored_password(pg_url: str, data_dir: Path,
             conn.execute("SELECT nome FROM clientes")
 
 
-def test_migrate_works_where_the_roles_already_exist(pg_admin_url: str, pg_url: str, data_dir: Path, capsys) -> None:
+def test_migrate_works_where_the_roles_already_exist(
+    pg_admin_url: str, pg_url: str, data_dir: Path, capsys
+) -> None:
     """Roles are cluster-wide: a second database reuses them and gets its own grants."""
     _migrate(pg_url, data_dir, capsys)
     name = f"cadencia_t_{uuid.uuid4().hex[:12]}"
@@ -79,13 +82,16 @@ def test_migrate_works_where_the_roles_already_exist(pg_admin_url: str, pg_url: 
     try:
         out = _migrate(other, data_dir, capsys)
         assert f"role {ROLE_CONSULTA}: exists (kept)" in out
-        assert audit_grants(other).verdict == "pass" and audit_grants(pg_url).verdict == "pass"
+        assert audit_grants(other).verdict == "pass"
+        assert audit_grants(pg_url).verdict == "pass"
     finally:
         with psycopg.connect(pg_admin_url, autocommit=True) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
-def test_migrate_repairs_erp_grants_and_names_what_it_cannot_repair(pg_url: str, data_dir: Path, capsys) -> None:
+def test_migrate_repairs_erp_grants_and_names_what_it_cannot_repair(
+    pg_url: str, data_dir: Path, capsys
+) -> None:
     _migrate(pg_url, data_dir, capsys)
     with psycopg.connect(pg_url, autocommit=True) as conn:
         conn.execute(f"GRANT UPDATE ON pedidos TO {ROLE_CONSULTA}")
@@ -98,7 +104,9 @@ def test_migrate_repairs_erp_grants_and_names_what_it_cannot_repair(pg_url: str,
     ]
 
 
-def test_migrate_gives_login_back_to_a_disabled_role(private_db: str, data_dir: Path, capsys) -> None:
+def test_migrate_gives_login_back_to_a_disabled_role(
+    private_db: str, data_dir: Path, capsys
+) -> None:
     _migrate(private_db, data_dir, capsys)
     with psycopg.connect(private_db, autocommit=True) as conn:
         conn.execute(f"ALTER ROLE {ROLE_CONSULTA} NOLOGIN")
@@ -107,7 +115,9 @@ def test_migrate_gives_login_back_to_a_disabled_role(private_db: str, data_dir: 
     assert audit_grants(private_db).verdict == "pass"
 
 
-def test_iam_auth_sets_no_password_and_skips_rds_iam_off_rds(private_db: str, data_dir: Path, capsys) -> None:
+def test_iam_auth_sets_no_password_and_skips_rds_iam_off_rds(
+    private_db: str, data_dir: Path, capsys
+) -> None:
     with psycopg.connect(private_db) as conn:
         has_rds_iam = conn.execute("SELECT 1 FROM pg_roles WHERE rolname = 'rds_iam'").fetchone()
     out = _migrate(private_db, data_dir, capsys, "--iam-auth")
@@ -115,14 +125,19 @@ def test_iam_auth_sets_no_password_and_skips_rds_iam_off_rds(private_db: str, da
     assert ("rds_iam granted" if has_rds_iam else "rds_iam role absent") in out
     assert not (data_dir / "secrets").exists()
     with psycopg.connect(private_db) as conn:
-        row = conn.execute("SELECT rolpassword FROM pg_authid WHERE rolname = %s", (ROLE_CONSULTA,)).fetchone()
+        row = conn.execute(
+            "SELECT rolpassword FROM pg_authid WHERE rolname = %s", (ROLE_CONSULTA,)
+        ).fetchone()
     assert row == (None,)
 
 
-def test_sqlite_migrate_applies_schema_and_explains_the_authorizer(tmp_path: Path, data_dir: Path, capsys) -> None:
+def test_sqlite_migrate_applies_schema_and_explains_the_authorizer(
+    tmp_path: Path, data_dir: Path, capsys
+) -> None:
     db = tmp_path / "state.sqlite3"
     out = _migrate(f"sqlite:///{db}", data_dir, capsys)
-    assert "authorizer" in out and "migrations: applied 1" in out
+    assert "authorizer" in out
+    assert "migrations: applied 1" in out
     with sqlite3.connect(db) as conn:
         tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     assert {"pedidos", "clientes", "ledger_records"} <= tables

@@ -41,7 +41,9 @@ def _sql(url: str, statement: str) -> None:
         conn.execute(statement)
 
 
-def test_after_migrate_the_audit_passes_and_prints_each_role(pg_url: str, data_dir: Path, capsys) -> None:
+def test_after_migrate_the_audit_passes_and_prints_each_role(
+    pg_url: str, data_dir: Path, capsys
+) -> None:
     _migrate(pg_url, data_dir)
     capsys.readouterr()
     assert main(["audit", "grants", "--database", pg_url]) == 0
@@ -53,28 +55,60 @@ def test_after_migrate_the_audit_passes_and_prints_each_role(pg_url: str, data_d
 
     assert main(["audit", "grants", "--database", pg_url, "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
-    assert report["verdict"] == "pass" and report["drifts"] == []
+    assert report["verdict"] == "pass"
+    assert report["drifts"] == []
 
 
 DRIFTS = [
-    (f"GRANT UPDATE ON pedidos TO {ROLE_CONSULTA}", f"EXTRA: {ROLE_CONSULTA} has UPDATE on pedidos"),
-    (f"GRANT SELECT (nome) ON clientes TO {ROLE_CADASTRO}", f"EXTRA: {ROLE_CADASTRO} has SELECT(nome) on clientes"),
-    (f"GRANT UPDATE (valor_pedido) ON pedidos TO {ROLE_REEMBOLSO}",
-     f"EXTRA: {ROLE_REEMBOLSO} has UPDATE(valor_pedido) on pedidos"),
-    (f"REVOKE SELECT (id) ON clientes FROM {ROLE_CADASTRO}", f"MISSING: {ROLE_CADASTRO} lacks SELECT(id) on clientes"),
-    (f"REVOKE SELECT ON pedidos FROM {ROLE_CONSULTA}", f"MISSING: {ROLE_CONSULTA} lacks SELECT on pedidos"),
-    (f"GRANT SELECT ON ledger_records TO {ROLE_CONSULTA}", f"EXTRA: {ROLE_CONSULTA} has SELECT on ledger_records"),
-    (f"GRANT SELECT (chave) ON ledger_records TO {ROLE_REEMBOLSO}",
-     f"EXTRA: {ROLE_REEMBOLSO} has SELECT(chave) on ledger_records"),
-    (f"GRANT USAGE ON SEQUENCE events_id_seq TO {ROLE_CONSULTA}",
-     f"EXTRA: {ROLE_CONSULTA} has USAGE on sequence events_id_seq"),
-    (f"GRANT CREATE ON SCHEMA public TO {ROLE_CADASTRO}", f"EXTRA: {ROLE_CADASTRO} has CREATE on schema public"),
+    (
+        f"GRANT UPDATE ON pedidos TO {ROLE_CONSULTA}",
+        f"EXTRA: {ROLE_CONSULTA} has UPDATE on pedidos",
+    ),
+    (
+        f"GRANT SELECT (nome) ON clientes TO {ROLE_CADASTRO}",
+        f"EXTRA: {ROLE_CADASTRO} has SELECT(nome) on clientes",
+    ),
+    (
+        f"GRANT UPDATE (valor_pedido) ON pedidos TO {ROLE_REEMBOLSO}",
+        f"EXTRA: {ROLE_REEMBOLSO} has UPDATE(valor_pedido) on pedidos",
+    ),
+    (
+        f"REVOKE SELECT (id) ON clientes FROM {ROLE_CADASTRO}",
+        f"MISSING: {ROLE_CADASTRO} lacks SELECT(id) on clientes",
+    ),
+    (
+        f"REVOKE SELECT ON pedidos FROM {ROLE_CONSULTA}",
+        f"MISSING: {ROLE_CONSULTA} lacks SELECT on pedidos",
+    ),
+    (
+        f"GRANT SELECT ON ledger_records TO {ROLE_CONSULTA}",
+        f"EXTRA: {ROLE_CONSULTA} has SELECT on ledger_records",
+    ),
+    (
+        f"GRANT SELECT (chave) ON ledger_records TO {ROLE_REEMBOLSO}",
+        f"EXTRA: {ROLE_REEMBOLSO} has SELECT(chave) on ledger_records",
+    ),
+    (
+        f"GRANT USAGE ON SEQUENCE events_id_seq TO {ROLE_CONSULTA}",
+        f"EXTRA: {ROLE_CONSULTA} has USAGE on sequence events_id_seq",
+    ),
+    (
+        f"GRANT CREATE ON SCHEMA public TO {ROLE_CADASTRO}",
+        f"EXTRA: {ROLE_CADASTRO} has CREATE on schema public",
+    ),
     (f"ALTER TABLE events OWNER TO {ROLE_CONSULTA}", f"EXTRA: {ROLE_CONSULTA} owns table events"),
-    (f"ALTER DEFAULT PRIVILEGES IN SCHEMA public GRANT SELECT ON TABLES TO {ROLE_CONSULTA}",
-     f"grant SELECT on new tables to {ROLE_CONSULTA}"),
-    (f"GRANT SELECT ON pedidos TO {ROLE_CONSULTA} WITH GRANT OPTION",
-     f"EXTRA: {ROLE_CONSULTA} has SELECT on pedidos WITH GRANT OPTION"),
-    ("GRANT SELECT ON clientes TO PUBLIC", "EXTRA: PUBLIC has SELECT on clientes (every tool role inherits it)"),
+    (
+        f"ALTER DEFAULT PRIVILEGES IN SCHEMA public GRANT SELECT ON TABLES TO {ROLE_CONSULTA}",
+        f"grant SELECT on new tables to {ROLE_CONSULTA}",
+    ),
+    (
+        f"GRANT SELECT ON pedidos TO {ROLE_CONSULTA} WITH GRANT OPTION",
+        f"EXTRA: {ROLE_CONSULTA} has SELECT on pedidos WITH GRANT OPTION",
+    ),
+    (
+        "GRANT SELECT ON clientes TO PUBLIC",
+        "EXTRA: PUBLIC has SELECT on clientes (every tool role inherits it)",
+    ),
 ]
 
 
@@ -91,7 +125,9 @@ def test_each_kind_of_drift_fails_the_audit_naming_it(
     assert all("events_id_seq" in line or expected in line for line in drifts), drifts
 
 
-def test_table_grant_implied_columns_are_not_reported_as_column_grants(pg_url: str, data_dir: Path) -> None:
+def test_table_grant_implied_columns_are_not_reported_as_column_grants(
+    pg_url: str, data_dir: Path
+) -> None:
     """information_schema.column_privileges would list every column of a table grant."""
     _migrate(pg_url, data_dir)
     _sql(pg_url, f"GRANT SELECT ON clientes TO {ROLE_CADASTRO}")
@@ -113,17 +149,27 @@ def test_sqlite_has_nothing_live_to_audit(tmp_path: Path, capsys) -> None:
 
 
 CLUSTER_DRIFTS = [
-    (f"GRANT pg_write_all_data TO {ROLE_REEMBOLSO}", f"EXTRA: {ROLE_REEMBOLSO} is a member of pg_write_all_data"),
-    (f"GRANT pg_read_all_data TO {ROLE_CADASTRO}", f"EXTRA: {ROLE_CADASTRO} is a member of pg_read_all_data"),
+    (
+        f"GRANT pg_write_all_data TO {ROLE_REEMBOLSO}",
+        f"EXTRA: {ROLE_REEMBOLSO} is a member of pg_write_all_data",
+    ),
+    (
+        f"GRANT pg_read_all_data TO {ROLE_CADASTRO}",
+        f"EXTRA: {ROLE_CADASTRO} is a member of pg_read_all_data",
+    ),
     (f"ALTER ROLE {ROLE_CONSULTA} CREATEDB", f"EXTRA: {ROLE_CONSULTA} has attribute CREATEDB"),
     (f"ALTER ROLE {ROLE_CONSULTA} BYPASSRLS", f"EXTRA: {ROLE_CONSULTA} has attribute BYPASSRLS"),
     (f"ALTER ROLE {ROLE_CADASTRO} NOLOGIN", f"MISSING: {ROLE_CADASTRO} lacks LOGIN"),
-    (f"DROP OWNED BY {ROLE_CADASTRO}; DROP ROLE {ROLE_CADASTRO}",
-     f"MISSING: role {ROLE_CADASTRO} does not exist (run cadencia db migrate)"),
+    (
+        f"DROP OWNED BY {ROLE_CADASTRO}; DROP ROLE {ROLE_CADASTRO}",
+        f"MISSING: role {ROLE_CADASTRO} does not exist (run cadencia db migrate)",
+    ),
 ]
 
 
-@pytest.mark.parametrize(("statement", "expected"), CLUSTER_DRIFTS, ids=[d[0] for d in CLUSTER_DRIFTS])
+@pytest.mark.parametrize(
+    ("statement", "expected"), CLUSTER_DRIFTS, ids=[d[0] for d in CLUSTER_DRIFTS]
+)
 def test_cluster_wide_drift_fails_the_audit_naming_it(
     private_db: str, data_dir: Path, capsys, statement: str, expected: str
 ) -> None:
@@ -134,9 +180,15 @@ def test_cluster_wide_drift_fails_the_audit_naming_it(
 
 
 def test_rds_iam_membership_is_allowed(private_db: str, data_dir: Path, capsys) -> None:
-    _sql(private_db, "DO $$BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'rds_iam') "
-                     "THEN CREATE ROLE rds_iam; END IF; END$$")
-    assert main(["db", "migrate", "--database", private_db, "--data-dir", str(data_dir), "--iam-auth"]) == 0
+    _sql(
+        private_db,
+        "DO $$BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'rds_iam') "
+        "THEN CREATE ROLE rds_iam; END IF; END$$",
+    )
+    assert (
+        main(["db", "migrate", "--database", private_db, "--data-dir", str(data_dir), "--iam-auth"])
+        == 0
+    )
     assert "rds_iam granted" in capsys.readouterr().out
     with psycopg.connect(private_db) as conn:
         members = conn.execute(

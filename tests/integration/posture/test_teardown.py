@@ -42,23 +42,46 @@ def _pg_bin(name: str) -> str | None:
 def private_cluster() -> Iterator[str]:
     """Admin conninfo of a PostgreSQL cluster started for this test session only."""
     initdb, pg_ctl = _pg_bin("initdb"), _pg_bin("pg_ctl")
-    require(initdb is not None and pg_ctl is not None, "PostgreSQL server binaries (initdb, pg_ctl)")
-    assert initdb is not None and pg_ctl is not None
+    require(
+        initdb is not None and pg_ctl is not None, "PostgreSQL server binaries (initdb, pg_ctl)"
+    )
+    assert initdb is not None
+    assert pg_ctl is not None
     root = tempfile.mkdtemp(prefix="cadencia-pg-")
     as_user: list[str] = []
     if os.geteuid() == 0:  # initdb refuses to run as root
         shutil.chown(root, user="postgres")
         as_user = ["runuser", "-u", "postgres", "--"]
     data, port = f"{root}/data", str(20000 + uuid.uuid4().int % 20000)
-    subprocess.run([*as_user, initdb, "-D", data, "-U", "postgres", "--auth=trust", "--no-sync"],
-                   check=True, capture_output=True)
-    subprocess.run([*as_user, pg_ctl, "-D", data, "-l", f"{root}/log", "-w", "-o",
-                    f"-p {port} -k {root} -c listen_addresses='' -c fsync=off", "start"],
-                   check=True, capture_output=True)
+    subprocess.run(
+        [*as_user, initdb, "-D", data, "-U", "postgres", "--auth=trust", "--no-sync"],
+        check=True,
+        capture_output=True,
+    )
+    subprocess.run(
+        [
+            *as_user,
+            pg_ctl,
+            "-D",
+            data,
+            "-l",
+            f"{root}/log",
+            "-w",
+            "-o",
+            f"-p {port} -k {root} -c listen_addresses='' -c fsync=off",
+            "start",
+        ],
+        check=True,
+        capture_output=True,
+    )
     try:
         yield f"host={root} port={port} user=postgres dbname=postgres"
     finally:
-        subprocess.run([*as_user, pg_ctl, "-D", data, "-m", "immediate", "stop"], check=False, capture_output=True)
+        subprocess.run(
+            [*as_user, pg_ctl, "-D", data, "-m", "immediate", "stop"],
+            check=False,
+            capture_output=True,
+        )
         shutil.rmtree(root, ignore_errors=True)
 
 
@@ -110,10 +133,12 @@ def state(url: str) -> dict[str, Any]:
     """Roles (with LOGIN), the ledger tables and how many ACL entries the roles hold here."""
     with psycopg.connect(url) as conn:
         roles = conn.execute(
-            "SELECT rolname, rolcanlogin FROM pg_roles WHERE rolname = ANY(%s) ORDER BY 1", (list(TOOL_ROLES),)
+            "SELECT rolname, rolcanlogin FROM pg_roles WHERE rolname = ANY(%s) ORDER BY 1",
+            (list(TOOL_ROLES),),
         ).fetchall()
         tables = conn.execute(
-            "SELECT t FROM unnest(%s::text[]) t WHERE to_regclass(t) IS NOT NULL ORDER BY 1", (list(td.LEDGER_TABLES),)
+            "SELECT t FROM unnest(%s::text[]) t WHERE to_regclass(t) IS NOT NULL ORDER BY 1",
+            (list(td.LEDGER_TABLES),),
         ).fetchall()
         deps = conn.execute(
             "SELECT count(*) FROM pg_shdepend s JOIN pg_roles r ON r.oid = s.refobjid WHERE r.rolname = ANY(%s)",
@@ -122,11 +147,17 @@ def state(url: str) -> dict[str, Any]:
     return {"roles": roles, "ledger": [t[0] for t in tables], "deps": deps[0] if deps else 0}
 
 
-def test_teardown_yes_leaves_nothing_and_ends_open_sessions(private_db: str, data_dir: Path, capsys) -> None:
+def test_teardown_yes_leaves_nothing_and_ends_open_sessions(
+    private_db: str, data_dir: Path, capsys
+) -> None:
     assert migrate_cli(private_db, data_dir) == 0
     before = state(private_db)
-    assert [r[0] for r in before["roles"]] == sorted(TOOL_ROLES) and before["ledger"] and before["deps"]
-    tool_session = psycopg.connect(_url(private_db).replace("postgres@", f"{ROLE_CONSULTA}@"), autocommit=True)
+    assert [r[0] for r in before["roles"]] == sorted(TOOL_ROLES)
+    assert before["ledger"]
+    assert before["deps"]
+    tool_session = psycopg.connect(
+        _url(private_db).replace("postgres@", f"{ROLE_CONSULTA}@"), autocommit=True
+    )
     tool_session.execute("SELECT 1")
     capsys.readouterr()
 
@@ -134,8 +165,10 @@ def test_teardown_yes_leaves_nothing_and_ends_open_sessions(private_db: str, dat
 
     out = capsys.readouterr().out
     assert state(private_db) == {"roles": [], "ledger": [], "deps": 0}
-    assert f"ALTER ROLE {ROLE_CONSULTA} NOLOGIN" in out and "terminated 1 open session(s)" in out
-    assert f"DROP ROLE {ROLE_CADASTRO}" in out and "teardown: done" in out
+    assert f"ALTER ROLE {ROLE_CONSULTA} NOLOGIN" in out
+    assert "terminated 1 open session(s)" in out
+    assert f"DROP ROLE {ROLE_CADASTRO}" in out
+    assert "teardown: done" in out
     with pytest.raises(psycopg.OperationalError):
         tool_session.execute("SELECT 1")
     ledger = td.LedgerTarget(kind="sql", url=private_db)
@@ -145,7 +178,9 @@ def test_teardown_yes_leaves_nothing_and_ends_open_sessions(private_db: str, dat
     assert len(state(private_db)["roles"]) == 3
 
 
-def test_verification_catches_a_leftover_role_grant_and_ledger(private_db: str, data_dir: Path) -> None:
+def test_verification_catches_a_leftover_role_grant_and_ledger(
+    private_db: str, data_dir: Path
+) -> None:
     assert migrate_cli(private_db, data_dir) == 0
     with psycopg.connect(private_db, autocommit=True) as conn:
         conn.execute(f"GRANT SELECT ON ledger_records TO {ROLE_CADASTRO}")
@@ -161,19 +196,25 @@ def test_another_database_holding_grants_blocks_teardown_before_any_change(
     other = make_db(private_cluster)
     other_name = dbname(other)
     try:
-        assert migrate_cli(private_db, data_dir) == 0 and migrate_cli(other, data_dir) == 0
+        assert migrate_cli(private_db, data_dir) == 0
+        assert migrate_cli(other, data_dir) == 0
         before = state(private_db)
         capsys.readouterr()
         assert main(["teardown", "--database", private_db, "--yes"]) == 1
         out = capsys.readouterr().out
-        assert other_name in out and "nothing was changed" in out and "refused" in out
+        assert other_name in out
+        assert "nothing was changed" in out
+        assert "refused" in out
         assert state(private_db) == before  # still LOGIN, ledger still there
         direct = td.run_teardown(private_db, td.LedgerTarget(kind="sql", url=private_db))
-        assert not direct.ok and [s.title for s in direct.steps] == ["preflight"]
-        assert other_name in direct.steps[0].details[0] and state(private_db) == before
+        assert not direct.ok
+        assert [s.title for s in direct.steps] == ["preflight"]
+        assert other_name in direct.steps[0].details[0]
+        assert state(private_db) == before
 
         assert main(["teardown", "--database", private_db, "--yes", "--all-databases"]) == 0
-        assert state(private_db)["roles"] == [] and state(other)["deps"] == 0
+        assert state(private_db)["roles"] == []
+        assert state(other)["deps"] == 0
     finally:
         drop_db(private_cluster, other)
 
@@ -186,13 +227,17 @@ def test_a_drop_that_fails_mid_way_is_reported_and_verified(
     other_name = dbname(other)
     real = td.plan_teardown
     # The preflight misses the other database; the drop and the verification see the truth.
-    monkeypatch.setattr(td, "plan_teardown", lambda *a: real(*a).model_copy(update={"other_databases": {}}))
+    monkeypatch.setattr(
+        td, "plan_teardown", lambda *a: real(*a).model_copy(update={"other_databases": {}})
+    )
     try:
-        assert migrate_cli(private_db, data_dir) == 0 and migrate_cli(other, data_dir) == 0
+        assert migrate_cli(private_db, data_dir) == 0
+        assert migrate_cli(other, data_dir) == 0
         capsys.readouterr()
         assert main(["teardown", "--database", private_db, "--yes"]) == 1
         out = capsys.readouterr().out
-        assert "FAILED" in out and f"database {other_name} still holds" in out
+        assert "FAILED" in out
+        assert f"database {other_name} still holds" in out
         assert "--all-databases" in out
         after = state(private_db)
         assert len(after["roles"]) == 3  # one transaction: no role half-dropped
@@ -208,7 +253,9 @@ def test_dry_run_changes_nothing(private_db: str, data_dir: Path, capsys) -> Non
     capsys.readouterr()
     assert main(["teardown", "--database", private_db, "--dry-run"]) == 0
     out = capsys.readouterr().out
-    assert "teardown plan" in out and "dry run" in out and "DROP ROLE" in out
+    assert "teardown plan" in out
+    assert "dry run" in out
+    assert "DROP ROLE" in out
     assert state(private_db) == before
 
 
@@ -217,11 +264,17 @@ def test_without_yes_and_without_a_terminal_it_aborts(private_db: str, data_dir:
     before = state(private_db)
     proc = subprocess.run(
         [sys.executable, "-m", "backend.cli", "teardown", "--database", private_db],
-        check=False, stdin=subprocess.DEVNULL, capture_output=True, text=True, cwd=REPO, timeout=60,
+        check=False,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=60,
         env={**os.environ, "PYTHONPATH": str(REPO)},
     )
     assert proc.returncode == 1, proc.stdout + proc.stderr
-    assert "aborted" in proc.stdout and "--yes" in proc.stdout
+    assert "aborted" in proc.stdout
+    assert "--yes" in proc.stdout
     assert state(private_db) == before
 
 
@@ -231,7 +284,9 @@ class _Tty(StringIO):
 
 
 @pytest.mark.parametrize(("answer", "code"), [("\n", 1), ("n\n", 1), ("y\n", 0)])
-def test_confirmation_defaults_to_no(private_db: str, data_dir: Path, answer: str, code: int) -> None:
+def test_confirmation_defaults_to_no(
+    private_db: str, data_dir: Path, answer: str, code: int
+) -> None:
     from backend.cli import build_parser
     from backend.commands import teardown as cmd
 

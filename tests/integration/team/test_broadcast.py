@@ -45,7 +45,8 @@ async def test_live_events_arrive_in_order_from_many_threads(any_db: Database) -
             t.join()
         got = await first
         ids = [e.id for e in got]
-        assert ids == sorted(ids) and len(set(ids)) == 200
+        assert ids == sorted(ids)
+        assert len(set(ids)) == 200
     finally:
         await hub.stop()
 
@@ -86,7 +87,8 @@ async def test_slow_subscriber_is_told_to_resync_and_fast_one_is_not(sqlite_db: 
         await slow_first  # the slow one took one event, then stopped reading
         await asyncio.sleep(0.2)
         nxt = await asyncio.wait_for(slow.__anext__(), 5)
-        assert isinstance(nxt, Resync) and nxt.last_id >= fast_events[-1].id - 1
+        assert isinstance(nxt, Resync)
+        assert nxt.last_id >= fast_events[-1].id - 1
     finally:
         await hub.stop()
 

@@ -28,8 +28,11 @@ def _service(db: Database, data_dir: Path, **kw) -> TeamService:
 async def _run_session(team: TeamService) -> tuple[str, str]:
     project = team.store.create_project("loja")
     session = team.store.create_session(project.id, "fase 4a")
-    for agent_id, text in (("criativo", "Quero uma loja"), ("po", "Quebre em tarefas"),
-                           ("arquiteto", "Defina os módulos")):
+    for agent_id, text in (
+        ("criativo", "Quero uma loja"),
+        ("po", "Quebre em tarefas"),
+        ("arquiteto", "Defina os módulos"),
+    ):
         await team.agent_turn(project.id, session["id"], agent_id, text)
     return project.id, session["id"]
 
@@ -44,18 +47,31 @@ async def test_session_flows_through_handoff_to_infra(any_db: Database, data_dir
     with pytest.raises(ConflictError):
         await team.offer_infra_handoff(project_id, session_id)
     accepted = await team.accept_handoff(handoff.id, "ana")
-    assert accepted.status == "accepted" and accepted.accepted_by == "ana"
+    assert accepted.status == "accepted"
+    assert accepted.accepted_by == "ana"
     with pytest.raises(ConflictError):
         await team.accept_handoff(handoff.id, "bia")
     with pytest.raises(NotFoundError):
         await team.accept_handoff("hof_nope", "ana")
-    assert team.store.autonomy(project_id) == {("infra", "open_infra_pr"): "auto_approve",
-                                               ("infra", "terminal"): "deny"}
+    assert team.store.autonomy(project_id) == {
+        ("infra", "open_infra_pr"): "auto_approve",
+        ("infra", "terminal"): "deny",
+    }
     types = [e.type for e in team.events.after(0, 1000)]
-    for expected in ("project.created", "session.created", "agent.status", "agent.turn",
-                     "idea.readiness_confirmed", "backlog.task_created", "architecture.module_map_written",
-                     "action.decided", "approval.requested", "architecture.readiness_confirmed",
-                     "handoff.offered", "handoff.accepted"):
+    for expected in (
+        "project.created",
+        "session.created",
+        "agent.status",
+        "agent.turn",
+        "idea.readiness_confirmed",
+        "backlog.task_created",
+        "architecture.module_map_written",
+        "action.decided",
+        "approval.requested",
+        "architecture.readiness_confirmed",
+        "handoff.offered",
+        "handoff.accepted",
+    ):
         assert expected in types, expected
     roster = {r["id"]: r for r in team.roster(project_id)}
     assert {"criativo", "po", "arquiteto", "infra"} <= set(roster)
@@ -64,8 +80,15 @@ async def test_session_flows_through_handoff_to_infra(any_db: Database, data_dir
 
 
 async def test_infra_cannot_reach_a_terminal(any_db: Database, data_dir: Path) -> None:
-    script = {"agents": {**SCRIPT["agents"], "infra": [
-        {"tool_calls": [{"name": "terminal", "arguments": {"cmd": "rm -rf /"}}]}, {"text": "ok"}]}}
+    script = {
+        "agents": {
+            **SCRIPT["agents"],
+            "infra": [
+                {"tool_calls": [{"name": "terminal", "arguments": {"cmd": "rm -rf /"}}]},
+                {"text": "ok"},
+            ],
+        }
+    }
     team = _service(any_db, data_dir, scripts=script, infra_tools={})
     project_id, session_id = await _run_session(team)
     handoff = await team.offer_infra_handoff(project_id, session_id)
@@ -75,7 +98,9 @@ async def test_infra_cannot_reach_a_terminal(any_db: Database, data_dir: Path) -
     assert "no tool named 'terminal'" in result.tool_results[0]["result"]["error"]
 
 
-async def test_rehydration_after_restart_continues_the_script(any_db: Database, data_dir: Path) -> None:
+async def test_rehydration_after_restart_continues_the_script(
+    any_db: Database, data_dir: Path
+) -> None:
     team = _service(any_db, data_dir)
     project = team.store.create_project("loja")
     session = team.store.create_session(project.id)
@@ -83,7 +108,8 @@ async def test_rehydration_after_restart_continues_the_script(any_db: Database, 
     # a new process: a fresh runtime over the same log
     fresh = _service(any_db, data_dir)
     history, calls = fresh.runtime.history(session["id"], "criativo")
-    assert calls == 2 and history[0].text == "Quero uma loja"  # type: ignore[union-attr]
+    assert calls == 2
+    assert history[0].text == "Quero uma loja"
     result = await fresh.agent_turn(project.id, session["id"], "criativo", "e agora?")
     assert result.text == "Pronto."  # the script's end, not its first turn again
 
@@ -95,12 +121,18 @@ async def test_roster_time_travel(any_db: Database, data_dir: Path) -> None:
     before_accept = team.events.last_id()
     await team.accept_handoff(handoff.id, "ana")
     events = team.events.after(0, 10_000)
-    at = lambda n: {r.id for r in derive_roster([e for e in events if e.id <= n])}
+
+    def at(n):
+        return {r.id for r in derive_roster([e for e in events if e.id <= n])}
+
     assert "infra" not in at(before_accept)
     assert "infra" in at(team.events.last_id())
     # while the criativo was mid-turn it was working
-    working = next(e.id for e in events if e.type == "agent.status" and e.agent == "criativo"
-                   and e.payload["status"] == "working")
+    working = next(
+        e.id
+        for e in events
+        if e.type == "agent.status" and e.agent == "criativo" and e.payload["status"] == "working"
+    )
     status = {r.id: r.status for r in derive_roster([e for e in events if e.id <= working])}
     assert status["criativo"] == "working"
 

@@ -177,7 +177,8 @@ def test_malformed_permissions_fail_closed(tmp_path: Path, content: str, why: st
     # tool_call is allowed by default: only the broken file can turn it into a deny.
     decision = decide("po", "tool_call", permissions=path)
     assert (decision.outcome, decision.stage) == ("deny", "permissions")
-    assert "failing closed" in decision.rule and why in decision.rule
+    assert "failing closed" in decision.rule
+    assert why in decision.rule
 
 
 def test_a_loader_that_raises_fails_closed() -> None:

@@ -67,7 +67,8 @@ def test_infra_joins_after_the_accepted_handoff_with_its_seeded_autonomy() -> No
         )
     ]
     assert "infra" not in by_id(derive_roster(offered, None, None, None))
-    accepted = offered + [
+    accepted = [
+        *offered,
         ev(
             "handoff.accepted",
             None,
@@ -75,7 +76,7 @@ def test_infra_joins_after_the_accepted_handoff_with_its_seeded_autonomy() -> No
             from_agent="arquiteto",
             to_agent="infra",
             autonomy_seeded={"open_infra_pr": "auto_approve", "terminal": "deny"},
-        )
+        ),
     ]
     infra = by_id(derive_roster(accepted, None, None, None))["infra"]
     assert (infra.role, infra.status) == ("infrastructure", "idle")
@@ -105,7 +106,8 @@ def test_dev_agents_appear_per_module_only_when_execution_is_active() -> None:
 
 def test_dev_status_heuristics() -> None:
     base = [ev("execution.activated", None, modules=["api", "web", "jobs"])]
-    log = base + [
+    log = [
+        *base,
         ev("dev.task_started", "dev-api", task_id="t1", title="health endpoint"),
         ev("dev.task_started", "dev-web", task_id="t2"),
         ev("backlog.task_blocked", None, task_id="t2", module="web", reason="needs the API"),
@@ -130,20 +132,22 @@ def test_gates_appear_once_a_gate_opens_and_pass_the_ball() -> None:
     assert (roster["qa"].status, roster["qa"].detail) == ("working", "reviewing infra PR pa-1")
     assert (roster["secops"].status, roster["secops"].detail) == ("idle", "no PR waiting")
 
-    qa_passed = opened + [
+    qa_passed = [
+        *opened,
         ev(
             "artifact.qa_verdict",
             "qa",
             pr_action_id="pa-1",
             verdict="pass",
             gate_status="awaiting_secops",
-        )
+        ),
     ]
     roster = by_id(derive_roster(qa_passed, None, None, None))
     assert summary([roster["qa"], roster["secops"]]) == [("qa", "idle"), ("secops", "working")]
     assert roster["secops"].detail == "scanning infra PR pa-1"
 
-    blocked = qa_passed + [
+    blocked = [
+        *qa_passed,
         ev(
             "infra.gate_changed",
             None,
@@ -151,7 +155,7 @@ def test_gates_appear_once_a_gate_opens_and_pass_the_ball() -> None:
             from_status="awaiting_secops",
             gate_status="blocked",
             reason="3 corrections failed",
-        )
+        ),
     ]
     roster = by_id(derive_roster(blocked, None, None, None))
     assert summary([roster["qa"], roster["secops"]]) == [("qa", "blocked"), ("secops", "blocked")]

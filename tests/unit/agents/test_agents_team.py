@@ -31,7 +31,8 @@ def test_dev_agents_are_built_per_module() -> None:
 
 
 def test_gate_agents_have_no_model_tools() -> None:
-    assert agent("qa").tools == () and agent("secops").tools == ()
+    assert agent("qa").tools == ()
+    assert agent("secops").tools == ()
 
 
 def test_customer_service_offers_the_three_guarded_tools() -> None:

@@ -195,6 +195,8 @@ def test_verdict_event_mapping() -> None:
 
     assert verdict_event(GateResult("qa", (_scan("hadolint", "pass"),))) == GateEvent.qa(True)
     event = verdict_event(GateResult("secops", (_scan("semgrep", "fail"),)))
-    assert event is not None and event.kind == "secops_verdict" and event.passed is False
+    assert event is not None
+    assert event.kind == "secops_verdict"
+    assert event.passed is False
     assert event.reason == "1 blocking finding(s): semgrep:r f:1"
     assert verdict_event(GateResult("secops", (_scan("semgrep", "skipped"),))) is None

@@ -59,7 +59,8 @@ def test_third_failing_correction_blocks_with_default_limit() -> None:
     assert statuses == ["changes_requested", "changes_requested", "changes_requested", "blocked"]
     assert s.blocked
     assert s.correction_count == 3
-    assert s.blocked_reason is not None and "3 correction" in s.blocked_reason
+    assert s.blocked_reason is not None
+    assert "3 correction" in s.blocked_reason
 
 
 def test_limit_is_a_parameter() -> None:
@@ -77,7 +78,8 @@ def test_secops_fail_and_reject_at_the_limit_block_too() -> None:
     at_limit = GateSubjectState(status="awaiting_secops", correction_count=3)
     s = step(at_limit, GateEvent.secops(False, "AKIA key"))
     assert s.status == "blocked"
-    assert s.blocked_reason is not None and "AKIA key" in s.blocked_reason
+    assert s.blocked_reason is not None
+    assert "AKIA key" in s.blocked_reason
     s = step(GateSubjectState(status="awaiting_human", correction_count=3), GateEvent.reject("no"))
     assert s.status == "blocked"
 

@@ -22,26 +22,37 @@ CMD python app.py --port 8000
 """
 
 
-def _f(file: str, rule: str, line: int | None = None, tool: str = "hadolint",
-       message: str = "") -> dict[str, object]:
-    return {"tool": tool, "rule": rule, "file": file, "line": line, "severity": "error",
-            "message": message}
+def _f(
+    file: str, rule: str, line: int | None = None, tool: str = "hadolint", message: str = ""
+) -> dict[str, object]:
+    return {
+        "tool": tool,
+        "rule": rule,
+        "file": file,
+        "line": line,
+        "severity": "error",
+        "message": message,
+    }
 
 
 def _fix(rule: str, line: int | None = None, tool: str = "hadolint", message: str = "") -> str:
     return correct({"Dockerfile": DOCKERFILE}, [_f("Dockerfile", rule, line, tool, message)])[
-        "Dockerfile"]
+        "Dockerfile"
+    ]
 
 
 def test_latest_tag_is_pinned() -> None:
     out = _fix("DL3007")
-    assert "FROM python:3.11.9-slim-bookworm\n" in out and ":latest" not in out
+    assert "FROM python:3.11.9-slim-bookworm\n" in out
+    assert ":latest" not in out
     assert _fix("dockerfile-latest-tag", tool="dockerfile") == out
 
 
 def test_untagged_image_is_pinned() -> None:
-    out = correct({"Dockerfile": "FROM node\nUSER 10001\n"},
-                  [_f("Dockerfile", "dockerfile-untagged-image", 1, "dockerfile")])["Dockerfile"]
+    out = correct(
+        {"Dockerfile": "FROM node\nUSER 10001\n"},
+        [_f("Dockerfile", "dockerfile-untagged-image", 1, "dockerfile")],
+    )["Dockerfile"]
     assert out.startswith("FROM node:20.18.0-bookworm-slim\n")
 
 
@@ -53,24 +64,28 @@ def test_root_user_becomes_numeric_non_root() -> None:
 
 
 def test_missing_user_is_added_in_final_stage_only() -> None:
-    text = "FROM golang:1.22.5-bookworm AS build\nRUN go build\nFROM debian:12.6-slim\n" \
-           "COPY --from=build /out/app /app\nCMD [\"/app\"]\n"
-    out = correct({"svc/Dockerfile": text},
-                  [_f("svc/Dockerfile", "dockerfile-no-user", None, "dockerfile")])
+    text = (
+        "FROM golang:1.22.5-bookworm AS build\nRUN go build\nFROM debian:12.6-slim\n"
+        'COPY --from=build /out/app /app\nCMD ["/app"]\n'
+    )
+    out = correct(
+        {"svc/Dockerfile": text}, [_f("svc/Dockerfile", "dockerfile-no-user", None, "dockerfile")]
+    )
     lines = out["svc/Dockerfile"].splitlines()
     assert lines.index("USER 10001") == lines.index('CMD ["/app"]') - 1
     assert lines.index("USER 10001") > lines.index("FROM debian:12.6-slim")
 
 
 def test_distroless_gets_its_nonroot_uid() -> None:
-    text = "FROM gcr.io/distroless/static-debian12:nonroot\nCOPY app /app\nCMD [\"/app\"]\n"
+    text = 'FROM gcr.io/distroless/static-debian12:nonroot\nCOPY app /app\nCMD ["/app"]\n'
     out = correct({"Dockerfile": text}, [_f("Dockerfile", "DL3002")])["Dockerfile"]
     assert "USER 65532" in out
 
 
 def test_add_url_removed_and_local_add_becomes_copy() -> None:
     out = _fix("dockerfile-add-url", 6, "dockerfile")
-    assert "ADD https://" not in out and "# removed by the Infra agent: ADD of a remote URL" in out
+    assert "ADD https://" not in out
+    assert "# removed by the Infra agent: ADD of a remote URL" in out
     assert "COPY app.py /app/" in _fix("DL3020", 7)
 
 
@@ -84,12 +99,14 @@ def test_apt_rules() -> None:
     out = correct({"Dockerfile": text}, [_f("Dockerfile", "DL3015"), _f("Dockerfile", "DL3009")])
     assert out["Dockerfile"].splitlines()[1] == (
         "RUN apt-get update && apt-get install --no-install-recommends -y ca-certificates"
-        " && rm -rf /var/lib/apt/lists/*")
+        " && rm -rf /var/lib/apt/lists/*"
+    )
 
 
 def test_secret_in_dockerfile_env_is_removed() -> None:
     out = _fix("GitHub Token", 9, "detect-secrets", "possible secret")
-    assert "ghp_" not in out and "ENV API_TOKEN" not in out
+    assert "ghp_" not in out
+    assert "ENV API_TOKEN" not in out
     assert "# secret API_TOKEN removed from the image; provide it at run time" in out
     assert out.count("\n") == DOCKERFILE.count("\n")  # other findings' lines stay valid
 
@@ -133,8 +150,12 @@ def _compose(rule: str, line: int | None = None, tool: str = "compose") -> dict:
 
 def test_compose_ports_bound_to_loopback() -> None:
     service = _compose("compose-port-all-interfaces", 5)
-    assert service["ports"] == ["127.0.0.1:8000:8000", "127.0.0.1:9000:9000", "127.0.0.1::7000",
-                                {"target": 80, "published": 8080, "host_ip": "127.0.0.1"}]
+    assert service["ports"] == [
+        "127.0.0.1:8000:8000",
+        "127.0.0.1:9000:9000",
+        "127.0.0.1::7000",
+        {"target": 80, "published": 8080, "host_ip": "127.0.0.1"},
+    ]
     assert service["privileged"] is True  # not named, not touched
 
 
@@ -146,12 +167,15 @@ def test_compose_privileged_host_network_socket_caps() -> None:
 
 
 def test_compose_secret_becomes_env_reference() -> None:
-    out = correct({"compose.yaml": COMPOSE},
-                  [_f("compose.yaml", "Secret Keyword", 16, "detect-secrets")])["compose.yaml"]
+    out = correct(
+        {"compose.yaml": COMPOSE}, [_f("compose.yaml", "Secret Keyword", 16, "detect-secrets")]
+    )["compose.yaml"]
     assert "hunter2" not in out
     env = yaml.safe_load(out)["services"]["api"]["environment"]
-    assert env == {"DB_PASSWORD": "${DB_PASSWORD:?set DB_PASSWORD in the environment}",
-                   "LOG_LEVEL": "info"}
+    assert env == {
+        "DB_PASSWORD": "${DB_PASSWORD:?set DB_PASSWORD in the environment}",
+        "LOG_LEVEL": "info",
+    }
 
 
 WORKFLOW = """name: ci
@@ -182,8 +206,15 @@ def _workflow(*findings: dict[str, object]) -> tuple[str, dict]:
 
 
 def test_pull_request_target_becomes_pull_request() -> None:
-    text, doc = _workflow(_f(".github/workflows/ci.yml", "gha-pull-request-target", 2, "semgrep",
-                             "runs with the base repository's secrets"))
+    text, doc = _workflow(
+        _f(
+            ".github/workflows/ci.yml",
+            "gha-pull-request-target",
+            2,
+            "semgrep",
+            "runs with the base repository's secrets",
+        )
+    )
     assert doc["on"] == ["push", "pull_request"]
     assert re.search(r"(?m)^on:", text)
     assert "sk_live_" in text  # a message mentioning secrets is not a secret finding
@@ -197,26 +228,32 @@ def test_permissions_least_privilege() -> None:
 
 def test_missing_permissions_added() -> None:
     bare = WORKFLOW.replace("permissions: write-all\n", "")
-    out = correct({".github/workflows/ci.yml": bare},
-                  [_f(".github/workflows/ci.yml", "gha-missing-top-level-permissions")])
+    out = correct(
+        {".github/workflows/ci.yml": bare},
+        [_f(".github/workflows/ci.yml", "gha-missing-top-level-permissions")],
+    )
     assert yaml.safe_load(out[".github/workflows/ci.yml"])["permissions"] == {"contents": "read"}
 
 
 def test_event_expressions_moved_to_env() -> None:
-    _, doc = _workflow(_f(".github/workflows/ci.yml", "gha-event-interpolated-in-run", 9,
-                             "semgrep"))
+    _, doc = _workflow(
+        _f(".github/workflows/ci.yml", "gha-event-interpolated-in-run", 9, "semgrep")
+    )
     step = doc["jobs"]["build"]["steps"][0]
     assert "${{" not in step["run"]
     assert 'echo "Title: ${GITHUB_EVENT_PULL_REQUEST_TITLE}"' in step["run"]
     assert 'git checkout "${GITHUB_HEAD_REF}"' in step["run"]
-    assert step["env"] == {"KEEP": "1",
-                           "GITHUB_EVENT_PULL_REQUEST_TITLE": "${{ github.event.pull_request.title }}",
-                           "GITHUB_HEAD_REF": "${{ github.head_ref }}"}
+    assert step["env"] == {
+        "KEEP": "1",
+        "GITHUB_EVENT_PULL_REQUEST_TITLE": "${{ github.event.pull_request.title }}",
+        "GITHUB_HEAD_REF": "${{ github.head_ref }}",
+    }
 
 
 def test_workflow_secret_becomes_secrets_reference() -> None:
-    text, doc = _workflow(_f(".github/workflows/ci.yml", "hardcoded-credential-assignment", 16,
-                             "semgrep"))
+    text, doc = _workflow(
+        _f(".github/workflows/ci.yml", "hardcoded-credential-assignment", 16, "semgrep")
+    )
     assert "sk_live_" not in text
     assert doc["jobs"]["build"]["steps"][1]["env"]["API_KEY"] == "${{ secrets.API_KEY }}"
 
@@ -224,10 +261,16 @@ def test_workflow_secret_becomes_secrets_reference() -> None:
 def test_private_key_and_aws_key_floor() -> None:
     files = {
         "deploy/key.pem": "-----BEGIN RSA PRIVATE KEY-----\nMIIBOgIBAAJBAK\n"
-                          "-----END RSA PRIVATE KEY-----\n",
+        "-----END RSA PRIVATE KEY-----\n",
         "config/app.env": "LOG=1\nAWS_ACCESS_KEY_ID=AKIAIOSFODNN7EXAMPLE\n",
     }
-    out = correct(files, [_f("deploy/key.pem", "private-key", 1, "secret-regex"),
-                          _f("config/app.env", "aws-access-key-id", None, "secret-regex")])
-    assert "PRIVATE KEY" not in out["deploy/key.pem"] and "MIIB" not in out["deploy/key.pem"]
+    out = correct(
+        files,
+        [
+            _f("deploy/key.pem", "private-key", 1, "secret-regex"),
+            _f("config/app.env", "aws-access-key-id", None, "secret-regex"),
+        ],
+    )
+    assert "PRIVATE KEY" not in out["deploy/key.pem"]
+    assert "MIIB" not in out["deploy/key.pem"]
     assert out["config/app.env"] == "LOG=1\nAWS_ACCESS_KEY_ID=\n"

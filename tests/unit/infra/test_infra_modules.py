@@ -15,8 +15,13 @@ SAMPLES = Path(__file__).resolve().parents[2] / "fixtures" / "repos"
 
 
 def _map(**module: object) -> str:
-    base = {"name": "api", "path": "services/api", "language": "python", "kind": "service",
-            "port": 8000}
+    base = {
+        "name": "api",
+        "path": "services/api",
+        "language": "python",
+        "kind": "service",
+        "port": 8000,
+    }
     return json.dumps({"modules": [{**base, **module}]})
 
 
@@ -46,9 +51,14 @@ def test_invalid_map_is_rejected_with_field(field: str, value: object, message: 
 
 
 def test_duplicate_names_rejected() -> None:
-    text = json.dumps({"modules": [
-        {"name": "a", "path": "x", "language": "go", "kind": "job"},
-        {"name": "a", "path": "y", "language": "go", "kind": "job"}]})
+    text = json.dumps(
+        {
+            "modules": [
+                {"name": "a", "path": "x", "language": "go", "kind": "job"},
+                {"name": "a", "path": "y", "language": "go", "kind": "job"},
+            ]
+        }
+    )
     with pytest.raises(ValidationError, match="unique"):
         parse_module_map(text)
 
@@ -68,14 +78,27 @@ def test_load_errors_name_the_file(tmp_path: Path) -> None:
         ("python-api", [(".", "python", "service", 8000, "app.main:app")]),
         ("node-web", [(".", "node", "service", 3000, "src/server.js")]),
         ("go-svc", [(".", "go", "service", 8080, ".")]),
-        ("java-app", [(".", "java", "service", 8081,
-                       "src/main/java/com/example/orders/OrdersApplication.java")]),
-        ("multi", [
-            ("libs/shared", "python", "library", None, None),
-            ("services/api", "python", "service", 5001, "app.py"),
-            ("services/worker", "go", "job", None, "."),
-            ("web", "node", "service", 8090, "server.mjs"),
-        ]),
+        (
+            "java-app",
+            [
+                (
+                    ".",
+                    "java",
+                    "service",
+                    8081,
+                    "src/main/java/com/example/orders/OrdersApplication.java",
+                )
+            ],
+        ),
+        (
+            "multi",
+            [
+                ("libs/shared", "python", "library", None, None),
+                ("services/api", "python", "service", 5001, "app.py"),
+                ("services/worker", "go", "job", None, "."),
+                ("web", "node", "service", 8090, "server.mjs"),
+            ],
+        ),
     ],
 )
 def test_detection_on_samples(sample: str, expected: list[tuple[object, ...]]) -> None:
@@ -89,7 +112,9 @@ def test_detection_facts_lockfiles_and_artifacts() -> None:
     java = inspect_module(SAMPLES / "java-app", "java")
     assert (java.artifact, java.language_version) == ("orders-service-0.0.1.jar", "17")
     python = inspect_module(SAMPLES / "python-api", "python")
-    assert python.has_requirements and python.has_pyproject and "fastapi" in python.deps
+    assert python.has_requirements
+    assert python.has_pyproject
+    assert "fastapi" in python.deps
 
 
 def test_detection_skips_vendored_and_names_uniquely(tmp_path: Path) -> None:
@@ -102,12 +127,14 @@ def test_detection_skips_vendored_and_names_uniquely(tmp_path: Path) -> None:
         (tmp_path / d / "go.mod").write_text("module x\n\ngo 1.22\n")
     (tmp_path / "b/svc/main.go").write_text(
         'package main\n\nimport "net/http"\n\nfunc main() {\n'
-        '\tsrv := &http.Server{Addr: ":9090"}\n\t_ = srv.ListenAndServe()\n}\n')
+        '\tsrv := &http.Server{Addr: ":9090"}\n\t_ = srv.ListenAndServe()\n}\n'
+    )
     (tmp_path / "rs").mkdir()
     (tmp_path / "rs/Cargo.toml").write_text('[package]\nname = "edge"\nversion = "0.1.0"\n')
     (tmp_path / "rs/src").mkdir()
     (tmp_path / "rs/src/main.rs").write_text(
-        'fn main() { let _l = std::net::TcpListener::bind("0.0.0.0:7000").unwrap(); }\n')
+        'fn main() { let _l = std::net::TcpListener::bind("0.0.0.0:7000").unwrap(); }\n'
+    )
     modules = detect_modules(tmp_path).modules
     assert [(m.name, m.path, m.kind, m.port) for m in modules] == [
         ("svc", "a/svc", "library", None),

@@ -38,8 +38,10 @@ def test_dockerfiles_pinned_multistage_numeric_user(sample: str) -> None:
         users = re.findall(r"(?m)^USER\s+(\S+)", text)
         assert users == ["10001"], path
         assert "--chown=10001:10001" in text
-        assert "ADD " not in text and "apt-get" not in text and "curl" not in text
-        assert re.search(r'(?m)^(CMD|ENTRYPOINT) \[', text)  # exec form
+        assert "ADD " not in text
+        assert "apt-get" not in text
+        assert "curl" not in text
+        assert re.search(r"(?m)^(CMD|ENTRYPOINT) \[", text)  # exec form
 
 
 @pytest.mark.parametrize(
@@ -52,18 +54,21 @@ def test_dockerfiles_pinned_multistage_numeric_user(sample: str) -> None:
         ("multi", "web/Dockerfile", 8090, '"node", "-e"'),
     ],
 )
-def test_services_have_healthcheck_and_expose(sample: str, path: str, port: int,
-                                               probe: str) -> None:
+def test_services_have_healthcheck_and_expose(
+    sample: str, path: str, port: int, probe: str
+) -> None:
     text = plan(SAMPLES / sample)[path]
     assert f"EXPOSE {port}" in text
-    healthcheck = text[text.index("HEALTHCHECK"):]
-    assert probe in healthcheck and str(port) in healthcheck
+    healthcheck = text[text.index("HEALTHCHECK") :]
+    assert probe in healthcheck
+    assert str(port) in healthcheck
 
 
 def test_jobs_and_libraries() -> None:
     files = plan(SAMPLES / "multi")
     worker = files["services/worker/Dockerfile"]
-    assert "HEALTHCHECK" not in worker and "EXPOSE" not in worker
+    assert "HEALTHCHECK" not in worker
+    assert "EXPOSE" not in worker
     assert "libs/shared/Dockerfile" not in files  # libraries are built in CI, not deployed
     assert "shared:" in files[WORKFLOW_PATH]
 
@@ -73,7 +78,7 @@ def test_lockfile_installs() -> None:
     assert "yarn install --frozen-lockfile" in plan(SAMPLES / "multi")["web/Dockerfile"]
     python = plan(SAMPLES / "python-api")["Dockerfile"]
     assert "pip install --no-cache-dir -r requirements.txt" in python
-    assert "--host\", \"0.0.0.0\", \"--port\", \"8000\"" in python
+    assert '--host", "0.0.0.0", "--port", "8000"' in python
     assert "cp target/orders-service-0.0.1.jar" in plan(SAMPLES / "java-app")["Dockerfile"]
 
 
@@ -93,7 +98,10 @@ def test_compose_binds_loopback_and_is_hardened(sample: str) -> None:
 def test_compose_contexts_follow_module_paths() -> None:
     services = yaml.safe_load(plan(SAMPLES / "multi")[COMPOSE_PATH])["services"]
     assert {n: s["build"]["context"] for n, s in services.items()} == {
-        "api": "./services/api", "worker": "./services/worker", "web": "./web"}
+        "api": "./services/api",
+        "worker": "./services/worker",
+        "web": "./web",
+    }
     assert services["api"]["ports"] == ["127.0.0.1:5001:5001"]
     assert "ports" not in services["worker"]
 
@@ -104,25 +112,45 @@ def test_workflow_least_privilege_and_pinned(sample: str) -> None:
     doc = yaml.safe_load(text)
     assert doc[True] == ["push", "pull_request"]  # YAML 1.1 reads `on` as True
     assert doc["permissions"] == {"contents": "read"}
-    assert "pull_request_target" not in text and "github.event" not in text
+    assert "pull_request_target" not in text
+    assert "github.event" not in text
     uses = re.findall(r"uses:\s*(\S+)", text)
-    assert uses and all(re.fullmatch(r"actions/[\w-]+@[0-9a-f]{40}", u) for u in uses)
+    assert uses
+    assert all(re.fullmatch(r"actions/[\w-]+@[0-9a-f]{40}", u) for u in uses)
     for job in doc["jobs"].values():
         assert job["steps"][0]["with"]["persist-credentials"] is False
 
 
 def test_workflow_language_steps() -> None:
-    runs = {s: plan(SAMPLES / s)[WORKFLOW_PATH] for s in ["python-api", "node-web", "go-svc",
-                                                          "java-app"]}
+    runs = {
+        s: plan(SAMPLES / s)[WORKFLOW_PATH]
+        for s in ["python-api", "node-web", "go-svc", "java-app"]
+    }
     assert "python -m pytest -q" in runs["python-api"]
-    assert "npm ci" in runs["node-web"] and "npm run test" in runs["node-web"]
-    assert "go test ./..." in runs["go-svc"] and "go-version-file: go.mod" in runs["go-svc"]
-    assert "mvn -B verify" in runs["java-app"] and 'java-version: "17"' in runs["java-app"]
+    assert "npm ci" in runs["node-web"]
+    assert "npm run test" in runs["node-web"]
+    assert "go test ./..." in runs["go-svc"]
+    assert "go-version-file: go.mod" in runs["go-svc"]
+    assert "mvn -B verify" in runs["java-app"]
+    assert 'java-version: "17"' in runs["java-app"]
 
 
 def test_given_module_map_wins_over_detection() -> None:
-    module_map = parse_module_map(json.dumps({"modules": [
-        {"name": "api", "path": ".", "language": "python", "kind": "service", "port": 9000}]}))
+    module_map = parse_module_map(
+        json.dumps(
+            {
+                "modules": [
+                    {
+                        "name": "api",
+                        "path": ".",
+                        "language": "python",
+                        "kind": "service",
+                        "port": 9000,
+                    }
+                ]
+            }
+        )
+    )
     files = plan(SAMPLES / "python-api", module_map)
     assert "EXPOSE 9000" in files["Dockerfile"]
     assert '"127.0.0.1:9000:9000"' in files[COMPOSE_PATH]
@@ -133,8 +161,9 @@ def test_plan_errors(tmp_path: Path) -> None:
         plan(tmp_path / "missing")
     with pytest.raises(ValidationError, match="no module found"):
         plan(tmp_path)
-    module_map = parse_module_map(json.dumps({"modules": [
-        {"name": "x", "path": "nope", "language": "go", "kind": "job"}]}))
+    module_map = parse_module_map(
+        json.dumps({"modules": [{"name": "x", "path": "nope", "language": "go", "kind": "job"}]})
+    )
     with pytest.raises(ValidationError, match="'nope' is not a directory"):
         plan(tmp_path, module_map)
 
