@@ -136,15 +136,11 @@ EVENTS: dict[EventType, EventSpec] = {
         "a human takeover was opened (teto de voltas, value conflict or uncertain outcome)",
         p.InterrupcaoAberta,
     ),
-    E.INTERRUPCAO_ASSUMIDA: EventSpec(
-        "an operator claimed an interruption", p.InterrupcaoAssumida
-    ),
+    E.INTERRUPCAO_ASSUMIDA: EventSpec("an operator claimed an interruption", p.InterrupcaoAssumida),
     E.INTERRUPCAO_RESOLVIDA: EventSpec(
         "an operator resolved an interruption", p.InterrupcaoResolvida
     ),
-    E.CONVERSA_MENSAGEM: EventSpec(
-        "a message in a customer conversation", p.ConversaMensagem
-    ),
+    E.CONVERSA_MENSAGEM: EventSpec("a message in a customer conversation", p.ConversaMensagem),
     E.TOOLS_PROVISIONING: EventSpec(
         "the backend is installing a missing scanner", p.ToolProvisioning
     ),
