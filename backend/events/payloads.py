@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, JsonValue
 
+from backend.gates.findings import ScanStatus
 from backend.gates.state import GateStatus
 
 TENTATIVA_NAME = "TENTATIVA_DE_FERRAMENTA_REGISTRADA"
@@ -24,7 +25,6 @@ TENTATIVA_NAME = "TENTATIVA_DE_FERRAMENTA_REGISTRADA"
 AgentStatus = Literal["working", "idle", "blocked", "offline"]  # backend.agents.roster.Status
 Outcome = Literal["allow", "ask", "deny"]  # backend.agents.policy.Outcome
 Stage = Literal["iam", "agent_autonomy", "permissions", "default"]  # policy.Stage
-Verdict = Literal["pass", "changes_requested", "skipped"]
 Resultado = Literal[  # backend.guard.orchestrator.Resultado
     "executado",
     "bloqueado_por_idempotencia",
@@ -164,7 +164,7 @@ class InfraPrMerged(Payload):
 class GateVerdict(Payload):
     """One gate's verdict; ``pr_action_id`` set = infra PR, else a dev PR (``task_id``)."""
 
-    verdict: Verdict
+    verdict: ScanStatus  # pass | fail | skipped (a missing scanner is never a pass)
     pr_action_id: str | None = None
     task_id: str | None = None
     findings: list[dict[str, Any]]  # Finding dicts plus the gate that found them
