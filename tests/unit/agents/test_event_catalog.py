@@ -241,3 +241,18 @@ async def f(self, events, tx, gate):
         "6: f-string 'nothing.*' matches no EventType",
         "8: EventType.NOT_A_MEMBER does not exist",
     ]
+
+
+# Modules already converted to EventType members; a literal there (even a valid one) is a
+# regression. Once every emitter is converted this becomes the whole of backend/.
+CONVERTED = [
+    *(p for p in (BACKEND / "agents").glob("*.py") if p.name != "customer_service.py"),
+    BACKEND / "broadcast.py",
+    BACKEND / "events" / "log.py",
+]
+
+
+@pytest.mark.parametrize("path", CONVERTED, ids=lambda p: p.name)
+def test_converted_modules_emit_members_only(path: Path) -> None:
+    found = emitted_names(path.read_text(encoding="utf-8"))
+    assert [f for f in found if f[1] != "member"] == []
