@@ -19,7 +19,7 @@ from backend.agents.customer_service import CustomerService
 from backend.agents.service import TeamService
 from backend.agents.store import TeamStore
 from backend.broadcast import Broadcaster
-from backend.events import TENTATIVA
+from backend.events import TENTATIVA, EventType
 from backend.exceptions import ConflictError, ValidationError
 from backend.guard.interruptions import Interruption
 from backend.guard.service import Guard, build_guard
@@ -119,12 +119,12 @@ class Backend:
                 return
             await asyncio.to_thread(
                 self.events.append,
-                "tools.provisioning",
+                EventType.TOOLS_PROVISIONING,
                 {"tool": "semgrep", "detail": "one-time install for the SecOps gate"},
             )
             path = await asyncio.to_thread(ensure_semgrep, self.settings)
             await asyncio.to_thread(
-                self.events.append, "tools.ready", {"tool": "semgrep", "path": path}
+                self.events.append, EventType.TOOLS_READY, {"tool": "semgrep", "path": path}
             )
             for art in await asyncio.to_thread(self.pipeline.in_review):
                 if art.gate_status in ("awaiting_qa", "awaiting_secops"):
@@ -132,7 +132,7 @@ class Backend:
         except Exception as exc:
             log.error("could not provision semgrep: %s", exc)
             await asyncio.to_thread(
-                self.events.append, "tools.failed", {"tool": "semgrep", "error": str(exc)}
+                self.events.append, EventType.TOOLS_FAILED, {"tool": "semgrep", "error": str(exc)}
             )
         finally:
             self.tools_ready.set()
@@ -147,7 +147,7 @@ class Backend:
             if not t.cancelled() and t.exception() is not None:
                 log.error("background task %s failed: %r", name, t.exception())
                 self.events.append(
-                    "backend.task_failed", {"task": name, "error": repr(t.exception())}
+                    EventType.BACKEND_TASK_FAILED, {"task": name, "error": repr(t.exception())}
                 )
 
         task.add_done_callback(done)

@@ -38,30 +38,35 @@ from backend.agents.team import (
     dev_agent_id,
     role_of,
 )
+from backend.events import EventType
 
 Status = Literal["working", "idle", "blocked", "offline"]
 STATUSES: tuple[str, ...] = ("working", "idle", "blocked", "offline")
 
-GATE_EVENTS = frozenset(
+GATE_EVENTS: frozenset[str] = frozenset(
     {
-        "pr.gate_changed",
-        "infra.gate_changed",
-        "infra.pr_opened",
-        "infra.pr_corrected",
-        "infra.pr_merged",
-        "infra.artifact_blocked",
-        "artifact.qa_verdict",
-        "artifact.secops_verdict",
+        EventType.PR_GATE_CHANGED,
+        EventType.INFRA_GATE_CHANGED,
+        EventType.INFRA_PR_OPENED,
+        EventType.INFRA_PR_CORRECTED,
+        EventType.INFRA_PR_MERGED,
+        EventType.INFRA_ARTIFACT_BLOCKED,
+        EventType.ARTIFACT_QA_VERDICT,
+        EventType.ARTIFACT_SECOPS_VERDICT,
     }
 )
-CONVERSATION_EVENTS = frozenset(
-    {"conversa.mensagem", "TENTATIVA_DE_FERRAMENTA_REGISTRADA", "interrupcao.aberta"}
+CONVERSATION_EVENTS: frozenset[str] = frozenset(
+    {EventType.CONVERSA_MENSAGEM, EventType.TENTATIVA_DE_FERRAMENTA_REGISTRADA}
+    | {EventType.INTERRUPCAO_ABERTA}
 )
-_IMPLIED_GATE_STATUS = {
-    "infra.pr_opened": "awaiting_qa",
-    "infra.pr_corrected": "awaiting_qa",
-    "infra.pr_merged": "merged",
-    "infra.artifact_blocked": "blocked",
+DEV_EVENTS: frozenset[str] = frozenset(
+    {EventType.DEV_TASK_STARTED, EventType.DEV_TASK_DONE, EventType.BACKLOG_TASK_BLOCKED}
+)
+_IMPLIED_GATE_STATUS: dict[str, str] = {
+    EventType.INFRA_PR_OPENED: "awaiting_qa",
+    EventType.INFRA_PR_CORRECTED: "awaiting_qa",
+    EventType.INFRA_PR_MERGED: "merged",
+    EventType.INFRA_ARTIFACT_BLOCKED: "blocked",
 }
 
 
@@ -168,19 +173,19 @@ def _scan(views: list[EventView]) -> _State:
     for view in views:
         p = view.payload
         kind = view.type
-        if kind == "agent.status" and view.agent:
+        if kind == EventType.AGENT_STATUS and view.agent:
             state.status[view.agent] = (str(p.get("status") or "idle"), _text(p.get("detail")))
             if view.agent.startswith(DEV_PREFIX):
                 state.dev_last[view.agent] = view
-        elif kind == "execution.activated":
+        elif kind == EventType.EXECUTION_ACTIVATED:
             state.execution = True
             state.modules = _module_names(p.get("modules")) or state.modules
-        elif kind == "handoff.accepted" and p.get("to_agent") == INFRA:
+        elif kind == EventType.HANDOFF_ACCEPTED and p.get("to_agent") == INFRA:
             state.infra_accepted = True
             seeded = p.get("autonomy_seeded")
             if isinstance(seeded, Mapping):
                 state.seeded.update({(INFRA, str(k)): str(v) for k, v in seeded.items()})
-        elif kind.startswith("dev.") or kind == "backlog.task_blocked":
+        elif kind in DEV_EVENTS:
             owner = _dev_owner(view)
             if owner:
                 state.dev_last[owner] = view
@@ -228,11 +233,11 @@ def _dev(state: _State, agent_id: str) -> tuple[str, str]:
         return "idle", "waiting for a task"
     p = view.payload
     task = f"task {p.get('task_id', '?')}"
-    if view.type == "agent.status":
+    if view.type == EventType.AGENT_STATUS:
         return _conversational(state, agent_id)
-    if view.type == "dev.task_done":
+    if view.type == EventType.DEV_TASK_DONE:
         return "idle", f"finished {task}"
-    if view.type == "backlog.task_blocked":
+    if view.type == EventType.BACKLOG_TASK_BLOCKED:
         return "blocked", f"blocked on {task}: {_text(p.get('reason')) or 'no reason given'}"
     title = _text(p.get("title"))
     return "working", f"working on {task}" + (f": {title}" if title else "")

@@ -26,7 +26,7 @@ from backend.agents.providers.base import (
     UserMessage,
 )
 from backend.agents.team import AgentDef, agent
-from backend.events import EventLog
+from backend.events import EventLog, EventType
 from backend.exceptions import CadenciaError
 
 ToolImpl = Callable[["TurnContext", dict[str, Any]], "dict[str, Any] | Awaitable[dict[str, Any]]"]
@@ -117,7 +117,7 @@ class AgentRuntime:
     def _turn_events(self, session_id: str | None, agent_id: str) -> list[Any]:
         if session_id is None:
             return []
-        return self.events.of_agent(session_id, agent_id, "agent.turn")
+        return self.events.of_agent(session_id, agent_id, EventType.AGENT_TURN)
 
     async def run_turn(self, ctx: TurnContext, text: str) -> TurnResult:
         """One turn: the user's ``text`` in, the agent's answer out. Turns of one agent in
@@ -157,7 +157,7 @@ class AgentRuntime:
                     )
             await asyncio.to_thread(
                 self.events.append,
-                "agent.turn",
+                EventType.AGENT_TURN,
                 {
                     "turn": calls_before + steps,
                     "text": answer,
@@ -196,7 +196,7 @@ class AgentRuntime:
     async def _status(self, ctx: TurnContext, status: str, detail: str) -> None:
         await asyncio.to_thread(
             self.events.append,
-            "agent.status",
+            EventType.AGENT_STATUS,
             {"status": status, "detail": detail},
             project_id=ctx.project_id,
             session_id=ctx.session_id,

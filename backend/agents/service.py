@@ -14,6 +14,7 @@ from backend.agents.runtime import AgentRuntime, ToolImpl, TurnContext, TurnResu
 from backend.agents.store import Handoff, TeamStore
 from backend.agents.team import ARQUITETO, INFRA, QA, SECOPS, agent
 from backend.agents.team_tools import session_tools
+from backend.events import EventType
 from backend.exceptions import ConflictError
 from backend.settings import Settings
 
@@ -99,7 +100,7 @@ class TeamService:
         project = await asyncio.to_thread(self.store.project, project_id)
         await asyncio.to_thread(
             self.events.append,
-            "architecture.readiness_confirmed",
+            EventType.ARCHITECTURE_READINESS_CONFIRMED,
             {"summary": note or f"{len(project.modules())} modules ready for infra"},
             project_id=project_id,
             session_id=session_id,

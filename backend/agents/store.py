@@ -12,7 +12,7 @@ from typing import Any
 
 from backend.agents.policy import infra_handoff_autonomy
 from backend.agents.team import ARQUITETO, INFRA
-from backend.events import Event, EventLog, utcnow_iso
+from backend.events import Event, EventLog, EventType, utcnow_iso
 from backend.exceptions import ConflictError, NotFoundError, ValidationError
 from backend.store.db import Row, dumps, loads
 
@@ -109,7 +109,7 @@ class TeamStore:
                 },
             )
             event = self.events.append_in(
-                tx, "project.created", {"name": name.strip()}, project_id=ident
+                tx, EventType.PROJECT_CREATED, {"name": name.strip()}, project_id=ident
             )
         self._commit([event])
         return self.project(ident)
@@ -148,7 +148,7 @@ class TeamStore:
                 raise ConflictError(f"execution of project {project_id} is already active")
             event = self.events.append_in(
                 tx,
-                "execution.activated",
+                EventType.EXECUTION_ACTIVATED,
                 {"modules": [m["name"] for m in project.modules()]},
                 project_id=project_id,
             )
@@ -165,7 +165,11 @@ class TeamStore:
                 {"id": ident, "project_id": project_id, "title": title, "now": utcnow_iso()},
             )
             event = self.events.append_in(
-                tx, "session.created", {"title": title}, project_id=project_id, session_id=ident
+                tx,
+                EventType.SESSION_CREATED,
+                {"title": title},
+                project_id=project_id,
+                session_id=ident,
             )
         self._commit([event])
         return self.session(ident)
@@ -212,7 +216,7 @@ class TeamStore:
                 )
             event = self.events.append_in(
                 tx,
-                "handoff.offered",
+                EventType.HANDOFF_OFFERED,
                 {"handoff_id": ident, "from_agent": from_agent, "to_agent": to_agent, "note": note},
                 project_id=project_id,
                 session_id=session_id,
@@ -265,7 +269,7 @@ class TeamStore:
                 )
             event = self.events.append_in(
                 tx,
-                "handoff.accepted",
+                EventType.HANDOFF_ACCEPTED,
                 {
                     "handoff_id": handoff_id,
                     "from_agent": handoff.from_agent,
@@ -317,7 +321,7 @@ class TeamStore:
             )
             event = self.events.append_in(
                 tx,
-                "approval.requested",
+                EventType.APPROVAL_REQUESTED,
                 {"approval_id": ident, "action": action, "stage": stage, "rule": rule},
                 project_id=project_id,
                 session_id=session_id,

@@ -13,6 +13,7 @@ from backend.agents.policy import decide
 from backend.agents.runtime import ToolImpl, TurnContext
 from backend.agents.store import TeamStore
 from backend.agents.team import ARQUITETO, CRIATIVO, PO
+from backend.events import EventType
 from backend.exceptions import ValidationError
 from backend.infra.modules import parse_module_map
 
@@ -27,7 +28,7 @@ def session_tools(store: TeamStore) -> dict[str, dict[str, ToolImpl]]:
     """``{agent: {tool: impl}}`` for criativo, po and arquiteto."""
     events = store.events
 
-    async def emit(ctx: TurnContext, type: str, payload: dict[str, Any]) -> None:
+    async def emit(ctx: TurnContext, type: EventType, payload: dict[str, Any]) -> None:
         await asyncio.to_thread(
             events.append,
             type,
@@ -38,20 +39,22 @@ def session_tools(store: TeamStore) -> dict[str, dict[str, ToolImpl]]:
         )
 
     async def confirm_readiness(ctx: TurnContext, args: dict[str, Any]) -> dict[str, Any]:
-        await emit(ctx, "idea.readiness_confirmed", {"summary": args.get("summary", "")})
+        await emit(ctx, EventType.IDEA_READINESS_CONFIRMED, {"summary": args.get("summary", "")})
         return {"ok": True}
 
     async def create_story(ctx: TurnContext, args: dict[str, Any]) -> dict[str, Any]:
         await emit(
             ctx,
-            "backlog.story_created",
+            EventType.BACKLOG_STORY_CREATED,
             {"title": args.get("title"), "description": args.get("description")},
         )
         return {"ok": True}
 
     async def create_task(ctx: TurnContext, args: dict[str, Any]) -> dict[str, Any]:
         await emit(
-            ctx, "backlog.task_created", {"module": args.get("module"), "title": args.get("title")}
+            ctx,
+            EventType.BACKLOG_TASK_CREATED,
+            {"module": args.get("module"), "title": args.get("title")},
         )
         return {"ok": True}
 
@@ -66,7 +69,7 @@ def session_tools(store: TeamStore) -> dict[str, dict[str, ToolImpl]]:
         await asyncio.to_thread(store.set_module_map, project_id, data)
         await emit(
             ctx,
-            "architecture.module_map_written",
+            EventType.ARCHITECTURE_MODULE_MAP_WRITTEN,
             {"modules": [m["name"] for m in data["modules"]]},
         )
         return {"ok": True, "modules": len(data["modules"])}
@@ -75,7 +78,7 @@ def session_tools(store: TeamStore) -> dict[str, dict[str, ToolImpl]]:
         project_id = _require_project(ctx)
         autonomy = await asyncio.to_thread(store.autonomy, project_id)
         decision = decide(ctx.agent_id, "open_adr_pr", autonomy=autonomy)
-        await emit(ctx, "action.decided", {"action": "open_adr_pr", **decision.to_dict()})
+        await emit(ctx, EventType.ACTION_DECIDED, {"action": "open_adr_pr", **decision.to_dict()})
         if decision.outcome == "deny":
             return {"status": "denied", "rule": decision.rule}
         approval = (

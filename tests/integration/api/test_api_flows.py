@@ -9,6 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 import httpx
 
 from backend.erp.seed import upsert_pedidos
+from backend.events import EventType
 from tests.integration.api.conftest import Live
 
 MESSAGES = [
@@ -185,7 +186,7 @@ def _sse(live: Live, headers: dict[str, str], n: int) -> list[dict]:
 
 def test_sse_resumes_after_last_event_id_without_gap_or_duplicate(live: Live) -> None:
     for i in range(10):
-        live.backend.events.append("test.sse", {"i": i})
+        live.backend.events.append(EventType.BENCH_TICK, {"i": i, "t": 0.0})
     all_ids = [e["id"] for e in live.http.get("/api/events", params={"limit": 1000}).json()]
     resume_at = all_ids[-6]
     got = _sse(live, {"Last-Event-ID": str(resume_at)}, 5)

@@ -8,8 +8,14 @@ import multiprocessing
 import threading
 
 from backend.broadcast import Broadcaster, Resync
-from backend.events import EventLog
+from backend.events import EventLog, EventType
 from backend.store.db import Database, open_database
+
+TICK = EventType.BENCH_TICK  # a synthetic event: {"i": n, "t": wall clock}
+
+
+def _tick(i: int) -> dict[str, int | float]:
+    return {"i": i, "t": 0.0}
 
 
 async def _take(it, n: int, timeout: float = 10.0) -> list:
@@ -36,7 +42,7 @@ async def test_live_events_arrive_in_order_from_many_threads(any_db: Database) -
 
         def writer(k: int) -> None:
             for i in range(50):
-                log.append("test.tick", {"writer": k, "i": i})
+                log.append(TICK, _tick(1000 * k + i))
 
         threads = [threading.Thread(target=writer, args=(k,)) for k in range(4)]
         for t in threads:
@@ -54,7 +60,7 @@ async def test_live_events_arrive_in_order_from_many_threads(any_db: Database) -
 async def test_resume_after_id_has_no_gap_and_no_duplicate(any_db: Database) -> None:
     log = EventLog(any_db)
     for i in range(30):
-        log.append("test.old", {"i": i})
+        log.append(TICK, _tick(i))
     hub = Broadcaster(log)
     await hub.start()
     try:
@@ -62,7 +68,7 @@ async def test_resume_after_id_has_no_gap_and_no_duplicate(any_db: Database) -> 
         sub = hub.subscribe(after_id=resume_from)
         task = asyncio.create_task(_take(sub, 40))
         for i in range(20):  # appended while the subscriber replays the backlog
-            await asyncio.to_thread(log.append, "test.new", {"i": i})
+            await asyncio.to_thread(log.append, TICK, _tick(100 + i))
         got = await task
         assert [e.id for e in got] == list(range(resume_from + 1, resume_from + 41))
     finally:
@@ -81,7 +87,7 @@ async def test_slow_subscriber_is_told_to_resync_and_fast_one_is_not(sqlite_db: 
         fast_all = asyncio.create_task(_take(fast, 50))
         await asyncio.sleep(0.05)
         for i in range(50):
-            await asyncio.to_thread(log.append, "test.burst", {"i": i})
+            await asyncio.to_thread(log.append, TICK, _tick(i))
         fast_events = await fast_all
         assert all(not isinstance(e, Resync) for e in fast_events)
         await slow_first  # the slow one took one event, then stopped reading
@@ -97,7 +103,7 @@ def _append_from_other_process(url: str, n: int) -> None:
     db = open_database(url)
     log = EventLog(db)
     for i in range(n):
-        log.append("other.process", {"i": i})
+        log.append(TICK, _tick(i))
     db.close()
 
 
@@ -115,6 +121,6 @@ async def test_two_processes_on_one_postgres_see_each_others_events(pg_db: Datab
         got = await task
         proc.join(10)
         assert [e.payload["i"] for e in got] == list(range(25))
-        assert {e.type for e in got} == {"other.process"}
+        assert {e.type for e in got} == {"bench.tick"}
     finally:
         await hub.stop()

@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from backend.agents.activity import EVENT_TYPES, TENTATIVA, ActivityLine, as_event, render
+from backend.agents.activity import TENTATIVA, ActivityLine, as_event, render
+from backend.events import EventType
 
 
 def ev(type_: str, payload: Any = None, agent: str | None = None, **kw: Any) -> dict[str, Any]:
@@ -253,6 +254,42 @@ CASES: list[tuple[dict[str, Any], str]] = [
         ev("conversa.mensagem", {"conversaId": "c2", "autor": "cliente", "texto": "Já caiu?"}),
         "cliente in c2: Já caiu?",
     ),
+    (
+        ev("idea.readiness_confirmed", {"summary": "a queue of dog walkers"}, "criativo"),
+        "criativo confirmed the idea is ready: a queue of dog walkers",
+    ),
+    (
+        ev("backlog.story_created", {"title": "walker signs up", "description": "..."}, "po"),
+        "po wrote a story: walker signs up",
+    ),
+    (
+        ev("backlog.task_created", {"module": "api", "title": "health endpoint"}, "po"),
+        "po created a task for api: health endpoint",
+    ),
+    (
+        ev("architecture.module_map_written", {"modules": ["api", "web"]}, "arquiteto"),
+        "arquiteto wrote the module map: 2 modules (api, web)",
+    ),
+    (
+        ev(
+            "tools.provisioning",
+            {"tool": "semgrep", "detail": "one-time install for the SecOps gate"},
+        ),
+        "installing semgrep — one-time install for the SecOps gate",
+    ),
+    (
+        ev("tools.ready", {"tool": "semgrep", "path": "/data/tools/bin/semgrep"}),
+        "semgrep is installed at /data/tools/bin/semgrep",
+    ),
+    (
+        ev("tools.failed", {"tool": "semgrep", "error": "pip: no network"}),
+        "could not install semgrep: pip: no network",
+    ),
+    (
+        ev("backend.task_failed", {"task": "reconcile", "error": "LedgerError('down')"}),
+        "background task reconcile failed: LedgerError('down')",
+    ),
+    (ev("bench.tick", {"i": 41, "t": 1.5}), "bench tick 41"),
 ]
 
 
@@ -265,7 +302,7 @@ def test_texts(event: dict[str, Any], text: str) -> None:
 
 
 def test_every_event_type_has_a_tested_text() -> None:
-    assert {event["type"] for event, _ in CASES} == set(EVENT_TYPES)
+    assert {event["type"] for event, _ in CASES} == set(EventType)
 
 
 def test_renders_the_store_event_dataclass_too() -> None:
@@ -289,7 +326,7 @@ def test_renders_the_store_event_dataclass_too() -> None:
 
 
 @pytest.mark.parametrize("payload", [None, [1, 2], "text", 42, {}, {"unexpected": object()}])
-@pytest.mark.parametrize("type_", [*EVENT_TYPES, "something.new"])
+@pytest.mark.parametrize("type_", [*EventType, "something.new"])
 def test_never_crashes_on_odd_payloads(type_: str, payload: Any) -> None:
     line = render(ev(type_, payload))
     assert line.kind == type_

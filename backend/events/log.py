@@ -5,6 +5,11 @@ transaction-scoped advisory lock), so a reader that resumes after id N never mis
 event. ``append`` commits and then tells in-process listeners (the live broadcast hooks
 in there); on PostgreSQL the same transaction also sends ``NOTIFY cadencia_events`` so
 other backend processes see the event.
+
+Every append checks its type against :class:`~backend.events.catalog.EventType` and its
+payload against that type's model: both are rejected with a ``ValidationError`` before
+anything is written. The payload check costs a few microseconds (pydantic-core), less than
+the ``json.dumps`` the append does anyway, so it stays on in production too.
 """
 
 from __future__ import annotations
@@ -14,9 +19,8 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from backend.events.catalog import EventType, check_payload, event_type
 from backend.store.db import Database, Row, Tx, dumps, loads
-
-TENTATIVA = "TENTATIVA_DE_FERRAMENTA_REGISTRADA"
 
 
 def utcnow_iso() -> str:
@@ -29,7 +33,7 @@ class Event:
     """One entry of the log."""
 
     id: int
-    type: str
+    type: str  # an EventType value; the log may hold names older code wrote
     ts: str
     project_id: str | None = None
     session_id: str | None = None
@@ -76,7 +80,7 @@ class EventLog:
 
     def append(
         self,
-        type: str,
+        type: EventType,
         payload: dict[str, Any] | None = None,
         *,
         project_id: str | None = None,
@@ -94,28 +98,36 @@ class EventLog:
     def append_in(
         self,
         tx: Tx,
-        type: str,
+        type: EventType,
         payload: dict[str, Any] | None = None,
         *,
         project_id: str | None = None,
         session_id: str | None = None,
         agent: str | None = None,
     ) -> Event:
-        """Append inside the caller's transaction; the caller must :meth:`publish` after commit."""
+        """Append inside the caller's transaction; the caller must :meth:`publish` after commit.
+
+        Raises:
+            ValidationError: ``type`` is not an :class:`EventType`, or the payload does not
+                fit its model.
+        """
+        kind = event_type(type)
+        body = payload or {}
+        check_payload(kind, body)
         ts = utcnow_iso()
         row = tx.one(
             "event_append",
             {
-                "type": type,
+                "type": kind.value,
                 "ts": ts,
                 "project_id": project_id,
                 "session_id": session_id,
                 "agent": agent,
-                "payload": dumps(payload or {}),
+                "payload": dumps(body),
             },
         )
         assert row is not None
-        return Event(int(row["id"]), type, ts, project_id, session_id, agent, dict(payload or {}))
+        return Event(int(row["id"]), kind.value, ts, project_id, session_id, agent, dict(body))
 
     def publish(self, events: Iterable[Event]) -> None:
         """Tell listeners about committed events (a failing listener never breaks the caller)."""
@@ -140,7 +152,7 @@ class EventLog:
             rows = tx.all("events_between", {"after": after_id, "until": until_id})
         return [Event.from_row(r) for r in rows]
 
-    def of_agent(self, session_id: str, agent: str, type: str) -> list[Event]:
+    def of_agent(self, session_id: str, agent: str, type: EventType) -> list[Event]:
         """One agent's events of one type in one session, oldest first (uses an index)."""
         with self.db.transaction(write=False) as tx:
             rows = tx.all(
@@ -148,7 +160,7 @@ class EventLog:
             )
         return [Event.from_row(r) for r in rows]
 
-    def of_session(self, session_id: str, type: str) -> list[Event]:
+    def of_session(self, session_id: str, type: EventType) -> list[Event]:
         """Events of one type in one session (or conversation), oldest first."""
         with self.db.transaction(write=False) as tx:
             rows = tx.all("events_of_session_type", {"session_id": session_id, "type": type})

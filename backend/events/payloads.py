@@ -1,0 +1,269 @@
+"""One pydantic model per event type: the payload keys each emitter writes, and their types.
+
+The models describe what the emitters send today; ``extra="forbid"`` makes a new key a
+deliberate change here rather than a silent drift. The stored payload is the emitter's
+dict as given (not a re-dump of the model), so optional keys that an emitter omits stay
+omitted in the log.
+
+The closed value sets below (``Resultado``, ``Outcome``...) mirror the domain's own
+``Literal`` types; ``tests/unit/agents/test_event_catalog.py`` fails when they drift. They
+are spelled out here because the event log sits below the domain packages (which import
+it) and must not import them back.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, JsonValue
+
+from backend.gates.findings import ScanStatus
+from backend.gates.state import GateStatus
+
+TENTATIVA_NAME = "TENTATIVA_DE_FERRAMENTA_REGISTRADA"
+
+AgentStatus = Literal["working", "idle", "blocked", "offline"]  # backend.agents.roster.Status
+Outcome = Literal["allow", "ask", "deny"]  # backend.agents.policy.Outcome
+Stage = Literal["iam", "agent_autonomy", "permissions", "default"]  # policy.Stage
+Resultado = Literal[  # backend.guard.orchestrator.Resultado
+    "executado",
+    "bloqueado_por_idempotencia",
+    "bloqueado_por_teto",
+    "argumentos_invalidos",
+    "falhou",
+    "resultado_incerto",
+]
+Motivo = Literal["teto_de_voltas", "conflito_de_valor", "resultado_incerto"]  # guard Motivo
+Autor = Literal["cliente", "agente", "operador"]  # backend.guard.conversations.Role
+
+
+class Payload(BaseModel):
+    """Base of every payload model: unknown keys are an error, values are not coerced
+    beyond pydantic's lax defaults."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+# -- projects, sessions, agents -------------------------------------------------------------
+
+
+class ProjectCreated(Payload):
+    name: str
+
+
+class SessionCreated(Payload):
+    title: str
+
+
+class AgentStatusChanged(Payload):
+    status: AgentStatus
+    detail: str = ""
+
+
+class AgentTurn(Payload):
+    turn: int
+    text: str | None
+    tool_calls: list[str]  # tool names, in call order
+    stop_reason: Literal["end_turn", "max_steps"]
+    messages: list[dict[str, Any]]  # the turn's new messages, replayed as the agent's history
+    model_calls: int
+
+
+class ActionDecided(Payload):
+    """``{"action": ..., **Decision.to_dict()}``: the decision's keys are closed."""
+
+    action: str
+    outcome: Outcome
+    stage: Stage
+    rule: str
+
+
+class HandoffOffered(Payload):
+    handoff_id: str
+    from_agent: str
+    to_agent: str
+    note: str | None = None
+
+
+class HandoffAccepted(Payload):
+    handoff_id: str
+    from_agent: str
+    to_agent: str
+    operator: str
+    autonomy_seeded: dict[str, str]  # {action: autonomy value} for the receiving agent
+
+
+class Summary(Payload):
+    summary: str
+
+
+class Modules(Payload):
+    modules: list[str]  # module names
+
+
+class StoryCreated(Payload):
+    title: str | None
+    description: str | None
+
+
+class TaskCreated(Payload):
+    module: str | None
+    title: str | None
+
+
+class TaskBlocked(Payload):
+    task_id: str
+    reason: str | None
+
+
+class DevTask(Payload):
+    task_id: str
+    title: str
+    module: str
+
+
+# -- PRs and gates ---------------------------------------------------------------------------
+
+
+class InfraPrOpened(Payload):
+    pr_action_id: str
+    branch: str
+    paths: list[str]
+    pr_url: str
+    gate_status: GateStatus
+
+
+class InfraPrFailed(Payload):
+    pr_action_id: str
+    error: str
+
+
+class InfraPrCorrected(Payload):
+    pr_action_id: str
+    paths: list[str]  # the files this correction changed
+    correction: int
+
+
+class InfraGateChanged(Payload):
+    pr_action_id: str
+    from_status: GateStatus | None
+    gate_status: GateStatus
+    reason: str
+
+
+class InfraArtifactBlocked(Payload):
+    pr_action_id: str
+    reason: str | None
+
+
+class InfraPrMerged(Payload):
+    pr_action_id: str
+    operator: str
+
+
+class GateVerdict(Payload):
+    """One gate's verdict; ``pr_action_id`` set = infra PR, else a dev PR (``task_id``)."""
+
+    verdict: ScanStatus  # pass | fail | skipped (a missing scanner is never a pass)
+    pr_action_id: str | None = None
+    task_id: str | None = None
+    findings: list[dict[str, Any]]  # Finding dicts plus the gate that found them
+    gate_status: GateStatus
+
+
+class PrGateChanged(Payload):
+    task_id: str
+    from_status: GateStatus | None
+    gate_status: GateStatus
+    reason: str
+
+
+class ApprovalRequested(Payload):
+    approval_id: str
+    action: str
+    stage: Stage
+    rule: str
+
+
+class ApprovalDecided(Payload):
+    approval_id: str
+    outcome: Literal["approved", "rejected"]
+    operator: str
+    reason: str | None = None
+
+
+# -- customer service (Lab 87) ---------------------------------------------------------------
+
+
+class Tentativa(Payload):
+    """The seed's attempt record, plus the keys our guard adds when they apply."""
+
+    evento: Literal["TENTATIVA_DE_FERRAMENTA_REGISTRADA"]
+    timestamp: str
+    conversaId: str
+    # What the caller sent: with argumentos_invalidos it may be any JSON value.
+    pedidoId: JsonValue = None
+    ferramenta: str
+    tentativaNumero: int  # 0 when the arguments were invalid (not counted)
+    resultado: Resultado
+    chaveIdempotencia: str | None
+    clienteId: str | None = None  # atualizar-cadastro only
+    detalhe: str | None = None
+    operador: str | None = None  # set when an operator acted on a takeover
+    interrupcaoId: int | None = None
+
+
+class InterrupcaoAberta(Payload):
+    interrupcao_id: int
+    conversaId: str
+    ferramenta: str
+    pedidoId: str | None = None  # one of pedidoId / clienteId, by the tool's entity
+    clienteId: str | None = None
+    motivo: Motivo
+    attempts: int
+
+
+class InterrupcaoAssumida(Payload):
+    interrupcao_id: int
+    operator: str
+
+
+class InterrupcaoResolvida(Payload):
+    interrupcao_id: int
+    operator: str
+    action: str  # execute | deny | hand_back
+    reply: str
+
+
+class ConversaMensagem(Payload):
+    conversaId: str
+    autor: Autor
+    texto: str
+
+
+# -- the backend itself ----------------------------------------------------------------------
+
+
+class ToolProvisioning(Payload):
+    tool: str
+    detail: str
+
+
+class ToolReady(Payload):
+    tool: str
+    path: str
+
+
+class ToolFailed(Payload):
+    tool: str
+    error: str
+
+
+class TaskFailed(Payload):
+    task: str  # the background task's name
+    error: str
+
+
+class BenchTick(Payload):
+    i: int
+    t: float  # the producer's wall clock, for the latency measurement
