@@ -15,7 +15,7 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from backend.infra.modules import Kind, Language, Module, ModuleMap
+from backend.module_map import Kind, Language, Module, ModuleMap
 
 SKIP_DIRS = frozenset(
     {
