@@ -35,7 +35,7 @@ from backend.infra.gate_jobs import (
     gate_findings,
 )
 from backend.infra.git import DEFAULT_BRANCH, GitProvider
-from backend.infra.kinds import Emit, KindRules, rules_for
+from backend.infra.kinds import Emit, KindRules, emit, rules_for
 from backend.infra.proposals import SETTLED, GateName, Proposal, ProposalResult, VerdictValue
 from backend.infra.prs import Finding, PullRequest, PullRequests
 from backend.settings import Settings, load_settings
@@ -250,7 +250,7 @@ class PrFlow:
                 "findings": stored,
                 "gate_status": move.state.status,
             }
-            emits = [Emit(f"artifact.{gate}_verdict", payload, gate)]
+            emits = [emit(f"artifact.{gate}_verdict", payload, gate)]
             emits += self.change_emits(rules, pr, move, reason or f"{gate} {verdict}", gate)
             events = self.append(tx, pr, emits)
         self.events.publish(events)

@@ -35,6 +35,11 @@ class Emit:
     agent: str | None
 
 
+def emit(type: str, payload: dict[str, Any], agent: str | None) -> Emit:
+    """One event for the flow to append (a named emitter, so event-name checks see it)."""
+    return Emit(type, payload, agent)
+
+
 class KindRules(ABC):
     """The per-kind answers; the base holds what kinds share."""
 
@@ -108,7 +113,7 @@ class KindRules(ABC):
 
     def changed(self, pr: PullRequest, move: Transition, reason: str, agent: str | None) -> Emit:
         """The ``<kind>.gate_changed`` event of a status move."""
-        return Emit(
+        return emit(
             self.changed_type,
             {
                 **self.ref(pr),
@@ -165,27 +170,27 @@ class InfraRules(KindRules):
             "pr_url": pr.pr_url,
             "gate_status": pr.gate_status,
         }
-        return [Emit("infra.pr_opened", payload, pr.author)]
+        return [emit("infra.pr_opened", payload, pr.author)]
 
     def corrected(self, pr: PullRequest, paths: list[str], number: int) -> list[Emit]:
         payload = {"pr_action_id": pr.id, "paths": paths, "correction": number}
-        return [Emit("infra.pr_corrected", payload, pr.author)]
+        return [emit("infra.pr_corrected", payload, pr.author)]
 
     def reached(self, pr: PullRequest, move: Transition) -> list[Emit]:
         if move.state.status != "blocked":
             return []
         payload = {"pr_action_id": pr.id, "reason": move.state.blocked_reason}
-        return [Emit("infra.artifact_blocked", payload, None)]
+        return [emit("infra.artifact_blocked", payload, None)]
 
     def merged(self, pr: PullRequest, operator: str) -> list[Emit]:
-        return [Emit("infra.pr_merged", {"pr_action_id": pr.id, "operator": operator}, None)]
+        return [emit("infra.pr_merged", {"pr_action_id": pr.id, "operator": operator}, None)]
 
     def proposal_failed(self, pr_id: str, error: str, author: str) -> Emit | None:
-        return Emit("infra.pr_failed", {"pr_action_id": pr_id, "error": error}, author)
+        return emit("infra.pr_failed", {"pr_action_id": pr_id, "error": error}, author)
 
     def job_failed(self, pr: PullRequest | None, pr_id: str, error: str) -> Emit | None:
         payload = {"pr_action_id": pr_id, "error": f"gate run failed: {error}"}
-        return Emit("infra.pr_failed", payload, "qa")
+        return emit("infra.pr_failed", payload, "qa")
 
 
 class DevRules(KindRules):
@@ -231,24 +236,24 @@ class DevRules(KindRules):
             "gate_status": pr.gate_status,
             "reason": "PR opened",
         }
-        return [Emit(self.changed_type, payload, pr.author)]
+        return [emit(self.changed_type, payload, pr.author)]
 
     def reached(self, pr: PullRequest, move: Transition) -> list[Emit]:
         task = {"task_id": pr.task_id}
         if move.state.status == "awaiting_human":
             # The dev's part is done; the operator merges.
             done = {**task, "title": pr.title, "module": pr.author.removeprefix(DEV_PREFIX)}
-            return [Emit("dev.task_done", done, pr.author)]
+            return [emit("dev.task_done", done, pr.author)]
         if move.state.status == "blocked":
             blocked = {**task, "reason": move.state.blocked_reason}
-            return [Emit("backlog.task_blocked", blocked, pr.author)]
+            return [emit("backlog.task_blocked", blocked, pr.author)]
         return []
 
     def job_failed(self, pr: PullRequest | None, pr_id: str, error: str) -> Emit | None:
         if pr is None:
             return None
         payload = {"task_id": pr.task_id, "reason": f"gate run failed: {error}"}
-        return Emit("backlog.task_blocked", payload, pr.author)
+        return emit("backlog.task_blocked", payload, pr.author)
 
 
 RULES: dict[PrKind, KindRules] = {"infra": InfraRules(), "dev": DevRules()}

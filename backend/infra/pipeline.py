@@ -20,13 +20,10 @@ from typing import Any
 from backend.agents.store import new_id
 from backend.exceptions import CadenciaError, ConflictError, ValidationError
 from backend.infra.actions import PrPipeline
-from backend.infra.gate_jobs import GateJob, files_payload, gate_findings
+from backend.infra.gate_jobs import files_payload
 from backend.infra.kinds import INFRA_AGENT, INFRA_BRANCH
 from backend.infra.proposals import Proposal, ProposalResult
 from backend.infra.prs import PullRequest
-
-# The infra PR was called an "artifact" before every kind shared one record.
-InfraArtifact = PullRequest
 
 
 class InfraPipeline(PrPipeline):
@@ -94,13 +91,4 @@ class InfraPipeline(PrPipeline):
         return self.open_prs(project_id, "infra")
 
 
-__all__ = [
-    "INFRA_AGENT",
-    "INFRA_BRANCH",
-    "GateJob",
-    "InfraArtifact",
-    "InfraPipeline",
-    "ProposalResult",
-    "files_payload",
-    "gate_findings",
-]
+__all__ = ["INFRA_AGENT", "INFRA_BRANCH", "InfraPipeline", "ProposalResult"]
