@@ -140,14 +140,14 @@ class PrFlow:
 
     def report_failure(self, proposal: Proposal, pr_id: str, exc: CadenciaError) -> None:
         """Record a proposal that failed, as its kind reports it (if it does)."""
-        emit = rules_for(proposal.kind).proposal_failed(pr_id, exc.message, proposal.author)
-        if emit is not None:
+        failure = rules_for(proposal.kind).proposal_failed(pr_id, exc.message, proposal.author)
+        if failure is not None:
             self.events.append(
-                emit.type,
-                emit.payload,
+                failure.type,
+                failure.payload,
                 project_id=proposal.project_id,
                 session_id=proposal.session_id,
-                agent=emit.agent,
+                agent=failure.agent,
             )
 
     def _open(self, rules: KindRules, pr_id: str, proposal: Proposal) -> PullRequest:
@@ -302,14 +302,14 @@ class PrFlow:
         except CadenciaError:
             pr = None
         # A PR that cannot be read is an infra PR's failure as far as anyone can tell.
-        emit = rules_for(pr.kind if pr else "infra").job_failed(pr, pr_id, message)
-        if emit is not None:
+        failure = rules_for(pr.kind if pr else "infra").job_failed(pr, pr_id, message)
+        if failure is not None:
             self.events.append(
-                emit.type,
-                emit.payload,
+                failure.type,
+                failure.payload,
                 project_id=pr.project_id if pr else None,
                 session_id=pr.session_id if pr else None,
-                agent=emit.agent,
+                agent=failure.agent,
             )
 
     # -- the correction loop ---------------------------------------------------------------
