@@ -165,9 +165,11 @@ class DevTasks:
         self,
         task_id: str,
         files: Sequence[Mapping[str, Any]] | Mapping[str, str],
-        agent: str | None = None,
     ) -> DevTask:
         """Open the task's PR on ``feature/task-<id>``, or commit a correction on it.
+
+        The author is always the task's ``dev-<module>`` agent: the PR's events name the
+        module through it.
 
         Raises:
             ConflictError: ``decide()`` denied (or asked: an approval is created first),
@@ -175,22 +177,14 @@ class DevTasks:
             ValidationError, PathError: bad files; nothing is written.
         """
         task = self.get(task_id)
-        author = agent or task.agent
         payload = files_payload(files)
-        if task.gate_status is None:
-            self.store.events.append(
-                "dev.task_started",
-                {"task_id": task.id, "title": task.title, "module": task.module},
-                project_id=task.project_id,
-                agent=author,
-            )
         result = self.pipeline.propose(
             Proposal(
                 kind="dev",
                 project_id=task.project_id,
                 title=task.title,
                 files=payload,
-                author=author,
+                author=task.agent,
                 task_id=task.id,
             )
         )

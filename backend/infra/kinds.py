@@ -230,19 +230,23 @@ class DevRules(KindRules):
         return f"Merge task {pr.task_id}: {pr.title}\n\nApproved by {operator}"
 
     def opened(self, pr: PullRequest) -> list[Emit]:
-        payload = {
+        task = {"task_id": pr.task_id, "title": pr.title, "module": _module(pr)}
+        opened = {
             "task_id": pr.task_id,
             "from_status": None,
             "gate_status": pr.gate_status,
             "reason": "PR opened",
         }
-        return [emit(self.changed_type, payload, pr.author)]
+        return [
+            emit("dev.task_started", task, pr.author),
+            emit(self.changed_type, opened, pr.author),
+        ]
 
     def reached(self, pr: PullRequest, move: Transition) -> list[Emit]:
         task = {"task_id": pr.task_id}
         if move.state.status == "awaiting_human":
             # The dev's part is done; the operator merges.
-            done = {**task, "title": pr.title, "module": pr.author.removeprefix(DEV_PREFIX)}
+            done = {**task, "title": pr.title, "module": _module(pr)}
             return [emit("dev.task_done", done, pr.author)]
         if move.state.status == "blocked":
             blocked = {**task, "reason": move.state.blocked_reason}
@@ -254,6 +258,11 @@ class DevRules(KindRules):
             return None
         payload = {"task_id": pr.task_id, "reason": f"gate run failed: {error}"}
         return emit("backlog.task_blocked", payload, pr.author)
+
+
+def _module(pr: PullRequest) -> str:
+    # The author of a dev PR is its module's agent, ``dev-<module>``.
+    return pr.author.removeprefix(DEV_PREFIX)
 
 
 RULES: dict[PrKind, KindRules] = {"infra": InfraRules(), "dev": DevRules()}
