@@ -76,7 +76,9 @@ class Backend:
             infra_tools=self.infra_tools.registry(),
             infra_planner=self.infra_tools,
         )
-        self.dev_tasks = DevTasks(self.store, settings)
+        # One PR pipeline for every kind: dev task PRs share the infra PRs' gates, jobs
+        # and operator actions.
+        self.dev_tasks = DevTasks(self.store, settings, pipeline=self.pipeline)
         self.customer = CustomerService(
             events=self.events, orchestrator=guard.orchestrator, conversations=guard.conversations
         )
@@ -126,9 +128,9 @@ class Backend:
             await asyncio.to_thread(
                 self.events.append, EventType.TOOLS_READY, {"tool": "semgrep", "path": path}
             )
-            for art in await asyncio.to_thread(self.pipeline.in_review):
-                if art.gate_status in ("awaiting_qa", "awaiting_secops"):
-                    self.pipeline.start_gates(art.pr_action_id)
+            for pr in await asyncio.to_thread(self.pipeline.open_prs):
+                if pr.gate_status in ("awaiting_qa", "awaiting_secops"):
+                    self.pipeline.start_gates(pr.id)
         except Exception as exc:
             log.error("could not provision semgrep: %s", exc)
             await asyncio.to_thread(
@@ -160,7 +162,6 @@ class Backend:
         if self._tasks:
             await asyncio.gather(*self._tasks, return_exceptions=True)
         await asyncio.to_thread(self.pipeline.close_jobs)
-        await asyncio.to_thread(self.dev_tasks.jobs.close)
         await self.broadcaster.stop()
         await asyncio.to_thread(self.guard.close)
 

@@ -218,43 +218,53 @@ FROM approvals WHERE status = 'pending' ORDER BY created_at
 UPDATE approvals SET status = %(status)s, decided_by = %(operator)s, decided_at = %(now)s
 WHERE id = %(id)s AND status = 'pending'
 
--- ==== infra pipeline ====
--- Infra PR artifacts (ADR 0014 decision 4), dev task PRs and their shared gate history.
--- Every gate move is a conditional UPDATE on the expected (status, correction count):
--- two writers racing on one PR cannot both win.
+-- ==== pull requests ====
+-- Every PR (infra, dev, adr) and its gate history. Every gate move is a conditional UPDATE
+-- on the expected (status, correction count): two writers racing on one PR cannot both win.
 
--- name: infra_artifact_insert
-INSERT INTO infra_artifacts
-    (pr_action_id, project_id, session_id, title, branch, pr_id, pr_url, head, files, findings,
-     gate_status, gate_correction_count, blocked, blocked_reason, created_at, updated_at)
-VALUES (%(pr_action_id)s, %(project_id)s, %(session_id)s, %(title)s, %(branch)s, %(pr_id)s,
-        %(pr_url)s, %(head)s, %(files)s, %(findings)s, %(gate_status)s, 0, %(blocked)s, NULL,
-        %(now)s, %(now)s)
+-- name: pr_insert
+INSERT INTO pull_requests
+    (id, kind, project_id, session_id, task_id, author, title, branch, pr_id, pr_url, head,
+     files, findings, gate_status, gate_correction_count, blocked, blocked_reason, created_at,
+     updated_at)
+VALUES (%(id)s, %(kind)s, %(project_id)s, %(session_id)s, %(task_id)s, %(author)s, %(title)s,
+        %(branch)s, %(pr_id)s, %(pr_url)s, %(head)s, %(files)s, %(findings)s, %(gate_status)s,
+        0, %(blocked)s, NULL, %(now)s, %(now)s)
 
--- name: infra_artifact_get
-SELECT pr_action_id, project_id, session_id, title, branch, pr_id, pr_url, head, files, findings,
-       gate_status, gate_correction_count, blocked, blocked_reason, created_at, updated_at
-FROM infra_artifacts WHERE pr_action_id = %(pr_action_id)s
+-- name: pr_get
+SELECT id, kind, project_id, session_id, task_id, author, title, branch, pr_id, pr_url, head,
+       files, findings, gate_status, gate_correction_count, blocked, blocked_reason, created_at,
+       updated_at
+FROM pull_requests WHERE id = %(id)s
 
--- name: infra_artifact_by_session
-SELECT pr_action_id, project_id, session_id, title, branch, pr_id, pr_url, head, files, findings,
-       gate_status, gate_correction_count, blocked, blocked_reason, created_at, updated_at
-FROM infra_artifacts WHERE session_id = %(session_id)s
+-- name: pr_infra_of_session
+SELECT id, kind, project_id, session_id, task_id, author, title, branch, pr_id, pr_url, head,
+       files, findings, gate_status, gate_correction_count, blocked, blocked_reason, created_at,
+       updated_at
+FROM pull_requests WHERE kind = 'infra' AND session_id = %(session_id)s
 
--- name: infra_artifacts_in_review
-SELECT pr_action_id, project_id, session_id, title, branch, pr_id, pr_url, head, files, findings,
-       gate_status, gate_correction_count, blocked, blocked_reason, created_at, updated_at
-FROM infra_artifacts
+-- name: pr_of_task
+SELECT id, kind, project_id, session_id, task_id, author, title, branch, pr_id, pr_url, head,
+       files, findings, gate_status, gate_correction_count, blocked, blocked_reason, created_at,
+       updated_at
+FROM pull_requests WHERE task_id = %(task_id)s
+
+-- name: prs_in_review
+SELECT id, kind, project_id, session_id, task_id, author, title, branch, pr_id, pr_url, head,
+       files, findings, gate_status, gate_correction_count, blocked, blocked_reason, created_at,
+       updated_at
+FROM pull_requests
 WHERE gate_status NOT IN ('merged', 'closed')
   AND (CAST(%(project_id)s AS TEXT) IS NULL OR project_id = %(project_id)s)
-ORDER BY created_at, pr_action_id
+  AND (CAST(%(kind)s AS TEXT) IS NULL OR kind = %(kind)s)
+ORDER BY created_at, id
 
--- name: infra_artifact_transition
-UPDATE infra_artifacts
+-- name: pr_transition
+UPDATE pull_requests
 SET gate_status = %(to_status)s, gate_correction_count = %(to_count)s, blocked = %(blocked)s,
     blocked_reason = %(blocked_reason)s, findings = %(findings)s, head = %(head)s,
     files = %(files)s, updated_at = %(now)s
-WHERE pr_action_id = %(key)s AND gate_status = %(from_status)s
+WHERE id = %(key)s AND gate_status = %(from_status)s
   AND gate_correction_count = %(from_count)s
 
 -- name: gate_history_insert
@@ -266,35 +276,16 @@ SELECT id, subject, from_status, to_status, actor, note, ts
 FROM gate_history WHERE subject = %(subject)s ORDER BY id
 
 -- name: dev_task_insert
-INSERT INTO dev_tasks
-    (id, project_id, module, title, branch, pr_action_id, head, files, findings, gate_status,
-     gate_correction_count, blocked, blocked_reason, created_at, updated_at)
-VALUES (%(id)s, %(project_id)s, %(module)s, %(title)s, NULL, NULL, NULL, '[]', '[]', NULL, 0,
-        %(blocked)s, NULL, %(now)s, %(now)s)
+INSERT INTO dev_tasks (id, project_id, module, title, created_at, updated_at)
+VALUES (%(id)s, %(project_id)s, %(module)s, %(title)s, %(now)s, %(now)s)
 
 -- name: dev_task_get
-SELECT id, project_id, module, title, branch, pr_action_id, head, files, findings, gate_status,
-       gate_correction_count, blocked, blocked_reason, created_at, updated_at
+SELECT id, project_id, module, title, created_at, updated_at
 FROM dev_tasks WHERE id = %(id)s
 
 -- name: dev_tasks_of_project
-SELECT id, project_id, module, title, branch, pr_action_id, head, files, findings, gate_status,
-       gate_correction_count, blocked, blocked_reason, created_at, updated_at
+SELECT id, project_id, module, title, created_at, updated_at
 FROM dev_tasks WHERE project_id = %(project_id)s ORDER BY created_at, id
-
--- name: dev_task_open_pr
-UPDATE dev_tasks
-SET branch = %(branch)s, pr_action_id = %(pr_action_id)s, head = %(head)s, files = %(files)s,
-    gate_status = 'awaiting_qa', updated_at = %(now)s
-WHERE id = %(id)s AND gate_status IS NULL
-
--- name: dev_task_transition
-UPDATE dev_tasks
-SET gate_status = %(to_status)s, gate_correction_count = %(to_count)s, blocked = %(blocked)s,
-    blocked_reason = %(blocked_reason)s, findings = %(findings)s, head = %(head)s,
-    files = %(files)s, updated_at = %(now)s
-WHERE id = %(key)s AND gate_status = %(from_status)s
-  AND gate_correction_count = %(from_count)s
 
 -- name: events_of_session_type
 SELECT id, type, ts, project_id, session_id, agent, payload

@@ -15,7 +15,7 @@ from backend.agents.store import TeamStore
 from backend.agents.team import ARQUITETO, CRIATIVO, PO
 from backend.events import EventType
 from backend.exceptions import ValidationError
-from backend.infra.modules import parse_module_map
+from backend.module_map import parse_module_map
 
 
 def _require_project(ctx: TurnContext) -> str:

@@ -1,4 +1,4 @@
-"""Action routes: infra PRs, takeovers, conversations, projects, sessions, handoffs."""
+"""Action routes: takeovers, conversations, projects, sessions, handoffs (PRs: routes_prs)."""
 
 from __future__ import annotations
 
@@ -17,10 +17,7 @@ from backend.api.models import (
     Ident,
     InterruptionId,
     MessageBody,
-    OperatorBody,
-    PrActionId,
     ProjectBody,
-    RejectBody,
     ResolveBody,
     SessionBody,
     TurnBody,
@@ -32,75 +29,6 @@ router = APIRouter(prefix="/api", dependencies=[Depends(require_token)])
 
 def _b(request: Request) -> Any:
     return request.app.state.backend
-
-
-# -- infra PRs ---------------------------------------------------------------------------
-
-
-@router.get("/infra-artifacts/{pr_action_id}")
-async def infra_artifact(request: Request, pr_action_id: PrActionId) -> dict[str, Any]:
-    """An infra PR with its gate timeline."""
-    pipeline = _b(request).pipeline
-    art = await asyncio.to_thread(pipeline.get, pr_action_id)
-    timeline = await asyncio.to_thread(pipeline.timeline, pr_action_id)
-    steps = [h.to_dict() for h in timeline]
-    return {**art.to_dict(), "timeline": [{**h, "status": h.get("to")} for h in steps]}
-
-
-@router.get("/infra-artifacts/{pr_action_id}/files")
-async def infra_files(request: Request, pr_action_id: PrActionId) -> dict[str, Any]:
-    """The PR's files at its head and the diff against main."""
-    payload: dict[str, Any] = await asyncio.to_thread(_b(request).pipeline.files, pr_action_id)
-    files = payload.get("files")
-    if isinstance(files, dict):
-        payload = {
-            **payload,
-            "files": [{"path": p, "content": c} for p, c in sorted(files.items())],
-        }
-    return payload
-
-
-@router.get("/infra-artifacts/{pr_action_id}/findings")
-async def infra_findings(request: Request, pr_action_id: PrActionId) -> dict[str, Any]:
-    """The latest gate findings of the PR."""
-    found = await asyncio.to_thread(_b(request).pipeline.findings, pr_action_id)
-    return {"findings": [f.to_dict() if hasattr(f, "to_dict") else f for f in found]}
-
-
-@router.post("/infra-artifacts/{pr_action_id}/approve")
-async def approve(request: Request, pr_action_id: PrActionId, body: OperatorBody) -> dict[str, Any]:
-    """Merge the PR into main (only from ``awaiting_human``)."""
-    art = await asyncio.to_thread(
-        _b(request).pipeline.approve, pr_action_id, body.operator, body.reason
-    )
-    return art.to_dict()
-
-
-@router.post("/infra-artifacts/{pr_action_id}/reject")
-async def reject(request: Request, pr_action_id: PrActionId, body: RejectBody) -> dict[str, Any]:
-    """Request changes with a reason; the Infra agent corrects on the same PR."""
-    art = await asyncio.to_thread(
-        _b(request).pipeline.reject, pr_action_id, body.operator, body.reason
-    )
-    return art.to_dict()
-
-
-@router.post("/infra-artifacts/{pr_action_id}/close")
-async def close(request: Request, pr_action_id: PrActionId, body: OperatorBody) -> dict[str, Any]:
-    """Close the PR without merging."""
-    art = await asyncio.to_thread(
-        _b(request).pipeline.close, pr_action_id, body.operator, body.reason
-    )
-    return art.to_dict()
-
-
-@router.post("/infra-artifacts/{pr_action_id}/unblock")
-async def unblock(request: Request, pr_action_id: PrActionId, body: OperatorBody) -> dict[str, Any]:
-    """Give a blocked PR another round of corrections."""
-    art = await asyncio.to_thread(
-        _b(request).pipeline.unblock, pr_action_id, body.operator, body.reason
-    )
-    return art.to_dict()
 
 
 # -- takeovers ---------------------------------------------------------------------------

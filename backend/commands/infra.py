@@ -46,8 +46,8 @@ def run_plan(args: argparse.Namespace) -> int:
 
     from backend.exceptions import PathError, ValidationError
     from backend.infra.git import validate_path
-    from backend.infra.modules import load_module_map, resolve_module_map
-    from backend.infra.planner import module_file, plan
+    from backend.infra.planner import module_file, plan, resolve_module_map
+    from backend.module_map import load_module_map
 
     repo = Path(args.repo)
     if not repo.is_dir():

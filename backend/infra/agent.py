@@ -27,8 +27,8 @@ from backend.gates.scanners._base import ToolFailed, find_binary, tool_env
 from backend.gates.targets import is_dockerfile
 from backend.infra import planner
 from backend.infra.git import validate_path
-from backend.infra.modules import ModuleMap, parse_module_map
 from backend.infra.pipeline import INFRA_AGENT, InfraPipeline, ProposalResult
+from backend.module_map import ModuleMap, parse_module_map
 
 VALIDATE_TIMEOUT_S = 30.0
 DEFAULT_TITLE = "Infra: Dockerfiles, compose and CI"

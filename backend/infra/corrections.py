@@ -129,7 +129,7 @@ def _fix_secrets(path: str, text: str, findings: list[Finding]) -> str:
     # Floor for findings whose line moved or was not given: known secret shapes anywhere.
     out: list[str] = []
     in_pem = False
-    for i, line in enumerate(lines):
+    for line in lines:
         if _PEM_BEGIN.search(line):
             in_pem = True
         if in_pem:

@@ -15,7 +15,7 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from backend.infra.modules import Kind, Language, Module, ModuleMap
+from backend.module_map import Kind, Language, Module, ModuleMap
 
 SKIP_DIRS = frozenset(
     {
@@ -65,7 +65,8 @@ class ModuleFacts:
     port: int | None = None
     entry: str | None = None
     lockfile: str | None = None
-    """``package-lock.json`` / ``yarn.lock`` / ``pnpm-lock.yaml`` / ``poetry.lock`` / ``Cargo.lock``."""
+    """``package-lock.json`` / ``yarn.lock`` / ``pnpm-lock.yaml`` / ``poetry.lock`` /
+    ``Cargo.lock``."""
     has_requirements: bool = False
     has_pyproject: bool = False
     build_script: bool = False

@@ -14,7 +14,7 @@ import json
 import re
 
 from backend.infra.detect import ModuleFacts
-from backend.infra.modules import Module
+from backend.module_map import Module
 
 RUNTIME_UID = 10001
 

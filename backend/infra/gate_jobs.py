@@ -18,8 +18,8 @@ from pydantic import ValidationError as PydanticValidationError
 from backend.events import EventLog
 from backend.exceptions import ValidationError
 from backend.gates.runner import GateResult
-from backend.infra.artifacts import Finding
 from backend.infra.git import validate_path
+from backend.infra.prs import Finding
 
 log = logging.getLogger(__name__)
 

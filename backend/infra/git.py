@@ -27,7 +27,7 @@ _ZERO = "0" * 40
 
 
 @dataclass(frozen=True)
-class PullRequest:
+class GitPullRequest:
     """A local pull request: a pure value; persisting it is the store's job."""
 
     id: str
@@ -227,13 +227,15 @@ class GitProvider:
         self._move_ref(into, commit, ours)
         return commit
 
-    def open_pull_request(self, branch: str, title: str, base: str = DEFAULT_BRANCH) -> PullRequest:
+    def open_pull_request(
+        self, branch: str, title: str, base: str = DEFAULT_BRANCH
+    ) -> GitPullRequest:
         """A PR record for ``branch``; the id is stable per (repository, base, branch)."""
         head = self.head(f"refs/heads/{branch}")
         self.head(f"refs/heads/{base}")
         digest = hashlib.sha256(f"{self.repo_path}\0{base}\0{branch}".encode()).hexdigest()
         pr_id = digest[:12]
-        return PullRequest(
+        return GitPullRequest(
             id=pr_id,
             url=f"{self.repo_path.as_uri()}#pr/{pr_id}",
             branch=branch,

@@ -12,9 +12,9 @@ from pathlib import Path, PurePosixPath
 
 from backend.exceptions import ValidationError
 from backend.infra.corrections import correct
-from backend.infra.detect import ModuleFacts, inspect_module
+from backend.infra.detect import ModuleFacts, detect_modules, inspect_module
 from backend.infra.dockerfiles import dockerfile, dockerignore
-from backend.infra.modules import Module, ModuleMap, resolve_module_map
+from backend.module_map import Module, ModuleMap, load_module_map
 
 __all__ = ["COMPOSE_PATH", "WORKFLOW_PATH", "correct", "module_file", "plan"]
 
@@ -35,6 +35,15 @@ ACTIONS = {
 def module_file(module: Module, name: str) -> str:
     """``name`` inside the module's directory, as a repository-relative POSIX path."""
     return (PurePosixPath(module.path) / name).as_posix() if module.path != "." else name
+
+
+def resolve_module_map(repo: Path, module_map: ModuleMap | Path | None = None) -> ModuleMap:
+    """The map to plan with: the given one, one loaded from a path, or detected from ``repo``."""
+    if isinstance(module_map, ModuleMap):
+        return module_map
+    if isinstance(module_map, Path):
+        return load_module_map(module_map)
+    return detect_modules(repo)
 
 
 def plan(repo: Path, module_map: ModuleMap | Path | None = None) -> dict[str, str]:

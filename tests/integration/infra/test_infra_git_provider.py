@@ -109,7 +109,7 @@ def test_merge_conflict_leaves_nothing_half_done(repo: GitProvider, git: Git) ->
     repo.commit_files(BRANCH, {"README.md": "# from branch\n"}, "branch edit")
     repo.commit_files("main", {"README.md": "# from main\n"}, "main edit")
     before = _snapshot(repo, git)
-    with pytest.raises(ConflictError, match="README.md"):
+    with pytest.raises(ConflictError, match=r"README\.md"):
         repo.merge(BRANCH)
     assert _snapshot(repo, git)[0] == before[0]
     assert git(repo.repo_path, "status", "--porcelain") == ""
@@ -164,7 +164,7 @@ def test_symlink_in_branch_tree_escaping_is_rejected(
     git(root, "checkout", "-q", "--", "escape")
     repo.create_branch(BRANCH)
     before = _snapshot(repo, git)
-    with pytest.raises(PathError, match="symlink 'escape'.*outside the repository"):
+    with pytest.raises(PathError, match=r"symlink 'escape'.*outside the repository"):
         repo.commit_files(BRANCH, {"escape/pwned.txt": "x\n"}, "m")
     assert _snapshot(repo, git) == before
     assert not (tmp_path / "outside").exists()

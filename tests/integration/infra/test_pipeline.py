@@ -207,7 +207,8 @@ def test_two_operators_approving_at_once_exactly_one_wins(world: World) -> None:
 
     wins = [n for n, o in outcomes.items() if o == "merged"]
     losses = [n for n, o in outcomes.items() if isinstance(o, ConflictError)]
-    assert len(wins) == 1 and len(losses) == 1, outcomes
+    assert len(wins) == 1, outcomes
+    assert len(losses) == 1, outcomes
     merges = world.git("rev-list", "--merges", "main").split()
     assert len(merges) == 1
     assert [e.payload["operator"] for e in world.of_type("infra.pr_merged")] == wins

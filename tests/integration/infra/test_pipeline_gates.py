@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from test_pipeline_support import BRANCH, CLEAN_FILES, make_world, planted, require_scanners
 
+from backend.exceptions import CadenciaError
 from backend.gates.scanners import _base
 from backend.infra.agent import InfraAgentTools, validate_infra_file
 from backend.infra.planner import plan
@@ -37,7 +38,7 @@ def test_planted_problem_is_corrected_on_the_same_pr_then_approved(
 
     assert art.gate_status == "changes_requested"
     rules = {(f["tool"], f["rule"]) for f in art.findings}
-    assert ("hadolint", "DL3007") in rules and ("hadolint", "DL3002") in rules, rules
+    assert {("hadolint", "DL3007"), ("hadolint", "DL3002")} <= rules, rules
     assert all(f["gate"] == "qa" for f in art.findings)
     qa = world.of_type("artifact.qa_verdict")
     assert [(e.payload["verdict"], e.payload["gate_status"]) for e in qa] == [
@@ -154,7 +155,7 @@ def test_a_failing_background_run_is_recorded_as_an_event(
     shutil.rmtree(world.repo.repo_path)  # the files can no longer be read back
 
     job = world.pipeline.start_gates(pr)
-    with pytest.raises(Exception):
+    with pytest.raises(CadenciaError):
         job.wait(60)
 
     failed = world.of_type("infra.pr_failed")

@@ -35,7 +35,8 @@ def _assert_real_pass(report: GateReport) -> None:
     document = report.to_json()
     assert report.verdict == "pass", document
     for gate in report.gates:
-        assert gate.status == "pass" and gate.skipped == [], document
+        assert gate.status == "pass", document
+        assert gate.skipped == [], document
     tools = {s.tool for g in report.gates for s in g.scans}
     assert {"hadolint", "semgrep", "detect-secrets"} <= tools, tools
 

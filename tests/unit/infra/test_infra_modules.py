@@ -9,7 +9,7 @@ import pytest
 
 from backend.exceptions import ValidationError
 from backend.infra.detect import detect_modules, inspect_module
-from backend.infra.modules import load_module_map, parse_module_map
+from backend.module_map import load_module_map, parse_module_map
 
 SAMPLES = Path(__file__).resolve().parents[2] / "fixtures" / "repos"
 

@@ -10,8 +10,8 @@ import pytest
 import yaml
 
 from backend.exceptions import ValidationError
-from backend.infra.modules import parse_module_map
 from backend.infra.planner import COMPOSE_PATH, WORKFLOW_PATH, plan
+from backend.module_map import parse_module_map
 
 SAMPLES = Path(__file__).resolve().parents[2] / "fixtures" / "repos"
 ALL = ["python-api", "node-web", "go-svc", "java-app", "multi"]
@@ -34,7 +34,9 @@ def test_dockerfiles_pinned_multistage_numeric_user(sample: str) -> None:
         assert len(images) == 2, path  # build + runtime
         for image in images:
             name, _, tag = image.rpartition(":")
-            assert name and tag and tag != "latest" and re.search(r"\d+\.\d+", tag), image
+            assert name, image
+            assert tag != "latest", image
+            assert re.search(r"\d+\.\d+", tag), image
         users = re.findall(r"(?m)^USER\s+(\S+)", text)
         assert users == ["10001"], path
         assert "--chown=10001:10001" in text

@@ -1,8 +1,10 @@
 """The module map: which deployable modules a repository holds.
 
 DESIGN.md's shape is ``{"modules": [{"name", "path", "language", "kind", "port"}]}``. The
-map comes from a file (the Arquiteto's output) or, when absent, from
-:func:`backend.infra.detect.detect_modules`, which reads manifests.
+Arquiteto writes it (``backend.agents``), the Infra agent plans from it (``backend.infra``),
+and ``cadencia infra plan`` reads it from a file; when there is none, the planner detects
+one from manifests (:func:`backend.infra.detect.detect_modules`). It lives below both
+packages so neither imports the other for it.
 """
 
 from __future__ import annotations
@@ -122,14 +124,3 @@ def load_module_map(path: Path) -> ModuleMap:
             f"cannot read module map {path}: {exc.strerror}", path=str(path)
         ) from exc
     return parse_module_map(text, source=str(path))
-
-
-def resolve_module_map(repo: Path, module_map: ModuleMap | Path | None = None) -> ModuleMap:
-    """The map to plan with: the given one, one loaded from a path, or detected from ``repo``."""
-    if isinstance(module_map, ModuleMap):
-        return module_map
-    if isinstance(module_map, Path):
-        return load_module_map(module_map)
-    from backend.infra.detect import detect_modules
-
-    return detect_modules(repo)

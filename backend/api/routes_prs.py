@@ -1,0 +1,115 @@
+"""PR routes for every kind (infra, dev, adr): read a PR, its files and findings; approve,
+reject, close, unblock.
+
+``/api/prs/{id}`` is the route; ``/api/infra-artifacts/{pr_action_id}`` is kept as an alias
+of the same handlers (same response shape as before, plus ``kind``) for the console and
+users' scripts written against it. Every action goes to the backend's one PR pipeline, so
+a dev task PR is approved exactly like an infra PR.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+from fastapi import APIRouter, Depends, Request
+
+from backend.api.auth import require_token
+from backend.api.models import OperatorBody, PrActionId, RejectBody
+from backend.api.schemas_prs import (
+    FindingOut,
+    PrFilesOut,
+    PrFindingsOut,
+    PullRequestDetail,
+    PullRequestOut,
+    TimelineItem,
+)
+from backend.infra.actions import PrPipeline
+
+router = APIRouter(prefix="/api", dependencies=[Depends(require_token)])
+_PREFIXES = ("/prs/{pr_action_id}", "/infra-artifacts/{pr_action_id}")
+
+
+def _pipeline(request: Request) -> PrPipeline:
+    pipeline: PrPipeline = request.app.state.backend.pipeline
+    return pipeline
+
+
+async def pr_detail(request: Request, pr_action_id: PrActionId) -> PullRequestDetail:
+    """A PR of any kind with its gate timeline."""
+    pipeline = _pipeline(request)
+    pr = await asyncio.to_thread(pipeline.get, pr_action_id)
+    timeline = await asyncio.to_thread(pipeline.timeline, pr_action_id)
+    return PullRequestDetail(
+        **PullRequestOut.of(pr).model_dump(), timeline=[TimelineItem.of(h) for h in timeline]
+    )
+
+
+async def pr_files(request: Request, pr_action_id: PrActionId) -> PrFilesOut:
+    """The PR's files at its head and the diff against main."""
+    payload = await asyncio.to_thread(_pipeline(request).files, pr_action_id)
+    return PrFilesOut.model_validate(payload)
+
+
+async def pr_findings(request: Request, pr_action_id: PrActionId) -> PrFindingsOut:
+    """The latest gate findings of the PR."""
+    found = await asyncio.to_thread(_pipeline(request).findings, pr_action_id)
+    return PrFindingsOut(findings=[FindingOut.model_validate(f) for f in found])
+
+
+async def approve(request: Request, pr_action_id: PrActionId, body: OperatorBody) -> PullRequestOut:
+    """Merge the PR into main (only from ``awaiting_human``; one operator wins)."""
+    pr = await asyncio.to_thread(
+        _pipeline(request).approve, pr_action_id, body.operator, body.reason
+    )
+    return PullRequestOut.of(pr)
+
+
+async def reject(request: Request, pr_action_id: PrActionId, body: RejectBody) -> PullRequestOut:
+    """Request changes with a reason; the author corrects on the same PR."""
+    pr = await asyncio.to_thread(
+        _pipeline(request).reject, pr_action_id, body.operator, body.reason
+    )
+    return PullRequestOut.of(pr)
+
+
+async def close(request: Request, pr_action_id: PrActionId, body: OperatorBody) -> PullRequestOut:
+    """Close the PR without merging."""
+    pr = await asyncio.to_thread(_pipeline(request).close, pr_action_id, body.operator, body.reason)
+    return PullRequestOut.of(pr)
+
+
+async def unblock(request: Request, pr_action_id: PrActionId, body: OperatorBody) -> PullRequestOut:
+    """Give a blocked PR another round of corrections."""
+    pr = await asyncio.to_thread(
+        _pipeline(request).unblock, pr_action_id, body.operator, body.reason
+    )
+    return PullRequestOut.of(pr)
+
+
+_ROUTES: tuple[tuple[str, str, Callable[..., Any], type[Any]], ...] = (
+    ("GET", "", pr_detail, PullRequestDetail),
+    ("GET", "/files", pr_files, PrFilesOut),
+    ("GET", "/findings", pr_findings, PrFindingsOut),
+    ("POST", "/approve", approve, PullRequestOut),
+    ("POST", "/reject", reject, PullRequestOut),
+    ("POST", "/close", close, PullRequestOut),
+    ("POST", "/unblock", unblock, PullRequestOut),
+)
+
+
+def _register() -> None:
+    for prefix in _PREFIXES:
+        alias = "_infra_alias" if prefix.startswith("/infra-artifacts") else ""
+        for method, suffix, handler, model in _ROUTES:
+            router.add_api_route(
+                prefix + suffix,
+                handler,
+                methods=[method],
+                response_model=model,
+                name=f"{handler.__name__}{alias}",
+            )
+
+
+_register()

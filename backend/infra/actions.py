@@ -1,0 +1,133 @@
+"""The operator's actions and reads on a PR of any kind: one set for infra, dev and adr.
+
+Approve merges the PR's branch into ``main`` with real git (only from ``awaiting_human``;
+one operator wins); reject (a reason is required) sends it back to its author, who
+corrects on the same branch/PR; close ends it; unblock gives a blocked PR a fresh round
+of corrections. Every move goes through :func:`next_gate_status`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from backend.exceptions import ValidationError
+from backend.gates.state import GateEvent, next_gate_status
+from backend.infra.flow import PrFlow
+from backend.infra.git import DEFAULT_BRANCH
+from backend.infra.kinds import rules_for
+from backend.infra.prs import Finding, HistoryEntry, PrKind, PullRequest
+
+
+class PrPipeline(PrFlow):
+    """:class:`PrFlow` plus the operator's actions and the reads of the HTTP API."""
+
+    # -- operator actions ------------------------------------------------------------------
+
+    def approve(self, pr_id: str, operator: str, reason: str | None = None) -> PullRequest:
+        """Merge the PR into ``main`` (only from ``awaiting_human``); one operator wins.
+
+        Raises:
+            ConflictError: not awaiting_human, another operator acted first, or the merge
+                conflicts (then nothing changes, in git or in the database).
+        """
+        operator = _required(operator, "operator")
+        pr = self.prs.get(pr_id)
+        rules = rules_for(pr.kind)
+        move = next_gate_status(pr.state, GateEvent.approve(reason), self.limit)
+        git = self.git(pr.project_id)
+        note = f"approved by {operator}" + (f": {reason}" if reason else "")
+        with self.db.transaction() as tx:
+            # The conditional UPDATE comes first: the loser of a race stops here, before
+            # git; a failing merge rolls the row back.
+            self.prs.transition(tx, pr, move.state, actor=operator, note=note)
+            git.merge(pr.branch, DEFAULT_BRANCH, rules.merge_message(pr, operator))
+            emits = self.change_emits(rules, pr, move, f"approved by {operator}", None)
+            events = self.append(tx, pr, [*emits, *rules.merged(pr, operator)])
+        self.events.publish(events)
+        return self.prs.get(pr_id)
+
+    def reject(self, pr_id: str, operator: str, reason: str) -> PullRequest:
+        """Send the PR back to its author with a reason (required); it corrects on the PR."""
+        reason = _required(reason, "reason")
+        finding: Finding = {
+            "tool": "operator",
+            "rule": "rejected",
+            "file": "",
+            "line": None,
+            "severity": "error",
+            "message": reason,
+            "gate": "human",
+        }
+        pr = self._operator(pr_id, GateEvent.reject(reason), operator, reason, [finding])
+        if self.auto and pr.gate_status == "changes_requested":
+            self.start_gates(pr_id)
+        return pr
+
+    def close(self, pr_id: str, operator: str, reason: str | None = None) -> PullRequest:
+        """Close the PR for good (from any state but merged/closed)."""
+        return self._operator(pr_id, GateEvent.close(reason), operator, reason)
+
+    def unblock(self, pr_id: str, operator: str, reason: str | None = None) -> PullRequest:
+        """Give a blocked PR a fresh round of corrections (only from ``blocked``)."""
+        return self._operator(pr_id, GateEvent.unblock(reason), operator, reason)
+
+    def _operator(
+        self,
+        pr_id: str,
+        event: GateEvent,
+        operator: str,
+        reason: str | None,
+        findings: list[Finding] | None = None,
+    ) -> PullRequest:
+        operator = _required(operator, "operator")
+        pr = self.prs.get(pr_id)
+        rules = rules_for(pr.kind)
+        move = next_gate_status(pr.state, event, self.limit)
+        note = f"{event.kind} by {operator}" + (f": {reason}" if reason else "")
+        with self.db.transaction() as tx:
+            self.prs.transition(tx, pr, move.state, actor=operator, note=note, findings=findings)
+            events = self.append(tx, pr, self.change_emits(rules, pr, move, note, None))
+        self.events.publish(events)
+        return self.prs.get(pr_id)
+
+    # -- reads -----------------------------------------------------------------------------
+
+    def get(self, pr_id: str) -> PullRequest:
+        """The PR (:class:`NotFoundError` when unknown)."""
+        return self.prs.get(pr_id)
+
+    def open_prs(
+        self, project_id: str | None = None, kind: PrKind | None = None
+    ) -> list[PullRequest]:
+        """PRs not merged or closed, oldest first (of one project or kind, or all)."""
+        return self.prs.in_review(project_id, kind)
+
+    def files(self, pr_id: str) -> dict[str, Any]:
+        """The PR's files at its head and the unified diff against ``main``."""
+        pr = self.prs.get(pr_id)
+        git = self.git(pr.project_id)
+        contents = git.read_files(pr.head, list(pr.files))
+        return {
+            "pr_action_id": pr_id,
+            "kind": pr.kind,
+            "branch": pr.branch,
+            "head": pr.head,
+            "base": DEFAULT_BRANCH,
+            "files": [{"path": p, "content": c} for p, c in sorted(contents.items())],
+            "diff": git.diff(DEFAULT_BRANCH, pr.head),
+        }
+
+    def findings(self, pr_id: str) -> list[Finding]:
+        """The latest findings (what the author is asked to fix)."""
+        return [dict(f) for f in self.prs.get(pr_id).findings]
+
+    def timeline(self, pr_id: str) -> list[HistoryEntry]:
+        """Every gate move with its actor, oldest first."""
+        self.prs.get(pr_id)
+        return self.prs.history(pr_id)
+
+
+def _required(value: str | None, what: str) -> str:
+    if value is None or not value.strip():
+        raise ValidationError(f"{what} is required and must not be empty")
+    return value.strip()

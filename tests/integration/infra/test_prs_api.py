@@ -1,0 +1,122 @@
+"""``/api/prs/{id}`` for a dev task PR on a real backend (loopback HTTP, real git, real gates),
+on SQLite and on PostgreSQL."""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_pipeline_support import require_scanners
+
+from backend.settings import load_settings
+from tests.integration.api.conftest import Live, live_backend
+
+MODULES = {
+    "modules": [{"name": "api", "path": ".", "language": "python", "kind": "service", "port": 8000}]
+}
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def live(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Live]:
+    """The backend on loopback over SQLite, then over PostgreSQL."""
+    url = (
+        f"sqlite:///{tmp_path / 'prs.sqlite3'}"
+        if request.param == "sqlite"
+        else request.getfixturevalue("pg_url")
+    )
+    settings = load_settings(data_dir=tmp_path / "data", database_url=url, token="test-token-123")
+    yield from live_backend(settings)
+
+
+def _git(repo: str, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["git", "-C", repo, *args], capture_output=True, text=True, check=False, timeout=30
+    )
+
+
+def _wait(live: Live, pr: str, status: str, timeout: float = 120) -> dict[str, Any]:
+    deadline = time.monotonic() + timeout
+    body: dict[str, Any] = {}
+    while time.monotonic() < deadline:
+        body = live.http.get(f"/api/prs/{pr}").json()
+        if body["gate_status"] == status:
+            return body
+        time.sleep(0.3)
+    raise AssertionError(f"{pr} never reached {status}: {body.get('gate_status')}")
+
+
+def test_dev_task_pr_is_approved_through_api_prs_and_merged_into_main(live: Live) -> None:
+    require_scanners()
+    backend = live.backend
+    project = live.http.post("/api/projects", json={"name": "loja"}).json()
+    backend.store.set_module_map(project["id"], MODULES)
+    started = live.http.post(
+        f"/api/projects/{project['id']}/execution", json={"operator": "ana"}
+    ).json()
+    [task] = started["tasks"]
+    repo = backend.store.project(project["id"]).repo_path
+    readme = Path(repo, "README.md").read_text()
+
+    # The dev-api agent's tool; the backend's one pipeline runs the real gates on its own.
+    opened = backend.dev_tasks.propose_task_pr(task["id"], {"README.md": readme + "\nrun it\n"})
+    pr = opened.pr_action_id
+    assert pr is not None
+    waiting = _wait(live, pr, "awaiting_human")
+    assert (waiting["kind"], waiting["task_id"]) == ("dev", task["id"])
+    assert waiting["branch"] == f"feature/task-{task['id']}"
+    assert [t["status"] for t in waiting["timeline"]] == [
+        "awaiting_qa",
+        "awaiting_secops",
+        "awaiting_human",
+    ]
+    head = waiting["head"]
+    assert _git(repo, "merge-base", "--is-ancestor", head, "main").returncode == 1
+    assert live.http.get(f"/api/prs/{pr}/findings").json() == {"findings": []}
+    files = live.http.get(f"/api/prs/{pr}/files").json()
+    assert files["kind"] == "dev"
+    assert "+run it" in files["diff"]
+
+    approved = live.http.post(f"/api/prs/{pr}/approve", json={"operator": "ana"})
+
+    assert approved.status_code == 200, approved.text
+    assert (approved.json()["gate_status"], approved.json()["kind"]) == ("merged", "dev")
+    assert _git(repo, "merge-base", "--is-ancestor", head, "main").returncode == 0
+    assert "run it" in _git(repo, "show", "main:README.md").stdout
+    again = live.http.post(f"/api/prs/{pr}/approve", json={"operator": "bia"})
+    assert again.status_code == 409
+    assert live.backend.dev_tasks.get(task["id"]).gate_status == "merged"
+    moves = [
+        (e.payload["task_id"], e.payload["gate_status"])
+        for e in backend.events.after(0, 10_000)
+        if e.type == "pr.gate_changed"
+    ]
+    assert moves[-1] == (task["id"], "merged")
+
+
+def test_dev_task_pr_rejected_through_api_prs_is_corrected_on_the_same_pr(live: Live) -> None:
+    require_scanners()
+    backend = live.backend
+    project = live.http.post("/api/projects", json={"name": "loja"}).json()
+    backend.store.set_module_map(project["id"], MODULES)
+    task = backend.dev_tasks.create_task(project["id"], "api", "Document the API")
+    pr = backend.dev_tasks.propose_task_pr(task.id, {"README.md": "# loja\n\ndocs\n"}).pr_action_id
+    _wait(live, pr, "awaiting_human")
+
+    assert live.http.post(f"/api/prs/{pr}/reject", json={"operator": "ana"}).status_code == 422
+    rejected = live.http.post(
+        f"/api/prs/{pr}/reject", json={"operator": "ana", "reason": "say how to run it"}
+    )
+
+    assert rejected.status_code == 200, rejected.text
+    again = _wait(live, pr, "awaiting_human")  # the author corrected on the same PR
+    assert again["gate_correction_count"] == 1
+    assert again["branch"] == f"feature/task-{task.id}"
+    assert any(t["actor"] == "ana" for t in again["timeline"])
+    closed = live.http.post(f"/api/prs/{pr}/close", json={"operator": "ana"}).json()
+    assert closed["gate_status"] == "closed"
+    alias = live.http.get(f"/api/infra-artifacts/{pr}").json()
+    assert (alias["kind"], alias["gate_status"]) == ("dev", "closed")
