@@ -10,26 +10,13 @@ payload holds. The event types themselves (names, meanings, payload models) are
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-from backend.agents.activity_texts import RENDERERS, Payload, clip
+from backend.agents.activity_texts import RENDERERS, EventView, Payload, clip
 from backend.events import TENTATIVA
 
 __all__ = ["TENTATIVA", "ActivityLine", "EventView", "as_event", "generic_text", "render"]
-
-
-@dataclass(frozen=True)
-class EventView:
-    """A normalised, read-only view of an event from the log or an API dict."""
-
-    id: int
-    type: str
-    ts: str
-    project_id: str | None = None
-    session_id: str | None = None
-    agent: str | None = None
-    payload: dict[str, Any] = field(default_factory=dict)
 
 
 def as_event(obj: Any) -> EventView:

@@ -8,12 +8,24 @@ line; ``render`` falls back to the generic line only when a renderer raises anyw
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, field
+from typing import Any
 
 from backend.events import EventType
 
-if TYPE_CHECKING:
-    from backend.agents.activity import EventView
+
+@dataclass(frozen=True)
+class EventView:
+    """A normalised, read-only view of an event from the log or an API dict."""
+
+    id: int
+    type: str
+    ts: str
+    project_id: str | None = None
+    session_id: str | None = None
+    agent: str | None = None
+    payload: dict[str, Any] = field(default_factory=dict)
+
 
 _MAX = 120
 
