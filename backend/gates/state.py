@@ -170,7 +170,8 @@ def next_gate_status(
     Args:
         current: the subject's state as stored.
         event: what happened.
-        correction_limit: corrections allowed before a failure blocks (``Settings.gate_correction_limit``).
+        correction_limit: corrections allowed before a failure blocks
+            (``Settings.gate_correction_limit``).
 
     Returns:
         The transition; ``transition.state`` is what to store.
