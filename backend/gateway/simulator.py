@@ -8,6 +8,7 @@ tests lose a response after the debit happened (the ``resultado_incerto`` case).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import time
@@ -190,10 +191,9 @@ class GatewaySimulator:
                 status, payload, delay = sim._refund(body, self.headers.get("Idempotency-Key"))
                 if delay:
                     time.sleep(delay)
-                try:
+                # the client may have given up (timeout): the debit stands, the answer is lost
+                with contextlib.suppress(BrokenPipeError, ConnectionResetError):
                     self._send(status, payload)
-                except (BrokenPipeError, ConnectionResetError):
-                    pass  # the client gave up (timeout): the debit stands, the answer is lost
 
             def do_GET(self) -> None:
                 parsed = urlparse(self.path)

@@ -87,7 +87,7 @@ def test_openai_spec_without_key_for_the_public_endpoint_is_a_config_error(
 
 @pytest.mark.parametrize("spec", ["gemini:x", "bedrock:", "openai:", "scripted:extra", ""])
 def test_unknown_specs_are_config_errors(spec: str) -> None:
-    with pytest.raises(ConfigError, match="unknown model provider spec|needs a model"):
+    with pytest.raises(ConfigError, match=r"unknown model provider spec|needs a model"):
         make_provider(spec, settings=_settings())
 
 
