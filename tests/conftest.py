@@ -17,8 +17,24 @@ from backend.settings import Settings, load_settings
 from backend.store.db import Database, open_database
 from backend.store.migrate import migrate
 from tests.ci import require, require_binary
+from tests.markers import markers_for
 
 __all__ = ["require", "require_binary"]  # tests import them from here too
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark every test by the real components it uses (see :mod:`tests.markers`)."""
+    for item in items:
+        function = getattr(item, "function", None)
+        code = getattr(function, "__code__", None)
+        callspec = getattr(item, "callspec", None)
+        marks = markers_for(
+            getattr(item, "fixturenames", ()),
+            callspec.params if callspec is not None else {},
+            code.co_names if code is not None else (),
+        )
+        for mark in sorted(marks):
+            item.add_marker(mark)
 
 
 @pytest.fixture(scope="session")
