@@ -99,7 +99,7 @@ class GateResult:
         return [s.tool for s in self.scans if s.status == "skipped"]
 
     def to_json(self) -> dict[str, object]:
-        """The gate object of DESIGN.md's ``gate --json`` (plus the ``skipped`` list)."""
+        """The gate object of ``cadencia gate --json`` (plus the ``skipped`` list)."""
         return {
             "gate": self.gate,
             "status": self.status,
@@ -144,7 +144,7 @@ class GateReport:
         raise KeyError(name)
 
     def to_json(self) -> dict[str, object]:
-        """DESIGN.md's ``gate --json`` document, as a JSON-ready dict."""
+        """The ``cadencia gate --json`` document, as a JSON-ready dict."""
         return {"verdict": self.verdict, "gates": [g.to_json() for g in self.gates]}
 
 
