@@ -6,8 +6,10 @@ A test needs PostgreSQL when it uses a fixture built on ``pg_admin_url`` (``pg_u
 reach ``pg_url`` through ``request.getfixturevalue``, which no static closure shows). The
 same rules give ``moto`` (``moto_endpoint`` or a ``"dynamodb"`` case), ``scanners`` (the
 scanner fixtures, or a test that calls ``require_scanners()``) and ``git`` (the real-git
-fixtures, or a test that builds a git-backed world). ``pytest -m "not postgres"`` then
-deselects every test that would otherwise skip (or, in CI, fail) for lack of PostgreSQL.
+fixtures, or a test that builds a git repository itself; a test that reaches git only
+through the backend, such as the API flows, is not marked). ``pytest -m "not postgres"``
+then deselects every test that would otherwise skip (or, in CI, fail) for lack of
+PostgreSQL.
 """
 
 from __future__ import annotations
