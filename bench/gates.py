@@ -81,7 +81,9 @@ SAMPLE: dict[str, str] = {
     ),
     ".github/workflows/ci.yml": _WORKFLOW.format(name="ci"),
     ".github/workflows/release.yml": _WORKFLOW.format(name="release"),
-    "deploy/terraform/main.tf": 'resource "null_resource" "x" {\n  triggers = {\n    a = "b"\n  }\n}\n',
+    "deploy/terraform/main.tf": (
+        'resource "null_resource" "x" {\n  triggers = {\n    a = "b"\n  }\n}\n'
+    ),
     "deploy/iam/policy.json": (
         '{"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "dynamodb:GetItem",'
         ' "Resource": "arn:aws:dynamodb:us-east-1:123456789012:table/t"}]}\n'

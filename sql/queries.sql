@@ -157,6 +157,9 @@ SELECT id, name, repo_path, module_map, execution_activated, created_at FROM pro
 -- name: projects_all
 SELECT id, name, repo_path, module_map, execution_activated, created_at FROM projects ORDER BY created_at
 
+-- name: project_set_repo
+UPDATE projects SET repo_path = %(repo)s WHERE id = %(id)s
+
 -- name: project_set_module_map
 UPDATE projects SET module_map = %(module_map)s WHERE id = %(id)s
 

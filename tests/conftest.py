@@ -1,12 +1,12 @@
 """Fixtures shared by every test level: real PostgreSQL, moto over HTTP, stores.
 
-With ``CI=true`` a test whose service is missing FAILS instead of skipping.
+In CI (``CI`` set to 1/true/yes, see :mod:`tests.ci`) a test whose service is missing
+FAILS instead of skipping.
 """
 
 from __future__ import annotations
 
 import os
-import shutil
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,25 +16,25 @@ import pytest
 from backend.settings import Settings, load_settings
 from backend.store.db import Database, open_database
 from backend.store.migrate import migrate
+from tests.ci import require, require_binary
+from tests.markers import markers_for
 
-IN_CI = os.environ.get("CI") == "true"
-
-
-def require(condition: bool, what: str) -> None:
-    """Skip locally, fail in CI, when a real component the test needs is missing."""
-    if condition:
-        return
-    if IN_CI:
-        pytest.fail(f"{what} is required in CI but is not available")
-    pytest.skip(f"{what} not available")
+__all__ = ["require", "require_binary"]  # tests import them from here too
 
 
-def require_binary(name: str) -> str:
-    """The path of executable ``name``; skip (fail in CI) if it is missing."""
-    path = shutil.which(name)
-    require(path is not None, f"the {name!r} executable")
-    assert path is not None
-    return path
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark every test by the real components it uses (see :mod:`tests.markers`)."""
+    for item in items:
+        function = getattr(item, "function", None)
+        code = getattr(function, "__code__", None)
+        callspec = getattr(item, "callspec", None)
+        marks = markers_for(
+            getattr(item, "fixturenames", ()),
+            callspec.params if callspec is not None else {},
+            code.co_names if code is not None else (),
+        )
+        for mark in sorted(marks):
+            item.add_marker(mark)
 
 
 @pytest.fixture(scope="session")

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from backend.posture.iam import IamReport
 
 # Registry of further audits.
-AUDIT_SUBCOMMANDS: tuple[str, ...] = ("backend.posture.grants_audit:register",)
+AUDIT_SUBCOMMANDS: tuple[str, ...] = ("backend.commands._audit_grants:register",)
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

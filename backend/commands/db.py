@@ -37,7 +37,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--iam-auth",
         action="store_true",
         default=None,
-        help="tool roles authenticate with RDS IAM tokens: no passwords; GRANT rds_iam when present",
+        help="tool roles authenticate with RDS IAM tokens: no passwords; "
+        "GRANT rds_iam when present",
     )
     m.set_defaults(handler=run_migrate)
 
@@ -71,13 +72,13 @@ def migrate_database(settings: Settings) -> MigrateOutcome:
 
 
 def _postgres_roles(db: PostgresDatabase, settings: Settings, applied: list[int]) -> MigrateOutcome:
-    from psycopg import sql
     from psycopg.rows import dict_row
 
     from backend.erp.grants import TOOL_ROLES
     from backend.erp.roles import ensure_tool_roles
     from backend.posture.grants_audit import diff, read_snapshot
     from backend.secrets.base import make_secret_store
+    from backend.store.queries import composed, query
 
     with db.pool.connection() as conn:
         before = read_snapshot(conn)
@@ -87,15 +88,11 @@ def _postgres_roles(db: PostgresDatabase, settings: Settings, applied: list[int]
         # ensure_tool_roles keeps existing roles as they are; a teardown interrupted after
         # its first step leaves them NOLOGIN, which the grants spec says they must not be.
         cur = conn.cursor(row_factory=dict_row)
-        for row in cur.execute(
-            "SELECT rolname FROM pg_roles WHERE rolname = ANY(%s) AND NOT rolcanlogin ORDER BY 1",
-            (list(TOOL_ROLES),),
-        ).fetchall():
-            conn.execute(sql.SQL("ALTER ROLE {} LOGIN").format(sql.Identifier(row["rolname"])))
+        nologin = query("postgres", "roles_without_login")
+        for row in cur.execute(nologin, {"roles": list(TOOL_ROLES)}).fetchall():
+            conn.execute(composed("role_login", role=row["rolname"]))
             restored.append(row["rolname"])
-        rds_iam = (
-            conn.execute("SELECT 1 FROM pg_roles WHERE rolname = 'rds_iam'").fetchone() is not None
-        )
+        rds_iam = conn.execute(query("postgres", "rds_iam_exists")).fetchone() is not None
         after = read_snapshot(conn)
     return MigrateOutcome(
         dialect="postgres",

@@ -62,9 +62,9 @@ def run(args: argparse.Namespace, *, stdin: IO[str] | None = None) -> int:
         return 0
     if blocked:
         console.print(
-            "[bold red]refused[/]: other databases still hold grants to the tool roles, so DROP ROLE "
-            "would fail; nothing was changed. Re-run with --all-databases, or DROP OWNED BY the "
-            "roles in each database listed above."
+            "[bold red]refused[/]: other databases still hold grants to the tool roles, so "
+            "DROP ROLE would fail; nothing was changed. Re-run with --all-databases, or "
+            "DROP OWNED BY the roles in each database listed above."
         )
         return 1
     if not args.yes and not confirm(console, stdin if stdin is not None else sys.stdin):

@@ -66,12 +66,7 @@ def create_project_repo(backend: Backend, name: str, template: str = "empty") ->
         (repo / "README.md").write_text(f"# {name}\n", encoding="utf-8")
     GitProvider(repo).ensure_repo()
     with backend.db.transaction() as tx:
-        tx.execute_sql(
-            "UPDATE projects SET repo_path = %(repo)s WHERE id = %(id)s"
-            if tx.dialect == "postgres"
-            else "UPDATE projects SET repo_path = :repo WHERE id = :id",
-            {"repo": str(repo), "id": project.id},
-        )
+        tx.execute("project_set_repo", {"repo": str(repo), "id": project.id})
     return backend.store.project(project.id)
 
 

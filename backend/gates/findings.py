@@ -41,7 +41,7 @@ class Finding:
         return self.severity in BLOCKING
 
     def to_json(self) -> dict[str, object]:
-        """The DESIGN.md ``gate --json`` finding object."""
+        """The finding object of ``cadencia gate --json``."""
         data = asdict(self)
         return {k: data[k] for k in ("tool", "rule", "file", "line", "severity", "message")}
 

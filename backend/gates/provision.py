@@ -16,7 +16,8 @@ import venv
 from pathlib import Path
 
 from backend.exceptions import ScannerError
-from backend.settings import Settings
+from backend.gates.scanners._base import REPO_ROOT, find_binary
+from backend.settings import Settings, load_settings
 
 log = logging.getLogger(__name__)
 
@@ -29,14 +30,25 @@ def provisioned_semgrep(data_dir: Path) -> Path:
     return data_dir / "tools" / "semgrep" / "bin" / "semgrep"
 
 
+def resolve_semgrep(settings: Settings | None = None) -> str | None:
+    """The semgrep to run, or None: ``Settings.semgrep_bin`` / ``CADENCIA_SEMGREP_BIN``, else
+    PATH, else ``<repo>/.venv-tools`` (the test set-up), else the data dir's own install."""
+    settings = settings or load_settings()
+    if settings.semgrep_bin:
+        return settings.semgrep_bin if Path(settings.semgrep_bin).is_file() else None
+    found = find_binary("semgrep", REPO_ROOT / ".venv-tools" / "bin" / "semgrep")
+    if found:
+        return found
+    own = provisioned_semgrep(settings.data_dir)
+    return str(own) if own.is_file() else None
+
+
 def ensure_semgrep(settings: Settings, *, timeout_s: float = 900.0) -> str:
     """Return a semgrep executable, installing one into the data dir if none is found.
 
     Raises:
         ScannerError: the installation failed (no package index, no disk...).
     """
-    from backend.gates.runner import resolve_semgrep
-
     found = resolve_semgrep(settings)
     if found:
         return found

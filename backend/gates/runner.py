@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Literal
 
 from backend.gates.findings import Finding, ScanResult, ScanStatus
+from backend.gates.provision import resolve_semgrep
 from backend.gates.scanners import (
     compose,
     detect_secrets,
@@ -33,9 +34,9 @@ from backend.gates.scanners import (
     semgrep,
     terraform,
 )
-from backend.gates.scanners._base import DEFAULT_TIMEOUT_S, REPO_ROOT, ScanContext, find_binary
+from backend.gates.scanners._base import DEFAULT_TIMEOUT_S, ScanContext
 from backend.gates.workspace import Workspace, prepared_copy
-from backend.settings import Settings, load_settings
+from backend.settings import Settings
 
 log = logging.getLogger(__name__)
 
@@ -98,7 +99,7 @@ class GateResult:
         return [s.tool for s in self.scans if s.status == "skipped"]
 
     def to_json(self) -> dict[str, object]:
-        """The gate object of DESIGN.md's ``gate --json`` (plus the ``skipped`` list)."""
+        """The gate object of ``cadencia gate --json`` (plus the ``skipped`` list)."""
         return {
             "gate": self.gate,
             "status": self.status,
@@ -143,7 +144,7 @@ class GateReport:
         raise KeyError(name)
 
     def to_json(self) -> dict[str, object]:
-        """DESIGN.md's ``gate --json`` document, as a JSON-ready dict."""
+        """The ``cadencia gate --json`` document, as a JSON-ready dict."""
         return {"verdict": self.verdict, "gates": [g.to_json() for g in self.gates]}
 
 
@@ -185,20 +186,6 @@ def run_secops(
 ) -> GateResult:
     """Run only the SecOps gate (detect-secrets, regex floor, semgrep, parliament, IAM floor)."""
     return _run(source, ("secops",), settings, timeout_s).gates[0]
-
-
-def resolve_semgrep(settings: Settings | None = None) -> str | None:
-    """``Settings.semgrep_bin`` / ``CADENCIA_SEMGREP_BIN``, else PATH, else ``<repo>/.venv-tools``."""
-    settings = settings or load_settings()
-    if settings.semgrep_bin:
-        return settings.semgrep_bin if Path(settings.semgrep_bin).is_file() else None
-    found = find_binary("semgrep", REPO_ROOT / ".venv-tools" / "bin" / "semgrep")
-    if found:
-        return found
-    from backend.gates.provision import provisioned_semgrep  # installed by `cadencia up`
-
-    own = provisioned_semgrep(settings.data_dir)
-    return str(own) if own.is_file() else None
 
 
 def _run(

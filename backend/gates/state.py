@@ -6,7 +6,7 @@ persists ``GateSubjectState`` (columns ``gate_status``, ``gate_correction_count`
 transaction, so every caller (dev tasks, infra artifacts, the HTTP API) obeys one
 set of rules.
 
-Rules (DESIGN.md "Gate state machine")::
+Rules::
 
     awaiting_qa --qa pass--> awaiting_secops --secops pass--> awaiting_human --approve--> merged
     awaiting_qa / awaiting_secops --gate fail--> changes_requested (or blocked, see below)
@@ -170,7 +170,8 @@ def next_gate_status(
     Args:
         current: the subject's state as stored.
         event: what happened.
-        correction_limit: corrections allowed before a failure blocks (``Settings.gate_correction_limit``).
+        correction_limit: corrections allowed before a failure blocks
+            (``Settings.gate_correction_limit``).
 
     Returns:
         The transition; ``transition.state`` is what to store.

@@ -8,6 +8,7 @@ tests lose a response after the debit happened (the ``resultado_incerto`` case).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import time
@@ -53,8 +54,12 @@ class GatewaySimulator:
         host: str = "127.0.0.1",
         port: int = 0,
         journal_path: Path | None = None,
+        poll_interval_s: float = 0.05,
     ) -> None:
         self.secret = secret
+        # serve_forever only notices shutdown() between polls: socketserver's default of
+        # 0.5 s made every stop (one per test using the simulator) wait half a second.
+        self._poll_interval_s = poll_interval_s
         self.journal: list[Debit] = []
         self._by_key: dict[str, dict[str, Any]] = {}
         self._journal_path = journal_path
@@ -92,14 +97,21 @@ class GatewaySimulator:
 
     def start(self) -> GatewaySimulator:
         """Serve in a daemon thread."""
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever,
+            kwargs={"poll_interval": self._poll_interval_s},
+            name="gateway-simulator",
+            daemon=True,
+        )
         self._thread.start()
         return self
 
     def stop(self) -> None:
-        """Stop serving."""
+        """Stop serving (returns within about one poll interval)."""
         self._server.shutdown()
         self._server.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
 
     def fail_next(self, mode: FailureMode, *, delay_s: float = 0.0) -> None:
         """Make the next refund request fail in ``mode`` (queue several for several)."""
@@ -190,10 +202,9 @@ class GatewaySimulator:
                 status, payload, delay = sim._refund(body, self.headers.get("Idempotency-Key"))
                 if delay:
                     time.sleep(delay)
-                try:
+                # the client may have given up (timeout): the debit stands, the answer is lost
+                with contextlib.suppress(BrokenPipeError, ConnectionResetError):
                     self._send(status, payload)
-                except (BrokenPipeError, ConnectionResetError):
-                    pass  # the client gave up (timeout): the debit stands, the answer is lost
 
             def do_GET(self) -> None:
                 parsed = urlparse(self.path)

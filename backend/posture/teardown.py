@@ -12,10 +12,13 @@ Roles are cluster-wide but ``DROP OWNED`` only reaches the current database: a r
 holding privileges in another database cannot be dropped. The plan finds those databases
 (``pg_shdepend``) before anything changes, and teardown refuses to start, naming them,
 unless ``all_databases`` asks it to clean them too.
+
+The statements are named queries in ``sql/<dialect>/admin.sql``.
 """
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import time
 from collections.abc import Callable
@@ -27,16 +30,11 @@ from pydantic import BaseModel
 
 from backend.erp.grants import TOOL_ROLES
 from backend.exceptions import ConfigError
+from backend.store.queries import composed, query
 
 LEDGER_TABLES = ("ledger_records", "ledger_counters")
 _PG = ("postgresql", "postgres")
-
-_Q_OTHER_DATABASES = """
-SELECT d.datname, r.rolname, count(*) AS n
-FROM pg_shdepend s JOIN pg_database d ON d.oid = s.dbid JOIN pg_roles r ON r.oid = s.refobjid
-WHERE s.refclassid = 'pg_authid'::regclass AND r.rolname = ANY(%s)
-  AND d.datname <> current_database()
-GROUP BY 1, 2 ORDER BY 1, 2"""
+_ROLES = {"roles": list(TOOL_ROLES)}
 
 
 @dataclass
@@ -113,7 +111,8 @@ def _with_dbname(url: str, dbname: str) -> str:
 def other_databases(conn: Any) -> dict[str, list[str]]:
     """Databases other than the current one where a tool role holds privileges or objects."""
     out: dict[str, list[str]] = {}
-    for row in conn.execute(_Q_OTHER_DATABASES, (list(TOOL_ROLES),)).fetchall():
+    rows = conn.execute(query("postgres", "roles_in_other_databases"), _ROLES).fetchall()
+    for row in rows:
         out.setdefault(row["datname"], []).append(row["rolname"])
     return out
 
@@ -126,14 +125,9 @@ def plan_teardown(db_url: str, ledger: LedgerTarget) -> TeardownPlan:
     others: dict[str, list[str]] = {}
     if postgres:
         with _pg(db_url) as conn:
-            rows = conn.execute(
-                "SELECT rolname FROM pg_roles WHERE rolname = ANY(%s)", (list(TOOL_ROLES),)
-            )
+            rows = conn.execute(query("postgres", "roles_present"), _ROLES)
             roles = sorted(r["rolname"] for r in rows.fetchall())
-            sessions = conn.execute(
-                "SELECT count(*) AS n FROM pg_stat_activity WHERE usename = ANY(%s)",
-                (list(TOOL_ROLES),),
-            ).fetchone()["n"]
+            sessions = conn.execute(query("postgres", "role_sessions"), _ROLES).fetchone()["n"]
             others = other_databases(conn)
     return TeardownPlan(
         database=redact(db_url),
@@ -148,24 +142,18 @@ def plan_teardown(db_url: str, ledger: LedgerTarget) -> TeardownPlan:
 
 def stop_tools(db_url: str, roles: list[str]) -> StepResult:
     """Step 1: no new logins for the tool roles, and their open sessions terminated."""
-    from psycopg import sql
-
     step = StepResult(step=1, title="stop using the tools", status="done")
     with _pg(db_url) as conn:
         for role in roles:
-            conn.execute(sql.SQL("ALTER ROLE {} NOLOGIN").format(sql.Identifier(role)))
-            step.details.append(f"ALTER ROLE {role} NOLOGIN")
-        killed = conn.execute(
-            "SELECT count(*) FILTER (WHERE pg_terminate_backend(pid)) AS n FROM pg_stat_activity "
-            "WHERE usename = ANY(%s) AND pid <> pg_backend_pid()",
-            (roles,),
-        ).fetchone()["n"]
+            conn.execute(composed("role_nologin", role=role))
+            step.details.append(query("postgres", "role_nologin").format(role=role))
+        terminate = query("postgres", "role_sessions_terminate")
+        sessions = query("postgres", "role_sessions")
+        killed = conn.execute(terminate, {"roles": roles}).fetchone()["n"]
         # pg_terminate_backend only signals; wait (briefly) until the sessions are gone.
         deadline = time.monotonic() + 5
         while killed and time.monotonic() < deadline:
-            left = conn.execute(
-                "SELECT count(*) AS n FROM pg_stat_activity WHERE usename = ANY(%s)", (roles,)
-            ).fetchone()["n"]
+            left = conn.execute(sessions, {"roles": roles}).fetchone()["n"]
             if not left:
                 break
             time.sleep(0.05)
@@ -176,12 +164,9 @@ def stop_tools(db_url: str, roles: list[str]) -> StepResult:
 def drop_roles(db_url: str, roles: list[str], other_dbs: list[str]) -> StepResult:
     """Step 2: revoke everything the roles hold (here and in ``other_dbs``), then drop them."""
     import psycopg
-    from psycopg import sql
 
     step = StepResult(step=2, title="revoke and drop the tool roles", status="done")
-    owned = sql.SQL("REASSIGN OWNED BY {r} TO CURRENT_USER; DROP OWNED BY {r}").format(
-        r=sql.SQL(", ").join(map(sql.Identifier, roles))
-    )
+    owned = composed("roles_drop_owned", roles=roles)
     try:
         for name in other_dbs:
             with _pg(_with_dbname(db_url, name)) as conn:
@@ -191,8 +176,8 @@ def drop_roles(db_url: str, roles: list[str], other_dbs: list[str]) -> StepResul
             conn.execute(owned)
             step.details.append("REASSIGN OWNED BY … TO CURRENT_USER; DROP OWNED BY …")
             for role in roles:
-                conn.execute(sql.SQL("DROP ROLE {}").format(sql.Identifier(role)))
-                step.details.append(f"DROP ROLE {role}")
+                conn.execute(composed("role_drop", role=role))
+                step.details.append(query("postgres", "role_drop").format(role=role))
     except psycopg.Error as exc:
         step.status = "failed"
         step.details.append("failed: " + " ".join(str(exc).split()))
@@ -222,13 +207,15 @@ def drop_ledger(ledger: LedgerTarget) -> StepResult:
                 )
             step.details.append(f"DeleteTable {ledger.table}" if existed else "table did not exist")
         else:
-            statement = f"DROP TABLE IF EXISTS {', '.join(LEDGER_TABLES)}"
             if urlparse(ledger.url).scheme in _PG:
+                statements = [query("postgres", "ledger_drop_tables")]
                 with _pg(ledger.url) as conn:
-                    conn.execute(statement)
+                    conn.execute(statements[0])
             else:
-                _sqlite_exec(ledger.url, [f"DROP TABLE IF EXISTS {t}" for t in LEDGER_TABLES])
-            step.details.append(statement)
+                names = ("ledger_drop_records", "ledger_drop_counters")
+                statements = [query("sqlite", n) for n in names]
+                _sqlite_exec(ledger.url, statements)
+            step.details += statements
     except (LedgerError, Exception) as exc:
         step.status = "failed"
         step.details.append(f"failed: {exc}")
@@ -267,8 +254,7 @@ def ledger_leftovers(ledger: LedgerTarget) -> list[str]:
     if urlparse(ledger.url).scheme in _PG:
         with _pg(ledger.url) as conn:
             rows = conn.execute(
-                "SELECT t FROM unnest(%s::text[]) AS t WHERE to_regclass(t) IS NOT NULL",
-                (list(LEDGER_TABLES),),
+                query("postgres", "ledger_tables_present"), {"tables": list(LEDGER_TABLES)}
             ).fetchall()
         found = [r["t"] for r in rows]
     else:
@@ -276,16 +262,11 @@ def ledger_leftovers(ledger: LedgerTarget) -> list[str]:
 
         if not sqlite_path(ledger.url).exists():
             return []
-        marks = ", ".join("?" * len(LEDGER_TABLES))
         conn = sqlite3.connect(sqlite_path(ledger.url))
         try:
-            found = [
-                r[0]
-                for r in conn.execute(
-                    f"SELECT name FROM sqlite_master WHERE type = 'table' AND name IN ({marks})",
-                    LEDGER_TABLES,
-                )
-            ]
+            present = query("sqlite", "ledger_tables_present")
+            tables = {"tables": json.dumps(LEDGER_TABLES)}
+            found = [r[0] for r in conn.execute(present, tables)]
         finally:
             conn.close()
     return [f"ledger table {t} still exists in {redact(ledger.url)}" for t in found]
@@ -296,20 +277,15 @@ def verify_teardown(db_url: str, ledger: LedgerTarget) -> list[str]:
     left: list[str] = []
     if urlparse(db_url).scheme in _PG:
         with _pg(db_url) as conn:
-            rows = conn.execute(
-                "SELECT r.rolname, r.rolcanlogin, (SELECT count(*) FROM pg_shdepend s WHERE s.refobjid = r.oid "
-                "AND s.refclassid = 'pg_authid'::regclass AND s.dbid = (SELECT oid FROM pg_database "
-                "WHERE datname = current_database())) AS here FROM pg_roles r "
-                "WHERE r.rolname = ANY(%s) ORDER BY 1",
-                (list(TOOL_ROLES),),
-            ).fetchall()
+            rows = conn.execute(query("postgres", "roles_left"), _ROLES).fetchall()
             others = other_databases(conn)
         for r in rows:
             login = "can still log in" if r["rolcanlogin"] else "NOLOGIN"
             left.append(f"role {r['rolname']} still exists ({login})")
             if r["here"]:
                 left.append(
-                    f"role {r['rolname']} still holds {r['here']} grant(s) or object(s) in this database"
+                    f"role {r['rolname']} still holds {r['here']} grant(s) or object(s) "
+                    "in this database"
                 )
         for name, holders in others.items():
             left.append(f"database {name} still holds grants or objects of {', '.join(holders)}")
@@ -345,7 +321,8 @@ def run_teardown(
         dropped = drop_roles(db_url, plan.roles_present, sorted(plan.other_databases))
         if dropped.status == "failed":
             dropped.details.append(
-                "the roles are NOLOGIN now; `cadencia db migrate` gives them LOGIN back if you keep them"
+                "the roles are NOLOGIN now; `cadencia db migrate` gives them LOGIN back "
+                "if you keep them"
             )
         record(dropped)
     else:

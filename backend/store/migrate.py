@@ -8,10 +8,7 @@ from typing import Any, cast
 
 from backend.exceptions import MigrationError
 from backend.store.db import Database, PostgresDatabase, SqliteDatabase
-from backend.store.queries import migration_files
-
-# An arbitrary constant: every process migrating the same PostgreSQL waits on it.
-_PG_MIGRATION_LOCK = 738_700_001
+from backend.store.queries import load_queries, migration_files
 
 
 def migrate(db: Database) -> list[int]:
@@ -28,24 +25,19 @@ def _now() -> str:
 
 
 def _migrate_sqlite(db: SqliteDatabase) -> list[int]:
+    q = load_queries("sqlite")
     conn = db.connect()
     applied: list[int] = []
     try:
-        conn.execute("BEGIN IMMEDIATE")
-        conn.execute(
-            "CREATE TABLE IF NOT EXISTS schema_migrations "
-            "(version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
-        )
-        done = {r["version"] for r in conn.execute("SELECT version FROM schema_migrations")}
+        conn.execute(q["migrations_begin"])
+        conn.execute(q["migrations_table"])
+        done = {r["version"] for r in conn.execute(q["migrations_applied"])}
         for version, name, sql in migration_files("sqlite"):
             if version in done:
                 continue
             for statement in _split(sql):
                 conn.execute(statement)
-            conn.execute(
-                "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
-                (version, name, _now()),
-            )
+            conn.execute(q["migration_record"], {"version": version, "name": name, "now": _now()})
             applied.append(version)
         conn.execute("COMMIT")
     except sqlite3.Error as exc:
@@ -68,23 +60,20 @@ def _only_comments(chunk: str) -> bool:
 def _migrate_postgres(db: PostgresDatabase) -> list[int]:
     import psycopg
 
+    q = load_queries("postgres")
     applied: list[int] = []
     try:
         with db.pool.connection() as conn, conn.transaction():
-            conn.execute("SELECT pg_advisory_xact_lock(%s)", (_PG_MIGRATION_LOCK,))
-            conn.execute(
-                "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, "
-                "name TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL)"
-            )
-            rows = conn.execute("SELECT version FROM schema_migrations").fetchall()
+            conn.execute(q["migrations_lock"])
+            conn.execute(q["migrations_table"])
+            rows = conn.execute(q["migrations_applied"]).fetchall()
             done = {r["version"] for r in cast(list[dict[str, Any]], rows)}  # dict_row pool
             for version, name, sql in migration_files("postgres"):
                 if version in done:
                     continue
                 conn.execute(sql)
                 conn.execute(
-                    "INSERT INTO schema_migrations (version, name, applied_at) VALUES (%s, %s, %s)",
-                    (version, name, _now()),
+                    q["migration_record"], {"version": version, "name": name, "now": _now()}
                 )
                 applied.append(version)
     except psycopg.Error as exc:

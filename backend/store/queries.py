@@ -1,28 +1,40 @@
 """Named SQL queries loaded once from ``sql/``.
 
 ``sql/queries.sql`` holds the queries both dialects share; ``sql/<dialect>/queries.sql``
-adds or overrides the ones whose syntax differs. A query starts with ``-- name: NAME``.
-Parameters are written ``%(param)s`` (psycopg's style); for SQLite they are rewritten
-to ``:param`` once, at load time.
+adds or overrides the ones whose syntax differs, and ``sql/<dialect>/admin.sql`` holds the
+administration queries (migrations table, tool roles, ``audit grants``, ``teardown``). A
+query starts with ``-- name: NAME``; a name appears once per level (a dialect file may
+override a shared name, two dialect files may not define the same one).
+
+Parameters are written ``%(param)s`` (psycopg's style); for SQLite they are rewritten to
+``:param`` once, at load time. A statement that names a role or table the caller chooses
+writes it as ``{placeholder}``; :func:`composed` fills it with ``psycopg.sql.Identifier``.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from functools import cache
 from importlib import resources
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from psycopg import sql
 
 Dialect = Literal["sqlite", "postgres"]
 
 _NAME = re.compile(r"^--\s*name:\s*(\S+)\s*$", re.MULTILINE)
 _PARAM = re.compile(r"%\((\w+)\)s")
+_DIALECT_FILES = ("queries.sql", "admin.sql")
 
 
-def _parse(text: str) -> dict[str, str]:
+def _parse(text: str, path: str) -> dict[str, str]:
     parts = _NAME.split(text)
     queries: dict[str, str] = {}
     for name, body in zip(parts[1::2], parts[2::2], strict=True):
+        if name in queries:
+            raise RuntimeError(f"query {name!r} is defined twice in sql/{path}")
         queries[name] = body.strip().rstrip(";")
     return queries
 
@@ -35,11 +47,50 @@ def _read(path: str) -> str:
 @cache
 def load_queries(dialect: Dialect) -> dict[str, str]:
     """All named queries for ``dialect``, with parameters in the driver's style."""
-    queries = _parse(_read("queries.sql"))
-    queries.update(_parse(_read(f"{dialect}/queries.sql")))
+    queries = _parse(_read("queries.sql"), "queries.sql")
+    own: dict[str, str] = {}
+    for file in _DIALECT_FILES:
+        path = f"{dialect}/{file}"
+        found = _parse(_read(path), path)
+        twice = sorted(own.keys() & found.keys())
+        if twice:
+            raise RuntimeError(f"queries {twice} are defined in sql/{path} and another file")
+        own.update(found)
+    queries.update(own)
     if dialect == "sqlite":
         queries = {k: _PARAM.sub(r":\1", v).replace("%%", "%") for k, v in queries.items()}
     return queries
+
+
+def query(dialect: Dialect, name: str) -> str:
+    """The text of one named query.
+
+    Raises:
+        KeyError: no query of that name exists for ``dialect``.
+    """
+    try:
+        return load_queries(dialect)[name]
+    except KeyError:
+        raise KeyError(f"no query named {name!r} in sql/ for {dialect}") from None
+
+
+def composed(name: str, **parts: str | Sequence[str] | sql.Composable) -> sql.Composed:
+    """A PostgreSQL query whose ``{placeholders}`` are filled with quoted identifiers.
+
+    A string becomes ``sql.Identifier``, a sequence of strings a comma-separated list of
+    them (``DROP OWNED BY a, b``); a ``sql.Composable`` (e.g. ``sql.Literal(password)``) is
+    used as given.
+    """
+    from psycopg import sql
+
+    def part(value: str | Sequence[str] | sql.Composable) -> sql.Composable:
+        if isinstance(value, sql.Composable):
+            return value
+        if isinstance(value, str):
+            return sql.Identifier(value)
+        return sql.SQL(", ").join(sql.Identifier(v) for v in value)
+
+    return sql.SQL(query("postgres", name)).format(**{k: part(v) for k, v in parts.items()})
 
 
 def migration_files(dialect: Dialect) -> list[tuple[int, str, str]]:

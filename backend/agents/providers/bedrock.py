@@ -3,8 +3,10 @@
 Mapping (provider-neutral → Converse)::
 
     UserMessage          {"role": "user", "content": [{"text": ...}]}
-    AssistantMessage     {"role": "assistant", "content": [{"text"}?, {"toolUse": {toolUseId, name, input}}*]}
-    ToolResultMessage    {"role": "user", "content": [{"toolResult": {toolUseId, content: [{"text"}], status}}]}
+    AssistantMessage     {"role": "assistant",
+                          "content": [{"text"}?, {"toolUse": {toolUseId, name, input}}*]}
+    ToolResultMessage    {"role": "user",
+                          "content": [{"toolResult": {toolUseId, content: [{"text"}], status}}]}
     ToolSpec             {"toolSpec": {name, description, inputSchema: {"json": schema}}}
 
 Converse wants user and assistant turns to alternate, so consecutive messages of one role

@@ -59,7 +59,9 @@ def parse(stdout: str, stderr: str = "") -> list[Finding]:
                     tool=TOOL,
                     rule=str(item.get("type", "secret")),
                     severity="error",
-                    message=f"possible secret ({item.get('type', 'secret')}); remove it and rotate it",
+                    message=(
+                        f"possible secret ({item.get('type', 'secret')}); remove it and rotate it"
+                    ),
                 )
             )
     return findings

@@ -261,7 +261,7 @@ async def test_a_body_that_is_not_a_completion_is_a_provider_error(server: FakeS
 
 async def test_a_slow_endpoint_times_out(server: FakeServer) -> None:
     server.replies.append((200, completion({"role": "assistant", "content": "late"}, "stop"), 0.6))
-    with pytest.raises(ProviderTimeoutError, match="did not answer within 0.2s"):
+    with pytest.raises(ProviderTimeoutError, match=r"did not answer within 0\.2s"):
         await OpenAIProvider("m", base_url=server.url, timeout=0.2).complete(
             system="", messages=[UserMessage("x")], tools=[]
         )

@@ -113,7 +113,9 @@ PRIVATE_KEY = (
 )
 
 PLANTED_TREE: dict[str, str] = {
-    "services/api/Dockerfile": 'FROM python:latest\nWORKDIR /app\nCOPY . .\nUSER root\nCMD ["python", "app.py"]\n',
+    "services/api/Dockerfile": (
+        'FROM python:latest\nWORKDIR /app\nCOPY . .\nUSER root\nCMD ["python", "app.py"]\n'
+    ),
     "compose.yaml": (
         "services:\n"
         "  api:\n"

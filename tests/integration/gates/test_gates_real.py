@@ -95,7 +95,10 @@ def test_clean_policy_with_resource_star_fails(scanners: dict[str, str]) -> None
 def test_admin_policy_fails_and_parliament_leaves_no_log(scanners: dict[str, str]) -> None:
     log = Path("/tmp/parliament.log")
     before = log.stat().st_mtime if log.exists() else None
-    admin = '{"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "*", "Resource": "*"}]}'
+    admin = (
+        '{"Version": "2012-10-17", '
+        '"Statement": [{"Effect": "Allow", "Action": "*", "Resource": "*"}]}'
+    )
     result = run_secops({"iam/admin.json": admin})
     assert result.status == "fail"
     assert ("iam-floor", "iam-action-star") in {(f.tool, f.rule) for f in result.findings}
@@ -223,7 +226,9 @@ def test_ignore_files_and_default_ignored_dirs_hide_nothing(scanners: dict[str, 
     tree = {
         ".gitignore": "*.env\ntests/\n",
         "secret.env": f"K={FAKE_AWS_KEY}\n",
-        "tests/compose.yaml": "services:\n  db:\n    environment:\n      POSTGRES_PASSWORD: hunter2hunter2\n",
+        "tests/compose.yaml": (
+            "services:\n  db:\n    environment:\n      POSTGRES_PASSWORD: hunter2hunter2\n"
+        ),
         "node_modules/x/.github/workflows/ci.yml": "on: pull_request_target\njobs: {}\n",
     }
     report = run_secops(tree)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 from collections.abc import Callable
@@ -11,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from backend.infra.git import GitProvider
+from tests.ci import in_ci
 
 SAMPLES = Path(__file__).resolve().parents[2] / "fixtures" / "repos"
 
@@ -19,7 +19,7 @@ def require_tool(name: str) -> str:
     """The path of ``name``; skip locally, FAIL when ``CI=true``."""
     path = shutil.which(name)
     if path is None:
-        if os.environ.get("CI") == "true":
+        if in_ci():
             pytest.fail(f"{name!r} is required in CI but is not on PATH")
         pytest.skip(f"{name!r} not on PATH")
     return path

@@ -8,7 +8,6 @@ unless told otherwise — the Arquiteto→Infra handoff accepted, which seeds th
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 from dataclasses import dataclass
@@ -25,6 +24,7 @@ from backend.infra.git import GitProvider
 from backend.infra.pipeline import InfraPipeline
 from backend.settings import Settings, load_settings
 from backend.store.db import Database
+from tests.ci import in_ci
 
 SAMPLES = Path(__file__).resolve().parents[2] / "fixtures" / "repos"
 BRANCH = "feature/infra-setup"
@@ -119,7 +119,7 @@ def require(condition: bool, what: str) -> None:
     """Skip locally, FAIL with ``CI=true``, when a real component is missing."""
     if condition:
         return
-    if os.environ.get("CI") == "true":
+    if in_ci():
         pytest.fail(f"{what} is required in CI but is not available")
     pytest.skip(f"{what} not available")
 

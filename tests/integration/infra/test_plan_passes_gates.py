@@ -7,7 +7,6 @@ FAIL with ``CI=true``.
 
 from __future__ import annotations
 
-import os
 import shutil
 from pathlib import Path
 
@@ -16,6 +15,7 @@ import pytest
 from backend.cli import main
 from backend.gates.runner import GateReport, resolve_semgrep, run_gates
 from backend.infra.planner import COMPOSE_PATH, WORKFLOW_PATH, correct, plan
+from tests.ci import in_ci
 
 SAMPLES = Path(__file__).resolve().parents[2] / "fixtures" / "repos"
 
@@ -26,7 +26,7 @@ def _scanners() -> None:
     if resolve_semgrep() is None:
         missing.append("semgrep")
     if missing:
-        if os.environ.get("CI") == "true":
+        if in_ci():
             pytest.fail(f"gate scanners required in CI are missing: {', '.join(missing)}")
         pytest.skip(f"gate scanners missing: {', '.join(missing)}")
 

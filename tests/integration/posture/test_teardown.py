@@ -9,6 +9,7 @@ databases are the tests' own.
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import os
 import shutil
@@ -111,10 +112,9 @@ def drop_db(admin: str, url: str) -> None:
     with psycopg.connect(admin, autocommit=True) as conn:
         conn.execute(f'DROP DATABASE IF EXISTS "{dbname(url)}" WITH (FORCE)')
         for role in TOOL_ROLES:
-            try:
+            # another test database may still use it; its own drop_db removes it then
+            with contextlib.suppress(psycopg.errors.DependentObjectsStillExist):
                 conn.execute(f"DROP ROLE IF EXISTS {role}")
-            except psycopg.errors.DependentObjectsStillExist:
-                pass  # another test database still uses it; its own drop_db removes it
 
 
 @pytest.fixture
@@ -141,7 +141,8 @@ def state(url: str) -> dict[str, Any]:
             (list(td.LEDGER_TABLES),),
         ).fetchall()
         deps = conn.execute(
-            "SELECT count(*) FROM pg_shdepend s JOIN pg_roles r ON r.oid = s.refobjid WHERE r.rolname = ANY(%s)",
+            "SELECT count(*) FROM pg_shdepend s JOIN pg_roles r ON r.oid = s.refobjid "
+            "WHERE r.rolname = ANY(%s)",
             (list(TOOL_ROLES),),
         ).fetchone()
     return {"roles": roles, "ledger": [t[0] for t in tables], "deps": deps[0] if deps else 0}

@@ -166,9 +166,9 @@ def test_out_of_turn_events_conflict(start: str, event: GateEvent) -> None:
 
 
 def test_bad_arguments() -> None:
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="correction_limit must be at least 1"):
         next_gate_status(GateSubjectState(), GateEvent.qa(True), 0)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="qa_verdict needs passed=True/False"):
         next_gate_status(GateSubjectState(), GateEvent("qa_verdict"), 3)
 
 

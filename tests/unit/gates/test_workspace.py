@@ -76,11 +76,18 @@ def test_copy_drops_suppression_files_and_pragmas_and_is_removed() -> None:
     assert not root.exists()
 
 
-def test_copy_is_removed_on_error() -> None:
-    with pytest.raises(RuntimeError), prepared_copy({"a.txt": "x"}) as ws:
-        root = ws.root
+def _fail_inside_copy(roots: list[Path]) -> None:
+    with prepared_copy({"a.txt": "x"}) as ws:
+        roots.append(ws.root)
         raise RuntimeError("boom")
-    assert not root.exists()
+
+
+def test_copy_is_removed_on_error() -> None:
+    roots: list[Path] = []
+    with pytest.raises(RuntimeError, match="boom"):
+        _fail_inside_copy(roots)
+    assert roots
+    assert not roots[0].exists()
 
 
 def test_directory_copy_skips_git_and_symlinks(tmp_path: Path) -> None:
