@@ -15,7 +15,7 @@ from typing import Any
 from pydantic import BaseModel
 from pydantic import ValidationError as PydanticValidationError
 
-from backend.events import payloads as p
+import backend.events.payloads as p
 from backend.exceptions import ValidationError
 
 

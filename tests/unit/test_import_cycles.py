@@ -17,10 +17,6 @@ ROOT = Path(__file__).resolve().parents[2]
 Graph = dict[str, set[str]]
 
 # helper "hygiene" removes these two; until its branch is merged they are known cycles.
-_PENDING = (
-    "posture -> commands and gates.provision <-> gates.runner are fixed on another branch of "
-    "issue 10; strict once merged"
-)
 
 
 def _modules() -> dict[str, Path]:
@@ -130,7 +126,6 @@ def test_agents_infra_and_the_module_map_are_in_no_cycle(level: str) -> None:
     assert involved == []
 
 
-@pytest.mark.xfail(strict=False, reason=_PENDING)
 @pytest.mark.parametrize("level", ["package", "module"])
 def test_backend_has_no_import_cycle(level: str) -> None:
     assert cycles(import_graph(level)) == []
