@@ -21,7 +21,7 @@ from typing import Any
 
 from backend.agents.policy import decide
 from backend.agents.store import TeamStore, new_id
-from backend.events import Event
+from backend.events import Event, EventType
 from backend.exceptions import CadenciaError, ConflictError, ValidationError
 from backend.gates.runner import GateResult, run_qa, run_secops
 from backend.gates.scanners._base import DEFAULT_TIMEOUT_S
@@ -103,7 +103,7 @@ class PrFlow:
             permissions=self.permissions,
         )
         self.events.append(
-            "action.decided",
+            EventType.ACTION_DECIDED,
             {"action": rules.action, **decision.to_dict()},
             project_id=proposal.project_id,
             session_id=proposal.session_id,
@@ -250,7 +250,10 @@ class PrFlow:
                 "findings": stored,
                 "gate_status": move.state.status,
             }
-            emits = [emit(f"artifact.{gate}_verdict", payload, gate)]
+            verdict_type = (
+                EventType.ARTIFACT_QA_VERDICT if gate == "qa" else EventType.ARTIFACT_SECOPS_VERDICT
+            )
+            emits = [emit(verdict_type, payload, gate)]
             emits += self.change_emits(rules, pr, move, reason or f"{gate} {verdict}", gate)
             events = self.append(tx, pr, emits)
         self.events.publish(events)

@@ -15,7 +15,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic import ValidationError as PydanticValidationError
 
-from backend.events import EventLog
+from backend.events import EventLog, EventType
 from backend.exceptions import ValidationError
 from backend.gates.runner import GateResult
 from backend.infra.git import validate_path
@@ -162,7 +162,7 @@ def agent_at_work(
     lock = _GATE_LOCKS.get(agent)
     with lock if lock is not None else nullcontext():
         events.append(
-            "agent.status",
+            EventType.AGENT_STATUS,
             {"status": "working", "detail": detail},
             project_id=project_id,
             agent=agent,
@@ -171,5 +171,8 @@ def agent_at_work(
             yield
         finally:
             events.append(
-                "agent.status", {"status": "idle", "detail": ""}, project_id=project_id, agent=agent
+                EventType.AGENT_STATUS,
+                {"status": "idle", "detail": ""},
+                project_id=project_id,
+                agent=agent,
             )

@@ -17,6 +17,7 @@ from typing import Any, ClassVar
 
 from backend.agents.policy import ActionType
 from backend.agents.team import DEV_PREFIX
+from backend.events import EventType
 from backend.exceptions import ValidationError
 from backend.gates.state import Transition
 from backend.infra import planner
@@ -30,12 +31,12 @@ INFRA_BRANCH = "feature/infra-setup"
 class Emit:
     """One event to append: its type, payload and acting agent."""
 
-    type: str
+    type: EventType
     payload: dict[str, Any]
     agent: str | None
 
 
-def emit(type: str, payload: dict[str, Any], agent: str | None) -> Emit:
+def emit(type: EventType, payload: dict[str, Any], agent: str | None) -> Emit:
     """One event for the flow to append (a named emitter, so event-name checks see it)."""
     return Emit(type, payload, agent)
 
@@ -45,7 +46,7 @@ class KindRules(ABC):
 
     kind: ClassVar[PrKind]
     action: ClassVar[ActionType]
-    changed_type: ClassVar[str]
+    changed_type: ClassVar[EventType]
 
     @abstractmethod
     def branch(self, *, task_id: str | None) -> str:
@@ -130,7 +131,7 @@ class InfraRules(KindRules):
 
     kind = "infra"
     action = "open_infra_pr"
-    changed_type = "infra.gate_changed"
+    changed_type = EventType.INFRA_GATE_CHANGED
 
     def branch(self, *, task_id: str | None) -> str:
         return INFRA_BRANCH
@@ -170,27 +171,29 @@ class InfraRules(KindRules):
             "pr_url": pr.pr_url,
             "gate_status": pr.gate_status,
         }
-        return [emit("infra.pr_opened", payload, pr.author)]
+        return [emit(EventType.INFRA_PR_OPENED, payload, pr.author)]
 
     def corrected(self, pr: PullRequest, paths: list[str], number: int) -> list[Emit]:
         payload = {"pr_action_id": pr.id, "paths": paths, "correction": number}
-        return [emit("infra.pr_corrected", payload, pr.author)]
+        return [emit(EventType.INFRA_PR_CORRECTED, payload, pr.author)]
 
     def reached(self, pr: PullRequest, move: Transition) -> list[Emit]:
         if move.state.status != "blocked":
             return []
         payload = {"pr_action_id": pr.id, "reason": move.state.blocked_reason}
-        return [emit("infra.artifact_blocked", payload, None)]
+        return [emit(EventType.INFRA_ARTIFACT_BLOCKED, payload, None)]
 
     def merged(self, pr: PullRequest, operator: str) -> list[Emit]:
-        return [emit("infra.pr_merged", {"pr_action_id": pr.id, "operator": operator}, None)]
+        return [
+            emit(EventType.INFRA_PR_MERGED, {"pr_action_id": pr.id, "operator": operator}, None)
+        ]
 
     def proposal_failed(self, pr_id: str, error: str, author: str) -> Emit | None:
-        return emit("infra.pr_failed", {"pr_action_id": pr_id, "error": error}, author)
+        return emit(EventType.INFRA_PR_FAILED, {"pr_action_id": pr_id, "error": error}, author)
 
     def job_failed(self, pr: PullRequest | None, pr_id: str, error: str) -> Emit | None:
         payload = {"pr_action_id": pr_id, "error": f"gate run failed: {error}"}
-        return emit("infra.pr_failed", payload, "qa")
+        return emit(EventType.INFRA_PR_FAILED, payload, "qa")
 
 
 class DevRules(KindRules):
@@ -198,7 +201,7 @@ class DevRules(KindRules):
 
     kind = "dev"
     action = "propose_task_pr"
-    changed_type = "pr.gate_changed"
+    changed_type = EventType.PR_GATE_CHANGED
 
     def branch(self, *, task_id: str | None) -> str:
         if not task_id:
@@ -238,7 +241,7 @@ class DevRules(KindRules):
             "reason": "PR opened",
         }
         return [
-            emit("dev.task_started", task, pr.author),
+            emit(EventType.DEV_TASK_STARTED, task, pr.author),
             emit(self.changed_type, opened, pr.author),
         ]
 
@@ -247,17 +250,17 @@ class DevRules(KindRules):
         if move.state.status == "awaiting_human":
             # The dev's part is done; the operator merges.
             done = {**task, "title": pr.title, "module": _module(pr)}
-            return [emit("dev.task_done", done, pr.author)]
+            return [emit(EventType.DEV_TASK_DONE, done, pr.author)]
         if move.state.status == "blocked":
             blocked = {**task, "reason": move.state.blocked_reason}
-            return [emit("backlog.task_blocked", blocked, pr.author)]
+            return [emit(EventType.BACKLOG_TASK_BLOCKED, blocked, pr.author)]
         return []
 
     def job_failed(self, pr: PullRequest | None, pr_id: str, error: str) -> Emit | None:
         if pr is None:
             return None
         payload = {"task_id": pr.task_id, "reason": f"gate run failed: {error}"}
-        return emit("backlog.task_blocked", payload, pr.author)
+        return emit(EventType.BACKLOG_TASK_BLOCKED, payload, pr.author)
 
 
 def _module(pr: PullRequest) -> str:
