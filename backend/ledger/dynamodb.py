@@ -20,6 +20,9 @@ in it are kept in a small per-process cache and a repeat attempt skips the condi
 one round trip (the ceiling) instead of two. The cache can only err towards blocking: a
 record an operator deleted by hand stays "duplicate" here until the process restarts.
 
+A unit of work (``tx=``) spans one SQL transaction, which DynamoDB cannot join: each write
+here commits on its own, so the decision is durable before the event that records it.
+
 ``_expire`` and ``_by_status`` scan the table; they are operator/maintenance paths
 (``reconcile``, the approvals screen), never the per-call hot path, which only touches
 single items by key.
@@ -32,13 +35,16 @@ import threading
 import time
 from collections import OrderedDict
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from botocore.exceptions import BotoCoreError, ClientError
 
 from backend.exceptions import LedgerError
 from backend.ledger.base import Ledger, RecordStatus, StoredReservation
+
+if TYPE_CHECKING:
+    from backend.store.uow import Work
 
 _CONDITION_FAILED = "ConditionalCheckFailedException"
 _CLAIM_FIELDS = ("ferramenta", "conversa_id", "entidade_id", "payload_hash", "valor")
@@ -159,7 +165,12 @@ class DynamoLedger(Ledger):
     # -- storage ----------------------------------------------------------------------------
 
     def _reserve(
-        self, counter: str | None, teto: int, claim_row: dict[str, Any] | None, now: str
+        self,
+        counter: str | None,
+        teto: int,
+        claim_row: dict[str, Any] | None,
+        now: str,
+        tx: Work | None,
     ) -> StoredReservation:
         attempts, blocked = self._bump(counter, teto) if counter is not None else (0, 0)
         if blocked or claim_row is None:
@@ -180,7 +191,9 @@ class DynamoLedger(Ledger):
                 ReturnValuesOnConditionCheckFailure="ALL_OLD",
             )
         except _ConditionFailed as failed:
-            existing = _record_row(failed.item) if failed.item else self._get(claim_row["chave"])
+            existing = (
+                _record_row(failed.item) if failed.item else self._get(claim_row["chave"], tx)
+            )
             return StoredReservation(attempts, blocked, False, self._remember(existing))
         return StoredReservation(attempts, blocked, True, None)
 
@@ -213,12 +226,12 @@ class DynamoLedger(Ledger):
             row = _decode(got["Attributes"])
             return int(row.get("attempts", 0)), int(row["blocked"])
 
-    def _get(self, chave: str) -> dict[str, Any] | None:
+    def _get(self, chave: str, tx: Work | None) -> dict[str, Any] | None:
         got = self._call("get_item", Key=self._key(chave), ConsistentRead=True)
         item = got.get("Item")
         return self._remember(_record_row(item)) if item else None
 
-    def _retake(self, chave: str, claim_row: dict[str, Any], now: str) -> bool:
+    def _retake(self, chave: str, claim_row: dict[str, Any], now: str, tx: Work | None) -> bool:
         values: dict[str, Any] = {
             ":tentando": {"S": "tentando"},
             ":falhou": {"S": "falhou"},
@@ -260,6 +273,7 @@ class DynamoLedger(Ledger):
         status: RecordStatus,
         resultado: dict[str, Any] | None,
         now: str,
+        tx: Work | None,
     ) -> bool:
         values: dict[str, Any] = {
             ":expected": {"S": expected},
@@ -333,7 +347,7 @@ class DynamoLedger(Ledger):
                 return items
             kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
 
-    def _counter(self, counter: str) -> tuple[int, int] | None:
+    def _counter(self, counter: str, tx: Work | None) -> tuple[int, int] | None:
         got = self._call("get_item", Key=self._key(counter), ConsistentRead=True)
         item = got.get("Item")
         if not item:

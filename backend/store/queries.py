@@ -1,7 +1,10 @@
 """Named SQL queries loaded once from ``sql/``.
 
 ``sql/queries.sql`` holds the queries both dialects share; ``sql/<dialect>/queries.sql``
-adds or overrides the ones whose syntax differs. A query starts with ``-- name: NAME``.
+adds or overrides the ones whose syntax differs. A concern with many queries of its own
+keeps them beside these as ``<concern>_queries.sql`` (``sql/erp_queries.sql``: what the
+tools run as their ERP roles); a name defined twice on one level is an error, not a
+silent override. A query starts with ``-- name: NAME``.
 Parameters are written ``%(param)s`` (psycopg's style); for SQLite they are rewritten
 to ``:param`` once, at load time.
 """
@@ -11,6 +14,7 @@ from __future__ import annotations
 import re
 from functools import cache
 from importlib import resources
+from importlib.resources.abc import Traversable
 from typing import Literal
 
 Dialect = Literal["sqlite", "postgres"]
@@ -27,16 +31,32 @@ def _parse(text: str) -> dict[str, str]:
     return queries
 
 
-def _read(path: str) -> str:
-    node = resources.files("sql").joinpath(path)
-    return node.read_text(encoding="utf-8") if node.is_file() else ""
+_QUERY_FILE = re.compile(r"^(?:\w+_)?queries\.sql$")
+
+
+def _name(node: Traversable) -> str:
+    return node.name
+
+
+def _level(*folder: str) -> dict[str, str]:
+    """Every query file of one folder of ``sql/``, merged; duplicate names are refused."""
+    node = resources.files("sql").joinpath(*folder) if folder else resources.files("sql")
+    if not node.is_dir():
+        return {}
+    queries: dict[str, str] = {}
+    for file in sorted((f for f in node.iterdir() if _QUERY_FILE.match(f.name)), key=_name):
+        for name, body in _parse(file.read_text(encoding="utf-8")).items():
+            if name in queries:
+                raise RuntimeError(f"query {name!r} is defined twice in sql/{'/'.join(folder)}")
+            queries[name] = body
+    return queries
 
 
 @cache
 def load_queries(dialect: Dialect) -> dict[str, str]:
     """All named queries for ``dialect``, with parameters in the driver's style."""
-    queries = _parse(_read("queries.sql"))
-    queries.update(_parse(_read(f"{dialect}/queries.sql")))
+    queries = _level()
+    queries.update(_level(dialect))
     if dialect == "sqlite":
         queries = {k: _PARAM.sub(r":\1", v).replace("%%", "%") for k, v in queries.items()}
     return queries
