@@ -38,16 +38,21 @@ def _name(node: Traversable) -> str:
     return node.name
 
 
-def _level(*folder: str) -> dict[str, str]:
-    """Every query file of one folder of ``sql/``, merged; duplicate names are refused."""
-    node = resources.files("sql").joinpath(*folder) if folder else resources.files("sql")
-    if not node.is_dir():
+def level_queries(folder: Traversable) -> dict[str, str]:
+    """Every query file of one folder (``queries.sql``, ``*_queries.sql``), merged.
+
+    Raises:
+        RuntimeError: one name is defined in two files of the folder (or twice in one).
+    """
+    if not folder.is_dir():
         return {}
     queries: dict[str, str] = {}
-    for file in sorted((f for f in node.iterdir() if _QUERY_FILE.match(f.name)), key=_name):
-        for name, body in _parse(file.read_text(encoding="utf-8")).items():
-            if name in queries:
-                raise RuntimeError(f"query {name!r} is defined twice in sql/{'/'.join(folder)}")
+    for file in sorted((f for f in folder.iterdir() if _QUERY_FILE.match(f.name)), key=_name):
+        text = file.read_text(encoding="utf-8")
+        names = _NAME.findall(text)
+        for name, body in _parse(text).items():
+            if name in queries or names.count(name) > 1:
+                raise RuntimeError(f"query {name!r} is defined twice in {folder.name}/")
             queries[name] = body
     return queries
 
@@ -55,8 +60,9 @@ def _level(*folder: str) -> dict[str, str]:
 @cache
 def load_queries(dialect: Dialect) -> dict[str, str]:
     """All named queries for ``dialect``, with parameters in the driver's style."""
-    queries = _level()
-    queries.update(_level(dialect))
+    root = resources.files("sql")
+    queries = level_queries(root)
+    queries.update(level_queries(root.joinpath(dialect)))
     if dialect == "sqlite":
         queries = {k: _PARAM.sub(r":\1", v).replace("%%", "%") for k, v in queries.items()}
     return queries
