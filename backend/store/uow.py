@@ -12,7 +12,9 @@ the caller opens one unit of work and passes it (``tx=``) to every component tak
 The transaction starts lazily, on the first component that writes to the unit's database,
 so a participant that stores elsewhere (the DynamoDB ledger) never holds a SQL write lock
 across its own network round trips. Events appended inside reach listeners only after the
-commit (:meth:`Work.after_commit`); a rollback publishes nothing.
+commit (:meth:`Work.after_commit`); a rollback publishes nothing. A unit belongs to the
+thread that began it (SQLite's connections are per thread); :class:`UnitOfWork` itself is
+shared freely.
 """
 
 from __future__ import annotations
