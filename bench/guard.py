@@ -170,15 +170,15 @@ def measure_paths(env: Env, guard: Any, n: int, rounds: int) -> dict[str, float]
         return per_round
 
     from backend.ledger.base import counter_key
-    from backend.tools.specs import ReembolsoArgs, claim_for
+    from backend.tools.registry import tool_spec
+
+    refund_spec = tool_spec("emitir-reembolso")
 
     def ledger_blocked(round_no: int) -> int:
         # The storage decision alone (no validation, event or message): where time goes.
         for i in range(per_round):
             conversa = f"conv-{run}-l{round_no}-{i}"
-            claim = claim_for(
-                "emitir-reembolso", conversa, ReembolsoArgs.model_validate(_refund(blocked_pedido))
-            )
+            claim = refund_spec.claim_for(conversa, refund_spec.parse(_refund(blocked_pedido)))
             got = guard.ledger.reserve(
                 counter_key(conversa, blocked_pedido, "emitir-reembolso"), claim
             )

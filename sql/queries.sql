@@ -136,17 +136,6 @@ FROM pedidos WHERE id = %(id)s
 -- name: erp_cliente_admin
 SELECT id, nome, endereco, telefone, email FROM clientes WHERE id = %(id)s
 
--- name: tool_consulta_pedido
-SELECT id, status, valor_pedido, status_reembolso, valor_reembolsado FROM pedidos
-WHERE id = %(pedido_id)s
-
--- name: tool_reembolso_ler
-SELECT id, valor_pedido FROM pedidos WHERE id = %(pedido_id)s
-
--- name: tool_reembolso_gravar
-UPDATE pedidos SET status_reembolso = 'reembolsado', valor_reembolsado = %(valor)s
-WHERE id = %(pedido_id)s
-
 -- name: project_insert
 INSERT INTO projects (id, name, repo_path, module_map, execution_activated, created_at)
 VALUES (%(id)s, %(name)s, %(repo_path)s, %(module_map)s, %(execution_activated)s, %(now)s)

@@ -27,6 +27,7 @@ from backend.agents.team import CUSTOMER_SERVICE
 from backend.events import EventLog
 from backend.guard.conversations import Conversations
 from backend.guard.orchestrator import Orchestrator
+from backend.tools.registry import CONSULTAR_STATUS_PEDIDO, EMITIR_REEMBOLSO, TOOLS
 
 _PEDIDO = re.compile(r"\b(\d{3,12})\b")
 _REFUND_WORDS = ("reembolso", "estorno", "caiu", "dinheiro", "de novo", "devolu", "saiu")
@@ -59,17 +60,17 @@ class ChattyAtendimentoModel:
         if not results:
             valor = self._valor(messages)
             if wants_refund and valor:
-                return self._call(n, "emitir-reembolso", {"pedidoId": pedido, "valor": valor})
-            return self._call(n, "consultar-status-pedido", {"pedidoId": pedido})
+                return self._call(n, EMITIR_REEMBOLSO, {"pedidoId": pedido, "valor": valor})
+            return self._call(n, CONSULTAR_STATUS_PEDIDO, {"pedidoId": pedido})
         last = _content(results[-1])
         if (
-            results[-1].name == "consultar-status-pedido"
+            results[-1].name == CONSULTAR_STATUS_PEDIDO
             and wants_refund
             and last.get("resultado") == "executado"
         ):
             valor = (last.get("dados") or {}).get("valor_pedido")
             if valor:
-                return self._call(n, "emitir-reembolso", {"pedidoId": pedido, "valor": str(valor)})
+                return self._call(n, EMITIR_REEMBOLSO, {"pedidoId": pedido, "valor": str(valor)})
         return ModelTurn(str(last.get("mensagem") or "Certo."))
 
     @staticmethod
@@ -88,7 +89,7 @@ class ChattyAtendimentoModel:
     @staticmethod
     def _valor(messages: list[Message]) -> str | None:
         for m in reversed(messages):
-            if isinstance(m, ToolResultMessage) and m.name == "consultar-status-pedido":
+            if isinstance(m, ToolResultMessage) and m.name == CONSULTAR_STATUS_PEDIDO:
                 dados = _content(m).get("dados") or {}
                 if dados.get("valor_pedido"):
                     return str(dados["valor_pedido"])
@@ -119,10 +120,7 @@ class CustomerService:
         self.orchestrator = orchestrator
         self.conversations = conversations
         self._model = model or ChattyAtendimentoModel()
-        tools = {
-            name: self._tool(name)
-            for name in ("consultar-status-pedido", "emitir-reembolso", "atualizar-cadastro")
-        }
+        tools: dict[str, Any] = {name: self._tool(name) for name in TOOLS}
         self.runtime = AgentRuntime(
             events=events,
             providers=lambda _agent, _calls: self._model,

@@ -234,17 +234,12 @@ def dev_agent(module: str) -> AgentDef:
 
 
 def customer_service_agent() -> AgentDef:
-    """``atendimento``: the three Lab 87 tools, schemas from :mod:`backend.tools.specs`."""
-    from backend.tools.specs import tool_json_schemas  # the guard owns the argument models
+    """``atendimento``: the three Lab 87 tools, from :mod:`backend.tools.registry`."""
+    from backend.tools.registry import TOOLS  # the guard owns the tools' specs
 
-    descriptions = {
-        "consultar-status-pedido": "Read the status of one order (pedido).",
-        "emitir-reembolso": "Refund an order. Irreversible: at most once per pedido.",
-        "atualizar-cadastro": "Update a customer's contact data (endereco, telefone, email).",
-    }
     tools = tuple(
-        ToolDef(ToolSpec(name, descriptions.get(name, name), schema), "tool_call")
-        for name, schema in tool_json_schemas().items()
+        ToolDef(ToolSpec(spec.name, spec.description, spec.json_schema()), "tool_call")
+        for spec in TOOLS.values()
     )
     return AgentDef(
         CUSTOMER_SERVICE,

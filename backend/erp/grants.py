@@ -13,6 +13,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
+from importlib import resources
 from typing import Literal
 
 Privilege = Literal["SELECT", "UPDATE", "INSERT", "DELETE"]
@@ -34,12 +35,7 @@ ROLE_CONSULTA = "cadencia_agente_consulta"
 ROLE_REEMBOLSO = "cadencia_agente_reembolso"
 ROLE_CADASTRO = "cadencia_agente_cadastro"
 TOOL_ROLES: tuple[str, ...] = (ROLE_CONSULTA, ROLE_REEMBOLSO, ROLE_CADASTRO)
-
-TOOL_ROLE: dict[str, str] = {
-    "consultar-status-pedido": ROLE_CONSULTA,
-    "emitir-reembolso": ROLE_REEMBOLSO,
-    "atualizar-cadastro": ROLE_CADASTRO,
-}
+"""Which tool runs as which role is its spec's ``role`` (:mod:`backend.tools.registry`)."""
 
 
 @dataclass(frozen=True)
@@ -94,6 +90,11 @@ def render_postgres_grants() -> str:
             cols = f" ({', '.join(g.columns)})" if g.columns else ""
             lines.append(f"GRANT {g.privilege}{cols} ON {g.table} TO {role};")
     return "\n".join(lines) + "\n"
+
+
+def committed_postgres_grants() -> str:
+    """``sql/postgres/grants.sql``: what ``db migrate`` runs (a test keeps it rendered)."""
+    return resources.files("sql").joinpath("postgres", "grants.sql").read_text(encoding="utf-8")
 
 
 AuthorizerFn = Callable[[int, str | None, str | None, str | None, str | None], int]

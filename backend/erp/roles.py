@@ -2,8 +2,10 @@
 
 Idempotent: roles that exist are kept (roles are cluster-wide, so another database may
 already have made them); their password is (re)set only when this data dir's secret
-store has none, and the stored one is used from then on. Grants are always re-rendered
-from :mod:`backend.erp.grants` after a ``REVOKE ALL``, so a drifted grant is repaired.
+store has none, and the stored one is used from then on. Grants are always re-applied
+from ``sql/postgres/grants.sql`` (the rendering of :mod:`backend.erp.grants`, which starts
+with ``REVOKE ALL``), so a drifted grant is repaired. The statements are named queries in
+``sql/postgres/roles_queries.sql``.
 """
 
 from __future__ import annotations
@@ -11,9 +13,10 @@ from __future__ import annotations
 import secrets as _secrets
 from typing import TYPE_CHECKING
 
-from backend.erp.grants import TOOL_ROLES, render_postgres_grants
+from backend.erp.grants import TOOL_ROLES, committed_postgres_grants
 from backend.exceptions import SecretError, StorageError
 from backend.store.db import PostgresDatabase
+from backend.store.queries import load_queries
 
 if TYPE_CHECKING:
     from backend.erp.connections import CredentialFn
@@ -33,21 +36,22 @@ def ensure_tool_roles(
     import psycopg
     from psycopg import sql
 
+    queries = load_queries("postgres")
+
+    def identified(name: str, role: str, **literals: str) -> sql.Composed:
+        """Query ``name`` with ``{role}`` as an identifier and other fields as literals."""
+        return sql.SQL(queries[name]).format(
+            role=sql.Identifier(role), **{k: sql.Literal(v) for k, v in literals.items()}
+        )
+
     created: list[str] = []
     try:
         with db.pool.connection() as conn, conn.transaction():
-            # Two processes migrating at once must not both try CREATE ROLE.
-            conn.execute("SELECT pg_advisory_xact_lock(738700003)")
+            conn.execute(queries["roles_lock"])
             for role in TOOL_ROLES:
-                exists = conn.execute(
-                    "SELECT 1 FROM pg_roles WHERE rolname = %s", (role,)
-                ).fetchone()
+                exists = conn.execute(queries["role_exists"], {"role": role}).fetchone()
                 if not exists:
-                    conn.execute(
-                        sql.SQL(
-                            "CREATE ROLE {} LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOINHERIT"
-                        ).format(sql.Identifier(role))
-                    )
+                    conn.execute(identified("role_create", role))
                     created.append(role)
                 if not iam_auth:
                     # Setting the stored password again is a no-op on a second run and
@@ -57,18 +61,10 @@ def ensure_tool_roles(
                     except SecretError:
                         password = _secrets.token_urlsafe(24)
                         store.put(role_secret_id(role), password)
-                    conn.execute(
-                        sql.SQL("ALTER ROLE {} PASSWORD {}").format(
-                            sql.Identifier(role), sql.Literal(password)
-                        )
-                    )
-                if iam_auth:
-                    has_rds_iam = conn.execute(
-                        "SELECT 1 FROM pg_roles WHERE rolname='rds_iam'"
-                    ).fetchone()
-                    if has_rds_iam:
-                        conn.execute(sql.SQL("GRANT rds_iam TO {}").format(sql.Identifier(role)))
-            conn.execute(render_postgres_grants())
+                    conn.execute(identified("role_set_password", role, password=password))
+                if iam_auth and conn.execute(queries["rds_iam_exists"]).fetchone():
+                    conn.execute(identified("role_grant_rds_iam", role))
+            conn.execute(committed_postgres_grants())
     except psycopg.Error as exc:
         raise StorageError(f"could not create tool roles or apply grants: {exc}") from exc
     return created

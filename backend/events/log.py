@@ -17,10 +17,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from backend.events.catalog import EventType, check_payload, event_type
 from backend.store.db import Database, Row, Tx, dumps, loads
+
+if TYPE_CHECKING:
+    from backend.store.uow import Work
 
 
 def utcnow_iso() -> str:
@@ -86,11 +89,22 @@ class EventLog:
         project_id: str | None = None,
         session_id: str | None = None,
         agent: str | None = None,
+        tx: Work | None = None,
     ) -> Event:
-        """Append one event in its own transaction, then broadcast it."""
-        with self.db.transaction() as tx:
+        """Append one event in its own transaction, then broadcast it.
+
+        With ``tx`` (a unit of work on this log's database) the event commits with the rest
+        of that unit and is broadcast after its commit.
+        """
+        if tx is not None and (joined := tx.tx_for(self.db)) is not None:
             event = self.append_in(
-                tx, type, payload, project_id=project_id, session_id=session_id, agent=agent
+                joined, type, payload, project_id=project_id, session_id=session_id, agent=agent
+            )
+            tx.after_commit(lambda: self.publish([event]))
+            return event
+        with self.db.transaction() as own:
+            event = self.append_in(
+                own, type, payload, project_id=project_id, session_id=session_id, agent=agent
             )
         self.publish([event])
         return event

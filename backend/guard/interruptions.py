@@ -1,7 +1,9 @@
 """Human takeovers ("interrupções"): opened by the guard, worked by operators.
 
 One takeover per (conversa, entidade, ferramenta, motivo), however many attempts hit the
-ceiling. Claiming is first-come: a second operator gets :class:`ConflictError`.
+ceiling. Claiming is first-come: a second operator gets :class:`ConflictError`. Opening
+joins the caller's unit of work (``tx=``) so the guard's decision and the takeover it
+causes commit together.
 """
 
 from __future__ import annotations
@@ -9,9 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from backend.events import Event, EventLog, utcnow_iso
+from backend.events import EventLog, EventType, utcnow_iso
 from backend.exceptions import ConflictError, NotFoundError
-from backend.store.db import Row, Tx, dumps, loads
+from backend.store.db import Row, dumps, loads
+from backend.store.uow import UnitOfWork, Work
+from backend.tools.registry import EntityField, tool_spec
 
 Motivo = Literal["teto_de_voltas", "conflito_de_valor", "resultado_incerto"]
 
@@ -39,16 +43,22 @@ class Interruption:
         """Build from a database row."""
         return cls(**{**row, "id": int(row["id"]), "argumentos": loads(row["argumentos"]) or {}})
 
+    @property
+    def entidade(self) -> EntityField:
+        """Which argument ``entidade_id`` is: ``pedidoId``, or ``clienteId`` for a cadastro."""
+        return tool_spec(self.ferramenta).entity_field
+
     def to_dict(self) -> dict[str, Any]:
         """JSON form (the API's interruption item)."""
         return {
             "id": self.id,
             "conversation": self.conversa_id,
-            "pedido": self.entidade_id,
+            "entidade": self.entidade,
+            "entidade_id": self.entidade_id,
             "ferramenta": self.ferramenta,
             "motivo": self.motivo,
             "argumentos": self.argumentos,
-            "attempts": self.attempts,
+            "attempt_count": self.attempts,
             "status": self.status,
             "since": self.opened_at,
             "claimed_by": self.claimed_by,
@@ -73,36 +83,25 @@ class Interruptions:
         motivo: Motivo,
         argumentos: dict[str, Any],
         attempts: int,
+        tx: Work | None = None,
     ) -> tuple[int, bool]:
         """Open the takeover for this combination unless one is already open.
 
-        Returns ``(id, created)``.
+        With ``tx`` it commits with the caller's unit of work (and its event is broadcast
+        after that commit); without, in a transaction of its own. Returns ``(id, created)``.
         """
-        with self.db.transaction() as tx:
-            ident, created, events = self.open_in(
-                tx,
-                conversa_id=conversa_id,
-                entidade_id=entidade_id,
-                ferramenta=ferramenta,
-                motivo=motivo,
-                argumentos=argumentos,
-                attempts=attempts,
-            )
-        self.events.publish(events)
-        return ident, created
-
-    def open_in(
-        self,
-        tx: Tx,
-        *,
-        conversa_id: str,
-        entidade_id: str,
-        ferramenta: str,
-        motivo: Motivo,
-        argumentos: dict[str, Any],
-        attempts: int,
-    ) -> tuple[int, bool, list[Event]]:
-        """:meth:`open` inside the caller's transaction; the caller publishes the events."""
+        sql = tx.tx_for(self.db) if tx is not None else None
+        if tx is None or sql is None:
+            with UnitOfWork(self.db).begin() as own:
+                return self.open(
+                    conversa_id=conversa_id,
+                    entidade_id=entidade_id,
+                    ferramenta=ferramenta,
+                    motivo=motivo,
+                    argumentos=argumentos,
+                    attempts=attempts,
+                    tx=own,
+                )
         params = {
             "conversa_id": conversa_id,
             "entidade_id": entidade_id,
@@ -112,28 +111,27 @@ class Interruptions:
             "attempts": attempts,
             "now": utcnow_iso(),
         }
-        row = tx.one("interruption_open", params)
+        row = sql.one("interruption_open", params)
         if row is None:
-            tx.execute("interruption_touch", params)
-            found = tx.one("interruption_find", params)
-            return (int(found["id"]) if found else 0), False, []
+            sql.execute("interruption_touch", params)
+            found = sql.one("interruption_find", params)
+            return (int(found["id"]) if found else 0), False
         ident = int(row["id"])
-        entity_key = "clienteId" if ferramenta == "atualizar-cadastro" else "pedidoId"
-        event = self.events.append_in(
-            tx,
-            "interrupcao.aberta",
+        self.events.append(
+            EventType.INTERRUPCAO_ABERTA,
             {
                 "interrupcao_id": ident,
                 "conversaId": conversa_id,
                 "ferramenta": ferramenta,
-                entity_key: entidade_id,
+                tool_spec(ferramenta).entity_field: entidade_id,
                 "motivo": motivo,
                 "attempts": attempts,
             },
             session_id=conversa_id,
             agent="atendimento",
+            tx=tx,
         )
-        return ident, True, [event]
+        return ident, True
 
     def get(self, ident: int) -> Interruption:
         """One takeover; :class:`NotFoundError` when unknown."""
@@ -166,7 +164,7 @@ class Interruptions:
                 )
             event = self.events.append_in(
                 tx,
-                "interrupcao.assumida",
+                EventType.INTERRUPCAO_ASSUMIDA,
                 {"interrupcao_id": ident, "operator": operator},
                 session_id=row["conversa_id"],
                 agent="operador",
@@ -196,7 +194,7 @@ class Interruptions:
                 )
             event = self.events.append_in(
                 tx,
-                "interrupcao.resolvida",
+                EventType.INTERRUPCAO_RESOLVIDA,
                 {
                     "interrupcao_id": ident,
                     "operator": operator,

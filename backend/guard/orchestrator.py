@@ -15,10 +15,8 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import partial
 from typing import Any, Literal
 
 from pydantic import ValidationError as PydanticValidationError
@@ -27,18 +25,11 @@ from backend.events import TENTATIVA, EventLog, utcnow_iso
 from backend.exceptions import CadenciaError, GatewayUncertainError
 from backend.guard.interruptions import Interruptions
 from backend.guard.toolbox import Toolbox
-from backend.ledger.base import Ledger, LedgerRecord, Reservation, counter_key
-from backend.ledger.sql import SqlLedger
+from backend.ledger.base import Ledger, Reservation, counter_key
 from backend.metrics import Metrics
-from backend.store.db import Tx
-from backend.tools.specs import (
-    ARG_MODELS,
-    CadastroArgs,
-    ConsultarArgs,
-    ReembolsoArgs,
-    claim_for,
-    entity_of,
-)
+from backend.store.uow import UnitOfWork, Work
+from backend.tools.registry import ToolSpec, find_tool
+from backend.tools.specs import ToolArgs
 
 Architecture = Literal["minima", "producao"]
 Resultado = Literal[
@@ -85,7 +76,12 @@ class _Outcome:
 
 
 class Orchestrator:
-    """Decides, runs and records every tool call of the customer-service agent."""
+    """Decides, runs and records every tool call of the customer-service agent.
+
+    The ledger decision, the takeover it may open and the attempt's event are written in
+    one unit of work (:class:`~backend.store.uow.UnitOfWork` on the event log's database):
+    a SQL ledger on that database joins it, so they commit together or not at all.
+    """
 
     def __init__(
         self,
@@ -105,83 +101,57 @@ class Orchestrator:
         self.toolbox = toolbox
         self.metrics = metrics
         self.architecture = architecture
+        self.uow = UnitOfWork(events.db)
         self._minima_counts: Counter[str] = Counter()
         self._minima_lock = threading.Lock()
-        self._pending = threading.local()
 
     def call(
         self, conversa_id: str, ferramenta: str, argumentos: Any, *, operator: str | None = None
     ) -> Attempt:
         """Run one tool call through the guard and record it."""
-        model = ARG_MODELS.get(ferramenta)
+        spec = find_tool(ferramenta)
         raw = argumentos if isinstance(argumentos, dict) else {}
-        if model is None or not isinstance(argumentos, dict):
+        if spec is None or not isinstance(argumentos, dict):
             why = (
                 f"ferramenta desconhecida: {ferramenta}"
-                if model is None
+                if spec is None
                 else "argumentos devem ser um objeto"
             )
-            return self._record(
-                conversa_id,
-                ferramenta,
-                raw,
-                None,
-                0,
-                None,
-                _Outcome(
-                    "argumentos_invalidos",
-                    "Não entendi o pedido; pode confirmar os dados?",
-                    detalhe=why,
-                ),
-            )
+            return self._invalid(conversa_id, ferramenta, raw, why)
         try:
-            args = model.model_validate(argumentos)
+            args = spec.parse(argumentos)
         except PydanticValidationError as exc:
             detalhe = "; ".join(
                 f"{'.'.join(map(str, e['loc'])) or '-'}: {e['msg']}" for e in exc.errors()
             )
-            return self._record(
-                conversa_id,
-                ferramenta,
-                raw,
-                None,
-                0,
-                None,
-                _Outcome(
-                    "argumentos_invalidos",
-                    "Não entendi o pedido; pode confirmar os dados?",
-                    detalhe=detalhe,
-                ),
-            )
-        entidade = entity_of(args)
-        claim = claim_for(ferramenta, conversa_id, args)
+            return self._invalid(conversa_id, ferramenta, raw, detalhe)
+        entidade = spec.entity(args)
+        counter = counter_key(conversa_id, entidade, ferramenta)
         if self.architecture == "minima":
             with self._minima_lock:
-                self._minima_counts[counter_key(conversa_id, entidade, ferramenta)] += 1
-                tentativa = self._minima_counts[counter_key(conversa_id, entidade, ferramenta)]
-            outcome, _ = self._run_tool(ferramenta, args, None)
+                self._minima_counts[counter] += 1
+                tentativa = self._minima_counts[counter]
+            outcome, _ = self._run_tool(spec, args, None)
             return self._record(
-                conversa_id, ferramenta, raw, entidade, tentativa, None, outcome, operator
+                conversa_id, spec, raw, entidade, tentativa, None, outcome, operator
             )
         assert self.ledger is not None
+        claim = spec.claim_for(conversa_id, args)
         chave = claim.chave if claim else None
-        counter = counter_key(conversa_id, entidade, ferramenta)
-        with self._decision_tx() as tx:
+        with self.uow.begin() as tx:
             # An operator acting on a takeover is not counted against the agent's ceiling.
-            reservation = self.ledger.reserve(counter, claim, count=operator is None)
+            reservation = self.ledger.reserve(counter, claim, count=operator is None, tx=tx)
             if reservation.bloqueado_por_teto:
-                blocked = self._teto(conversa_id, ferramenta, entidade, raw, reservation, tx)
+                blocked = self._teto(conversa_id, spec, entidade, raw, reservation, tx)
             elif reservation.claim not in ("none", "claimed"):
-                blocked = self._blocked_by_ledger(
-                    conversa_id, ferramenta, entidade, raw, reservation, tx
-                )
+                blocked = self._blocked_by_ledger(conversa_id, spec, entidade, raw, reservation, tx)
             else:
                 blocked = None  # allowed: the tool runs outside the transaction
             if blocked is not None:
                 # Blocked: the decision, the takeover and the attempt's event commit together.
                 return self._record(
                     conversa_id,
-                    ferramenta,
+                    spec,
                     raw,
                     entidade,
                     reservation.tentativa,
@@ -190,13 +160,13 @@ class Orchestrator:
                     operator,
                     tx=tx,
                 )
-        outcome, settle = self._run_tool(ferramenta, args, chave)
-        with self._decision_tx() as tx:
+        outcome, settle = self._run_tool(spec, args, chave)
+        with self.uow.begin() as tx:
             if settle is not None:
-                settle()  # ledger completion and the attempt's event commit together
+                settle(tx)  # ledger completion and the attempt's event commit together
             return self._record(
                 conversa_id,
-                ferramenta,
+                spec,
                 raw,
                 entidade,
                 reservation.tentativa,
@@ -206,76 +176,67 @@ class Orchestrator:
                 tx=tx,
             )
 
-    @contextmanager
-    def _decision_tx(self) -> Iterator[Tx | None]:
-        """One transaction for the ledger decision and its event, when they share a database."""
-        ledger = self.ledger
-        if not isinstance(ledger, SqlLedger) or ledger.db is not self.events.db:
-            yield None
-            return
-        self._pending.events = []
-        with self.events.db.transaction() as tx, ledger.using(tx):
-            yield tx
-        self.events.publish(self._pending.events)
-        self._pending.events = []
-
     # -- paths -----------------------------------------------------------------------------
 
-    def _open_takeover(self, tx: Tx | None, **kwargs: Any) -> int:
-        if tx is None:
-            ident, _ = self.interruptions.open(**kwargs)
-            return ident
-        ident, _, events = self.interruptions.open_in(tx, **kwargs)
-        self._pending.events.extend(events)
-        return ident
+    def _invalid(
+        self, conversa_id: str, ferramenta: str, raw: dict[str, Any], detalhe: str
+    ) -> Attempt:
+        """Malformed call: recorded, never counted against the ceiling."""
+        outcome = _Outcome(
+            "argumentos_invalidos",
+            "Não entendi o pedido; pode confirmar os dados?",
+            detalhe=detalhe,
+        )
+        spec = find_tool(ferramenta)
+        return self._record(conversa_id, spec, raw, None, 0, None, outcome, ferramenta=ferramenta)
 
     def _teto(
         self,
         conversa_id: str,
-        ferramenta: str,
+        spec: ToolSpec,
         entidade: str,
         raw: dict[str, Any],
         r: Reservation,
-        tx: Tx | None,
+        tx: Work,
     ) -> _Outcome:
-        self.metrics.interrupcao_por_teto(ferramenta)
-        ident = self._open_takeover(
-            tx,
+        self.metrics.interrupcao_por_teto(spec.name)
+        ident, _ = self.interruptions.open(
             conversa_id=conversa_id,
             entidade_id=entidade,
-            ferramenta=ferramenta,
+            ferramenta=spec.name,
             motivo="teto_de_voltas",
             argumentos=raw,
             attempts=r.tentativa,
+            tx=tx,
         )
         return _Outcome("bloqueado_por_teto", mensagem_de_teto(entidade), interruption_id=ident)
 
     def _blocked_by_ledger(
         self,
         conversa_id: str,
-        ferramenta: str,
+        spec: ToolSpec,
         entidade: str,
         raw: dict[str, Any],
         r: Reservation,
-        tx: Tx | None,
+        tx: Work,
     ) -> _Outcome:
         record = r.record
         if r.claim == "duplicate":
             return _Outcome(
                 "bloqueado_por_idempotencia",
-                _ja_processado(ferramenta, entidade, record),
+                spec.repeat.format(entidade=entidade),
                 dados=record.resultado if record else None,
                 detalhe="ja_executado",
             )
         if r.claim == "conflict":
-            ident = self._open_takeover(
-                tx,
+            ident, _ = self.interruptions.open(
                 conversa_id=conversa_id,
                 entidade_id=entidade,
-                ferramenta=ferramenta,
+                ferramenta=spec.name,
                 motivo="conflito_de_valor",
                 argumentos=raw,
                 attempts=r.tentativa,
+                tx=tx,
             )
             return _Outcome(
                 "bloqueado_por_idempotencia",
@@ -292,17 +253,16 @@ class Orchestrator:
         )
 
     def _run_tool(
-        self, ferramenta: str, args: Any, chave: str | None
-    ) -> tuple[_Outcome, Callable[[], None] | None]:
+        self, spec: ToolSpec, args: ToolArgs, chave: str | None
+    ) -> tuple[_Outcome, Callable[[Work], None] | None]:
         """Run the tool; return its outcome and how to settle the ledger claim (if any)."""
         ledger = self.ledger if chave else None
         try:
-            dados = self._execute(args, chave)
+            # minima sends no Idempotency-Key: that is precisely its flaw.
+            dados = spec.runner(self.toolbox.credentials(spec), args, chave)
         except GatewayUncertainError as exc:
             settle = (
-                partial(ledger.mark_uncertain, chave, {"erro": exc.message})
-                if ledger and chave
-                else None
+                _settle(ledger.mark_uncertain, chave, {"erro": exc.message}) if ledger else None
             )
             return _Outcome(
                 "resultado_incerto",
@@ -311,29 +271,17 @@ class Orchestrator:
                 detalhe=exc.message,
             ), settle
         except CadenciaError as exc:
-            settle = (
-                partial(ledger.fail, chave, {"erro": exc.message}) if ledger and chave else None
-            )
+            settle = _settle(ledger.fail, chave, {"erro": exc.message}) if ledger else None
             return _Outcome(
                 "falhou", f"Não foi possível concluir: {exc.message}", detalhe=exc.message
             ), settle
-        settle = partial(ledger.complete, chave, dados) if ledger and chave else None
-        return _Outcome("executado", _executado(ferramenta, args), dados=dados), settle
-
-    def _execute(self, args: Any, chave: str | None) -> dict[str, Any]:
-        if isinstance(args, ConsultarArgs):
-            return self.toolbox.consulta().run(args)
-        if isinstance(args, ReembolsoArgs):
-            # minima sends no Idempotency-Key: that is precisely its flaw.
-            return self.toolbox.reembolso().run(args, chave)
-        if isinstance(args, CadastroArgs):
-            return self.toolbox.cadastro().run(args)
-        raise TypeError(f"no tool for {type(args).__name__}")
+        settle = _settle(ledger.complete, chave, dados) if ledger else None
+        return _Outcome("executado", spec.success(args), dados=dados), settle
 
     def _record(
         self,
         conversa_id: str,
-        ferramenta: str,
+        spec: ToolSpec | None,
         raw: dict[str, Any],
         entidade: str | None,
         tentativa: int,
@@ -341,19 +289,23 @@ class Orchestrator:
         outcome: _Outcome,
         operator: str | None = None,
         *,
-        tx: Tx | None = None,
+        tx: Work | None = None,
+        ferramenta: str | None = None,
     ) -> Attempt:
+        """Record one attempt (``ferramenta`` names an unknown tool, which has no spec)."""
+        ferramenta = spec.name if spec else ferramenta
+        by_cliente = spec is not None and spec.entity_field == "clienteId"
         record: dict[str, Any] = {
             "evento": TENTATIVA,
             "timestamp": utcnow_iso(),
             "conversaId": conversa_id,
-            "pedidoId": raw.get("pedidoId") if ferramenta != "atualizar-cadastro" else None,
+            "pedidoId": None if by_cliente else raw.get("pedidoId"),
             "ferramenta": ferramenta,
             "tentativaNumero": tentativa,
             "resultado": outcome.resultado,
             "chaveIdempotencia": chave,
         }
-        if ferramenta == "atualizar-cadastro":
+        if by_cliente:
             record["clienteId"] = entidade
         if outcome.detalhe:
             record["detalhe"] = outcome.detalhe
@@ -361,20 +313,15 @@ class Orchestrator:
             record["operador"] = operator
         if outcome.interruption_id:
             record["interrupcaoId"] = outcome.interruption_id
-        self.metrics.tentativa(ferramenta, outcome.resultado)
+        self.metrics.tentativa(record["ferramenta"], outcome.resultado)
         agent = operator or "atendimento"
-        if tx is None:
-            self.events.append(TENTATIVA, record, session_id=conversa_id, agent=agent)
-        else:
-            self._pending.events.append(
-                self.events.append_in(tx, TENTATIVA, record, session_id=conversa_id, agent=agent)
-            )
+        self.events.append(TENTATIVA, record, session_id=conversa_id, agent=agent, tx=tx)
         return Attempt(record, outcome.mensagem, outcome.dados, outcome.interruption_id)
 
     # -- recovery --------------------------------------------------------------------------
 
     def reconcile(self) -> list[tuple[str, str]]:
-        """Settle every uncertain refund by asking the gateway what happened under its key.
+        """Settle every uncertain claim by asking the gateway what happened under its key.
 
         Returns ``(chave, new status)`` pairs. A refund the gateway did perform is completed
         (and written on the order); one it never saw is released for a later retry.
@@ -384,14 +331,10 @@ class Orchestrator:
         self.ledger.expire_stale()
         settled: list[tuple[str, str]] = []
         for record in self.ledger.uncertain():
-            if record.ferramenta != "emitir-reembolso":
-                continue
-            tool = self.toolbox.reembolso()
-            found = tool._gateway.lookup(record.chave)
-            if found is not None and record.valor is not None:
-                from decimal import Decimal
-
-                tool.record(record.entidade_id, Decimal(record.valor))
+            spec = find_tool(record.ferramenta)
+            if spec is None or spec.reconciler is None:
+                continue  # nothing outside can tell: an operator settles it
+            found = spec.reconciler(self.toolbox.credentials(spec), record)
             status = self.ledger.reconcile(
                 record.chave, happened=found is not None, detalhe={"gateway": found}
             )
@@ -399,15 +342,9 @@ class Orchestrator:
         return settled
 
 
-def _executado(ferramenta: str, args: Any) -> str:
-    if isinstance(args, ReembolsoArgs):
-        return f"Reembolso de R$ {args.valor} do pedido {args.pedidoId} emitido."
-    if isinstance(args, CadastroArgs):
-        return f"Cadastro do cliente {args.clienteId} atualizado."
-    return f"Consultei o pedido {getattr(args, 'pedidoId', '')}."
-
-
-def _ja_processado(ferramenta: str, entidade: str, record: LedgerRecord | None) -> str:
-    if ferramenta == "emitir-reembolso":
-        return f"O reembolso do pedido {entidade} já foi processado."
-    return "Essa atualização de cadastro já foi feita."
+def _settle(
+    method: Callable[..., None], chave: str | None, detalhe: dict[str, Any]
+) -> Callable[[Work], None]:
+    assert chave is not None
+    """``method(chave, detalhe, tx=work)`` once the caller has its unit of work."""
+    return lambda work: method(chave, detalhe, tx=work)

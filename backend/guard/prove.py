@@ -21,6 +21,7 @@ from backend.exceptions import ValidationError
 from backend.guard.orchestrator import Architecture
 from backend.guard.service import build_guard
 from backend.settings import Settings, load_settings
+from backend.tools.registry import find_tool
 
 
 class Chamada(BaseModel):
@@ -140,7 +141,7 @@ def summarize(
     return {
         "architecture": architecture,
         "conversations": len(conversas),
-        "refund_calls": sum(1 for r in records if r["ferramenta"] == "emitir-reembolso"),
+        "refund_calls": sum(1 for r in records if _is_refund(r["ferramenta"])),
         "gateway_debits": len(debits),
         "duplicate_debits": len(debits) - len(debited_pedidos),
         "interrupted_by_ceiling": len(teto_convs),
@@ -149,6 +150,12 @@ def summarize(
         ),
         "invalid_arguments": sum(1 for r in records if r["resultado"] == "argumentos_invalidos"),
     }
+
+
+def _is_refund(ferramenta: str) -> bool:
+    """Whether ``ferramenta`` is the tool that moves money (the one ``prove`` is about)."""
+    spec = find_tool(ferramenta)
+    return spec is not None and spec.kind == "irreversible"
 
 
 def write_json(path: Path, value: Any) -> None:

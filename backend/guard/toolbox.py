@@ -1,23 +1,40 @@
-"""Builds each tool with exactly its own credentials, only when the guard asks for it.
+"""Hands each tool exactly its own credentials, only when the guard lets it run.
 
 The ERP role connections open lazily on first use; the gateway secret is read each time
-a refund tool is built, and by nothing else, so a blocked attempt provably reads none.
+a tool whose spec names it asks for the gateway, and by nothing else, so a blocked attempt
+provably reads none.
 """
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
+from dataclasses import dataclass
 
 from backend.erp.connections import CredentialFn, ToolConnection
-from backend.erp.grants import ROLE_CADASTRO, ROLE_CONSULTA, ROLE_REEMBOLSO
+from backend.exceptions import SecretError
 from backend.gateway.client import GatewayClient
 from backend.secrets.base import SecretStore
 from backend.store.db import Database
-from backend.tools.erp_tools import AtualizarCadastro, ConsultarStatusPedido, EmitirReembolso
+from backend.tools.registry import TOOLS, ToolCredentials, ToolSpec
+
+
+@dataclass(frozen=True)
+class _Credentials:
+    """One tool's credentials (satisfies :class:`~backend.tools.registry.ToolCredentials`)."""
+
+    tool: str
+    erp: ToolConnection
+    gateway_factory: Callable[[], GatewayClient] | None
+
+    def gateway(self) -> GatewayClient:
+        if self.gateway_factory is None:
+            raise SecretError(f"tool {self.tool} holds no gateway secret", tool=self.tool)
+        return self.gateway_factory()
 
 
 class Toolbox:
-    """Factory of the three tools."""
+    """Credentials of the registered tools."""
 
     def __init__(
         self,
@@ -30,8 +47,7 @@ class Toolbox:
         gateway_timeout_s: float = 5.0,
     ) -> None:
         self._conns = {
-            role: ToolConnection(db, role, credential)
-            for role in (ROLE_CONSULTA, ROLE_REEMBOLSO, ROLE_CADASTRO)
+            spec.role: ToolConnection(db, spec.role, credential) for spec in TOOLS.values()
         }
         self._gateway_url = gateway_url
         self._secrets = secret_store
@@ -40,16 +56,13 @@ class Toolbox:
         self._gateway: tuple[str, GatewayClient] | None = None
         self._lock = threading.Lock()
 
-    def consulta(self) -> ConsultarStatusPedido:
-        """The read-only tool, as ``cadencia_agente_consulta``."""
-        return ConsultarStatusPedido(self._conns[ROLE_CONSULTA])
+    def credentials(self, spec: ToolSpec) -> ToolCredentials:
+        """What ``spec``'s runner may use: its own ERP role and, if it names one, its secret."""
+        factory = self._gateway_client if spec.secret == "gateway" else None
+        return _Credentials(spec.name, self._conns[spec.role], factory)
 
-    def cadastro(self) -> AtualizarCadastro:
-        """The contact-update tool, as ``cadencia_agente_cadastro``."""
-        return AtualizarCadastro(self._conns[ROLE_CADASTRO])
-
-    def reembolso(self) -> EmitirReembolso:
-        """The refund tool: ``cadencia_agente_reembolso`` plus the gateway secret."""
+    def _gateway_client(self) -> GatewayClient:
+        """The gateway client, rebuilt when the secret rotated (reads the secret every time)."""
         secret = self._secrets.get(self._secret_id)
         with self._lock:
             if self._gateway is None or self._gateway[0] != secret:
@@ -59,8 +72,7 @@ class Toolbox:
                     secret,
                     GatewayClient(self._gateway_url, secret, timeout_s=self._timeout),
                 )
-            client = self._gateway[1]
-        return EmitirReembolso(self._conns[ROLE_REEMBOLSO], client)
+            return self._gateway[1]
 
     def close(self) -> None:
         """Close connections and the gateway client."""

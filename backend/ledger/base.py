@@ -6,6 +6,11 @@ atomic on its own. Record states: ``tentando`` → ``executado`` | ``falhou`` |
 ``resultado_incerto``. A ``tentando`` record whose lease ran out (the process died between
 claim and completion) is never retried blindly: it turns into ``resultado_incerto`` and
 waits for :meth:`Ledger.reconcile` (which asks the gateway by key) or an operator.
+
+The per-call methods (:meth:`Ledger.reserve`, :meth:`Ledger.complete`, :meth:`Ledger.fail`,
+:meth:`Ledger.mark_uncertain`) take an optional unit of work ``tx``
+(:class:`backend.store.uow.Work`): a backend storing in that unit's database writes inside
+it, so the decision commits together with the takeover and the event that record it.
 """
 
 from __future__ import annotations
@@ -16,9 +21,12 @@ import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from backend.exceptions import LedgerError
+
+if TYPE_CHECKING:
+    from backend.store.uow import Work
 
 RecordStatus = Literal["tentando", "executado", "falhou", "resultado_incerto"]
 ClaimOutcome = Literal["claimed", "duplicate", "conflict", "in_progress", "uncertain", "none"]
@@ -122,7 +130,12 @@ class Ledger(ABC):
     # -- policy ---------------------------------------------------------------------------
 
     def reserve(
-        self, counter: str, claim: ClaimRequest | None, *, count: bool = True
+        self,
+        counter: str,
+        claim: ClaimRequest | None,
+        *,
+        count: bool = True,
+        tx: Work | None = None,
     ) -> Reservation:
         """Count one attempt against the ceiling and, if under it, try to claim.
 
@@ -143,10 +156,11 @@ class Ledger(ABC):
                 "valor": claim.valor,
                 "lease_until": now + self.lease_seconds,
             }
-        stored = self._reserve(counter if count else None, self.teto, row, _now_iso())
+        stored = self._reserve(counter if count else None, self.teto, row, _now_iso(), tx)
         tentativa = stored.attempts + stored.blocked
         if not count:
-            tentativa = self.attempts(counter)
+            got = self._counter(counter, tx)
+            tentativa = 0 if got is None else got[0] + got[1]
         if stored.blocked > 0:
             return Reservation(tentativa, True, "none")
         if claim is None:
@@ -154,7 +168,7 @@ class Ledger(ABC):
         if stored.inserted:
             return Reservation(tentativa, False, "claimed")
         assert row is not None
-        return self._interpret_existing(tentativa, claim, row, stored.existing, now)
+        return self._interpret_existing(tentativa, claim, row, stored.existing, now, tx)
 
     def _interpret_existing(
         self,
@@ -163,43 +177,46 @@ class Ledger(ABC):
         row: dict[str, Any],
         existing: dict[str, Any] | None,
         now: float,
+        tx: Work | None,
     ) -> Reservation:
         if existing is None:  # deleted between insert and read: take it again next attempt
-            existing = self._get(claim.chave)
+            existing = self._get(claim.chave, tx)
             if existing is None:
                 raise LedgerError("claim vanished while being read", chave=claim.chave)
         record = LedgerRecord.from_mapping(existing)
         if record.payload_hash != claim.payload_hash:
             return Reservation(tentativa, False, "conflict", record)
         if record.status == "falhou":
-            if self._retake(claim.chave, row, _now_iso()):
+            if self._retake(claim.chave, row, _now_iso(), tx):
                 return Reservation(tentativa, False, "claimed")
-            fresh = self._get(claim.chave)
+            fresh = self._get(claim.chave, tx)
             record = LedgerRecord.from_mapping(fresh) if fresh else record
         if record.status == "executado":
             return Reservation(tentativa, False, "duplicate", record)
         if record.status == "tentando" and record.lease_until < now:
             self._finish(
-                record.chave, "tentando", "resultado_incerto", record.resultado, _now_iso()
+                record.chave, "tentando", "resultado_incerto", record.resultado, _now_iso(), tx
             )
             return Reservation(tentativa, False, "uncertain", record)
         if record.status == "resultado_incerto":
             return Reservation(tentativa, False, "uncertain", record)
         return Reservation(tentativa, False, "in_progress", record)
 
-    def complete(self, chave: str, resultado: dict[str, Any]) -> None:
+    def complete(self, chave: str, resultado: dict[str, Any], *, tx: Work | None = None) -> None:
         """Mark a claim ``executado`` (the irreversible action happened)."""
-        if not self._finish(chave, "tentando", "executado", resultado, _now_iso()):
+        if not self._finish(chave, "tentando", "executado", resultado, _now_iso(), tx):
             raise LedgerError("cannot complete a claim that is not in 'tentando'", chave=chave)
 
-    def fail(self, chave: str, erro: dict[str, Any]) -> None:
+    def fail(self, chave: str, erro: dict[str, Any], *, tx: Work | None = None) -> None:
         """Mark a claim ``falhou``: the action certainly did not happen; a retry may retake it."""
-        if not self._finish(chave, "tentando", "falhou", erro, _now_iso()):
+        if not self._finish(chave, "tentando", "falhou", erro, _now_iso(), tx):
             raise LedgerError("cannot fail a claim that is not in 'tentando'", chave=chave)
 
-    def mark_uncertain(self, chave: str, detalhe: dict[str, Any]) -> None:
+    def mark_uncertain(
+        self, chave: str, detalhe: dict[str, Any], *, tx: Work | None = None
+    ) -> None:
         """Mark a claim ``resultado_incerto``: the gateway may or may not have acted."""
-        self._finish(chave, "tentando", "resultado_incerto", detalhe, _now_iso())
+        self._finish(chave, "tentando", "resultado_incerto", detalhe, _now_iso(), tx)
 
     def expire_stale(self) -> list[str]:
         """Turn every ``tentando`` claim past its lease into ``resultado_incerto``."""
@@ -219,13 +236,13 @@ class Ledger(ABC):
         if record.status not in ("tentando", "resultado_incerto"):
             return record.status
         status: RecordStatus = "executado" if happened else "falhou"
-        if not self._finish(chave, record.status, status, detalhe, _now_iso()):
+        if not self._finish(chave, record.status, status, detalhe, _now_iso(), None):
             raise LedgerError("claim changed while reconciling; try again", chave=chave)
         return status
 
     def get(self, chave: str) -> LedgerRecord | None:
         """The record under ``chave``, if any."""
-        row = self._get(chave)
+        row = self._get(chave, None)
         return LedgerRecord.from_mapping(row) if row else None
 
     def uncertain(self) -> list[LedgerRecord]:
@@ -234,14 +251,21 @@ class Ledger(ABC):
 
     def attempts(self, counter: str) -> int:
         """How many attempts were counted for ``counter`` (blocked ones included)."""
-        got = self._counter(counter)
+        got = self._counter(counter, None)
         return 0 if got is None else got[0] + got[1]
 
     # -- storage, implemented by each backend --------------------------------------------
+    # ``tx`` is the caller's unit of work (or None): a backend whose store is that unit's
+    # database writes inside it; one that stores elsewhere commits each write on its own.
 
     @abstractmethod
     def _reserve(
-        self, counter: str | None, teto: int, claim_row: dict[str, Any] | None, now: str
+        self,
+        counter: str | None,
+        teto: int,
+        claim_row: dict[str, Any] | None,
+        now: str,
+        tx: Work | None,
     ) -> StoredReservation:
         """Atomically: bump ``counter`` if below ``teto`` (else bump its blocked count);
         if it was bumped and ``claim_row`` is given, insert it unless its key exists, and
@@ -249,11 +273,11 @@ class Ledger(ABC):
         (return attempts=0, blocked=0)."""
 
     @abstractmethod
-    def _get(self, chave: str) -> dict[str, Any] | None:
+    def _get(self, chave: str, tx: Work | None) -> dict[str, Any] | None:
         """Read one record."""
 
     @abstractmethod
-    def _retake(self, chave: str, claim_row: dict[str, Any], now: str) -> bool:
+    def _retake(self, chave: str, claim_row: dict[str, Any], now: str, tx: Work | None) -> bool:
         """Conditionally turn a ``falhou`` record back into ``tentando`` with the new claim."""
 
     @abstractmethod
@@ -264,8 +288,9 @@ class Ledger(ABC):
         status: RecordStatus,
         resultado: dict[str, Any] | None,
         now: str,
+        tx: Work | None,
     ) -> bool:
-        """Conditionally move a record from ``expected`` to ``status``; False if it was not there."""
+        """Conditionally move a record from ``expected`` to ``status``; False if it was not."""
 
     @abstractmethod
     def _expire(self, epoch: float, now: str) -> list[str]:
@@ -276,5 +301,5 @@ class Ledger(ABC):
         """Every record in ``status``."""
 
     @abstractmethod
-    def _counter(self, counter: str) -> tuple[int, int] | None:
+    def _counter(self, counter: str, tx: Work | None) -> tuple[int, int] | None:
         """``(attempts, blocked)`` of a counter."""

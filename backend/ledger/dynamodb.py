@@ -20,6 +20,9 @@ in it are kept in a small per-process cache and a repeat attempt skips the condi
 one round trip (the ceiling) instead of two. The cache can only err towards blocking: a
 record an operator deleted by hand stays "duplicate" here until the process restarts.
 
+A unit of work (``tx=``) spans one SQL transaction, which DynamoDB cannot join: each write
+here commits on its own, so the decision is durable before the event that records it.
+
 ``_expire`` and ``_by_status`` scan the table; they are operator/maintenance paths
 (``reconcile``, the approvals screen), never the per-call hot path, which only touches
 single items by key.
@@ -31,19 +34,19 @@ import json
 import threading
 import time
 from collections import OrderedDict
-from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from botocore.exceptions import BotoCoreError, ClientError
 
 from backend.exceptions import LedgerError
 from backend.ledger.base import Ledger, RecordStatus, StoredReservation
+from backend.ledger.dynamodb_items import decode, encode, record_row
+
+if TYPE_CHECKING:
+    from backend.store.uow import Work
 
 _CONDITION_FAILED = "ConditionalCheckFailedException"
 _CLAIM_FIELDS = ("ferramenta", "conversa_id", "entidade_id", "payload_hash", "valor")
-_serializer = TypeSerializer()
-_deserializer = TypeDeserializer()
 
 
 class _ConditionFailed(Exception):
@@ -52,37 +55,6 @@ class _ConditionFailed(Exception):
     def __init__(self, item: dict[str, Any] | None) -> None:
         super().__init__("conditional check failed")
         self.item = item
-
-
-def _to_python(value: Any) -> Any:
-    if isinstance(value, Decimal):
-        return int(value) if value == value.to_integral_value() else float(value)
-    if isinstance(value, dict):
-        return {k: _to_python(v) for k, v in value.items()}
-    if isinstance(value, (list, set)):
-        return [_to_python(v) for v in value]
-    return value
-
-
-def _decode(item: dict[str, Any]) -> dict[str, Any]:
-    return {k: _to_python(_deserializer.deserialize(v)) for k, v in item.items()}
-
-
-def _encode(value: Any) -> dict[str, Any]:
-    if isinstance(value, float):
-        value = Decimal(repr(value))
-    return _serializer.serialize(value)  # type: ignore[no-any-return]
-
-
-def _record_row(item: dict[str, Any]) -> dict[str, Any] | None:
-    """A storage item as the row shape :class:`LedgerRecord` reads (None for counters)."""
-    row = _decode(item)
-    if "status" not in row:
-        return None
-    row["chave"] = row.pop("pk")
-    row.setdefault("valor", None)
-    row.setdefault("resultado", None)
-    return row
 
 
 class DynamoLedger(Ledger):
@@ -159,7 +131,12 @@ class DynamoLedger(Ledger):
     # -- storage ----------------------------------------------------------------------------
 
     def _reserve(
-        self, counter: str | None, teto: int, claim_row: dict[str, Any] | None, now: str
+        self,
+        counter: str | None,
+        teto: int,
+        claim_row: dict[str, Any] | None,
+        now: str,
+        tx: Work | None,
     ) -> StoredReservation:
         attempts, blocked = self._bump(counter, teto) if counter is not None else (0, 0)
         if blocked or claim_row is None:
@@ -167,11 +144,11 @@ class DynamoLedger(Ledger):
         known = self._known_executed(claim_row["chave"])
         if known is not None:
             return StoredReservation(attempts, blocked, False, known)
-        item = {"pk": _encode(claim_row["chave"]), "status": _encode("tentando")}
+        item = {"pk": encode(claim_row["chave"]), "status": encode("tentando")}
         for field in (*_CLAIM_FIELDS, "lease_until"):
             if claim_row.get(field) is not None:
-                item[field] = _encode(claim_row[field])
-        item["created_at"] = item["updated_at"] = _encode(now)
+                item[field] = encode(claim_row[field])
+        item["created_at"] = item["updated_at"] = encode(now)
         try:
             self._call(
                 "put_item",
@@ -180,7 +157,7 @@ class DynamoLedger(Ledger):
                 ReturnValuesOnConditionCheckFailure="ALL_OLD",
             )
         except _ConditionFailed as failed:
-            existing = _record_row(failed.item) if failed.item else self._get(claim_row["chave"])
+            existing = record_row(failed.item) if failed.item else self._get(claim_row["chave"], tx)
             return StoredReservation(attempts, blocked, False, self._remember(existing))
         return StoredReservation(attempts, blocked, True, None)
 
@@ -210,21 +187,21 @@ class DynamoLedger(Ledger):
                 ExpressionAttributeValues=values,
                 ReturnValues="ALL_NEW",
             )
-            row = _decode(got["Attributes"])
+            row = decode(got["Attributes"])
             return int(row.get("attempts", 0)), int(row["blocked"])
 
-    def _get(self, chave: str) -> dict[str, Any] | None:
+    def _get(self, chave: str, tx: Work | None) -> dict[str, Any] | None:
         got = self._call("get_item", Key=self._key(chave), ConsistentRead=True)
         item = got.get("Item")
-        return self._remember(_record_row(item)) if item else None
+        return self._remember(record_row(item)) if item else None
 
-    def _retake(self, chave: str, claim_row: dict[str, Any], now: str) -> bool:
+    def _retake(self, chave: str, claim_row: dict[str, Any], now: str, tx: Work | None) -> bool:
         values: dict[str, Any] = {
             ":tentando": {"S": "tentando"},
             ":falhou": {"S": "falhou"},
-            ":conversa": _encode(claim_row["conversa_id"]),
-            ":hash": _encode(claim_row["payload_hash"]),
-            ":lease": _encode(claim_row["lease_until"]),
+            ":conversa": encode(claim_row["conversa_id"]),
+            ":hash": encode(claim_row["payload_hash"]),
+            ":lease": encode(claim_row["lease_until"]),
             ":now": {"S": now},
         }
         sets = [
@@ -239,7 +216,7 @@ class DynamoLedger(Ledger):
             removes.append("valor")
         else:
             sets.append("valor = :valor")
-            values[":valor"] = _encode(claim_row["valor"])
+            values[":valor"] = encode(claim_row["valor"])
         try:
             self._call(
                 "update_item",
@@ -260,6 +237,7 @@ class DynamoLedger(Ledger):
         status: RecordStatus,
         resultado: dict[str, Any] | None,
         now: str,
+        tx: Work | None,
     ) -> bool:
         values: dict[str, Any] = {
             ":expected": {"S": expected},
@@ -285,12 +263,12 @@ class DynamoLedger(Ledger):
         except _ConditionFailed:
             return False
         if "Attributes" in got:
-            self._remember(_record_row(got["Attributes"]))
+            self._remember(record_row(got["Attributes"]))
         return True
 
     def _expire(self, epoch: float, now: str) -> list[str]:
         condition = "#st = :tentando AND lease_until < :epoch"
-        values = {":tentando": {"S": "tentando"}, ":epoch": _encode(epoch)}
+        values = {":tentando": {"S": "tentando"}, ":epoch": encode(epoch)}
         expired: list[str] = []
         for item in self._scan(condition, values):
             try:
@@ -314,7 +292,7 @@ class DynamoLedger(Ledger):
 
     def _by_status(self, status: RecordStatus) -> list[dict[str, Any]]:
         items = self._scan("#st = :status", {":status": {"S": status}})
-        rows = [row for row in map(_record_row, items) if row is not None]
+        rows = [row for row in map(record_row, items) if row is not None]
         return sorted(rows, key=lambda r: str(r["created_at"]))
 
     def _scan(self, condition: str, values: dict[str, Any]) -> list[dict[str, Any]]:
@@ -333,12 +311,12 @@ class DynamoLedger(Ledger):
                 return items
             kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
 
-    def _counter(self, counter: str) -> tuple[int, int] | None:
+    def _counter(self, counter: str, tx: Work | None) -> tuple[int, int] | None:
         got = self._call("get_item", Key=self._key(counter), ConsistentRead=True)
         item = got.get("Item")
         if not item:
             return None
-        row = _decode(item)
+        row = decode(item)
         return int(row.get("attempts", 0)), int(row.get("blocked", 0))
 
 

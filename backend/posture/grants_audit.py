@@ -5,7 +5,7 @@ The snapshot is read from the catalogs, not from ``information_schema``: its
 it cannot tell ``GRANT SELECT ON clientes`` from ``GRANT SELECT (id, nome, …) ON
 clientes``. ``aclexplode`` over ``pg_class.relacl`` (table level) and
 ``pg_attribute.attacl`` (column level) keeps the two apart, as ``\\dp`` does. The queries
-are ``audit_*`` in ``sql/postgres/admin.sql``; the command line is
+are ``audit_*`` in ``sql/postgres/admin_queries.sql``; the command line is
 ``backend.commands._audit_grants``.
 
 Besides privileges on every relation, schema, function and the database, drift is:

@@ -13,9 +13,10 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from backend.exceptions import ValidationError
+from backend.tools.registry import ToolName
 
 Severity = Literal["error", "warning"]
-Tool = Literal["consultar-status-pedido", "emitir-reembolso", "atualizar-cadastro"]
+Tool = ToolName
 
 
 class IamFinding(BaseModel):

@@ -15,7 +15,7 @@ from functools import lru_cache
 from backend.posture.iam_model import IamFinding, PolicySource, Statement
 from backend.posture.iam_tools import (
     GATEWAY_SECRET_NAME,
-    REFUND_TOOL,
+    GATEWAY_SECRET_TOOLS,
     TOOLS,
     allowed_actions,
     describe_tool,
@@ -274,7 +274,9 @@ def _may_match_gateway(resource: str) -> bool:
 def _gateway_secret(
     source: PolicySource, stmt: Statement, granted: frozenset[str]
 ) -> list[IamFinding]:
-    if source.tool == REFUND_TOOL or "secretsmanager:getsecretvalue" not in _lower(granted):
+    if source.tool in GATEWAY_SECRET_TOOLS or "secretsmanager:getsecretvalue" not in _lower(
+        granted
+    ):
         return []
     reaching = [r for r in stmt.resources if _may_match_gateway(r)]
     if not reaching:
@@ -285,7 +287,8 @@ def _gateway_secret(
         else (describe_tool(source.tool))
     )
     if source.tool is None:
-        who += ", so consultar-status-pedido and atualizar-cadastro too,"
+        others = " and ".join(t for t in TOOLS if t not in GATEWAY_SECRET_TOOLS)
+        who += f", so {others} too,"
     return [
         _finding(
             source,

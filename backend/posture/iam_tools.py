@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from backend.exceptions import ValidationError
 from backend.posture.iam_model import Tool
+from backend.tools.registry import TOOLS as TOOL_SPECS
 
 GATEWAY_SECRET_NAME = "cadencia/gateway-pagamento"
 LEDGER_ACTIONS = frozenset({"dynamodb:getitem", "dynamodb:putitem", "dynamodb:updateitem"})
@@ -50,14 +51,19 @@ def _grants(tool: Tool, short: str, extra: frozenset[str] = frozenset()) -> Tool
     return ToolGrants(tool, short, f"cadencia_agente_{short}", frozenset(required), allowed)
 
 
+# Lab 87's least privilege, read off the tool registry: one role per tool, and a secret
+# (with kms:Decrypt for it) only for a tool whose spec reads one.
 TOOLS: dict[Tool, ToolGrants] = {
-    "consultar-status-pedido": _grants("consultar-status-pedido", "consulta"),
-    "emitir-reembolso": _grants(
-        "emitir-reembolso", "reembolso", frozenset({"secretsmanager:getsecretvalue"})
-    ),
-    "atualizar-cadastro": _grants("atualizar-cadastro", "cadastro"),
+    spec.name: _grants(
+        spec.name,
+        spec.short,
+        frozenset({"secretsmanager:getsecretvalue"}) if spec.secret else frozenset(),
+    )
+    for spec in TOOL_SPECS.values()
 }
-REFUND_TOOL: Tool = "emitir-reembolso"
+GATEWAY_SECRET_TOOLS: frozenset[Tool] = frozenset(
+    spec.name for spec in TOOL_SPECS.values() if spec.secret == "gateway"
+)
 SHARED_ALLOWED = frozenset().union(*(g.allowed for g in TOOLS.values()))
 
 _ALIASES: dict[str, Tool] = {}
@@ -65,11 +71,7 @@ for _grant in TOOLS.values():
     _ALIASES[_grant.tool] = _grant.tool
     _ALIASES[_grant.short] = _grant.tool
     _ALIASES[_grant.db_user] = _grant.tool
-_TOKENS: dict[Tool, tuple[str, ...]] = {
-    "consultar-status-pedido": ("consulta",),
-    "emitir-reembolso": ("reembolso",),
-    "atualizar-cadastro": ("cadastro",),
-}
+_TOKENS: dict[Tool, tuple[str, ...]] = {g.tool: (g.short,) for g in TOOLS.values()}
 
 
 def parse_tool(name: str) -> Tool:

@@ -13,7 +13,7 @@ holding privileges in another database cannot be dropped. The plan finds those d
 (``pg_shdepend``) before anything changes, and teardown refuses to start, naming them,
 unless ``all_databases`` asks it to clean them too.
 
-The statements are named queries in ``sql/<dialect>/admin.sql``.
+The statements are named queries in ``sql/<dialect>/admin_queries.sql``.
 """
 
 from __future__ import annotations

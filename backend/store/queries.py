@@ -1,10 +1,11 @@
 """Named SQL queries loaded once from ``sql/``.
 
 ``sql/queries.sql`` holds the queries both dialects share; ``sql/<dialect>/queries.sql``
-adds or overrides the ones whose syntax differs, and ``sql/<dialect>/admin.sql`` holds the
-administration queries (migrations table, tool roles, ``audit grants``, ``teardown``). A
-query starts with ``-- name: NAME``; a name appears once per level (a dialect file may
-override a shared name, two dialect files may not define the same one).
+adds or overrides the ones whose syntax differs. A concern with many queries of its own
+keeps them beside these as ``<concern>_queries.sql`` (``sql/erp_queries.sql``: what the
+tools run as their ERP roles; ``sql/<dialect>/admin_queries.sql``: the migrations table,
+tool roles, ``audit grants`` and ``teardown``); a name defined twice on one level is an
+error, not a silent override. A query starts with ``-- name: NAME``.
 
 Parameters are written ``%(param)s`` (psycopg's style); for SQLite they are rewritten to
 ``:param`` once, at load time. A statement that names a role or table the caller chooses
@@ -17,6 +18,7 @@ import re
 from collections.abc import Sequence
 from functools import cache
 from importlib import resources
+from importlib.resources.abc import Traversable
 from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
@@ -26,37 +28,48 @@ Dialect = Literal["sqlite", "postgres"]
 
 _NAME = re.compile(r"^--\s*name:\s*(\S+)\s*$", re.MULTILINE)
 _PARAM = re.compile(r"%\((\w+)\)s")
-_DIALECT_FILES = ("queries.sql", "admin.sql")
 
 
-def _parse(text: str, path: str) -> dict[str, str]:
+def _parse(text: str) -> dict[str, str]:
     parts = _NAME.split(text)
     queries: dict[str, str] = {}
     for name, body in zip(parts[1::2], parts[2::2], strict=True):
-        if name in queries:
-            raise RuntimeError(f"query {name!r} is defined twice in sql/{path}")
         queries[name] = body.strip().rstrip(";")
     return queries
 
 
-def _read(path: str) -> str:
-    node = resources.files("sql").joinpath(path)
-    return node.read_text(encoding="utf-8") if node.is_file() else ""
+_QUERY_FILE = re.compile(r"^(?:\w+_)?queries\.sql$")
+
+
+def _name(node: Traversable) -> str:
+    return node.name
+
+
+def level_queries(folder: Traversable) -> dict[str, str]:
+    """Every query file of one folder (``queries.sql``, ``*_queries.sql``), merged.
+
+    Raises:
+        RuntimeError: one name is defined in two files of the folder (or twice in one).
+    """
+    if not folder.is_dir():
+        return {}
+    queries: dict[str, str] = {}
+    for file in sorted((f for f in folder.iterdir() if _QUERY_FILE.match(f.name)), key=_name):
+        text = file.read_text(encoding="utf-8")
+        names = _NAME.findall(text)
+        for name, body in _parse(text).items():
+            if name in queries or names.count(name) > 1:
+                raise RuntimeError(f"query {name!r} is defined twice in {folder.name}/")
+            queries[name] = body
+    return queries
 
 
 @cache
 def load_queries(dialect: Dialect) -> dict[str, str]:
     """All named queries for ``dialect``, with parameters in the driver's style."""
-    queries = _parse(_read("queries.sql"), "queries.sql")
-    own: dict[str, str] = {}
-    for file in _DIALECT_FILES:
-        path = f"{dialect}/{file}"
-        found = _parse(_read(path), path)
-        twice = sorted(own.keys() & found.keys())
-        if twice:
-            raise RuntimeError(f"queries {twice} are defined in sql/{path} and another file")
-        own.update(found)
-    queries.update(own)
+    root = resources.files("sql")
+    queries = level_queries(root)
+    queries.update(level_queries(root.joinpath(dialect)))
     if dialect == "sqlite":
         queries = {k: _PARAM.sub(r":\1", v).replace("%%", "%") for k, v in queries.items()}
     return queries

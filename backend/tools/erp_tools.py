@@ -7,17 +7,17 @@ from decimal import Decimal
 from typing import Any
 
 from backend.erp.connections import ToolConnection
-from backend.exceptions import CadenciaError, GatewayError, NotFoundError
+from backend.exceptions import GatewayError, NotFoundError
 from backend.gateway.client import GatewayClient
+from backend.tools.exceptions import ToolRefusedError
 from backend.tools.specs import CadastroArgs, ConsultarArgs, ReembolsoArgs
 
-_CADASTRO_COLUMNS = ("endereco", "telefone", "email")
-
-
-class ToolRefusedError(CadenciaError):
-    """The tool ran and certainly did nothing irreversible (bad order, amount too high...)."""
-
-    code = "tool_refused"
+# One named query per contact column (sql/erp_queries.sql).
+_CADASTRO_QUERIES = {
+    "endereco": "tool_cadastro_endereco",
+    "telefone": "tool_cadastro_telefone",
+    "email": "tool_cadastro_email",
+}
 
 
 class ConsultarStatusPedido:
@@ -71,6 +71,16 @@ class EmitirReembolso:
         with self._erp.transaction() as tx:
             tx.execute("tool_reembolso_gravar", {"pedido_id": pedido_id, "valor": str(valor)})
 
+    def reconcile(self, chave: str, pedido_id: str, valor: str | None) -> dict[str, Any] | None:
+        """Ask the gateway what it did under ``chave``; write a refund it did on the order.
+
+        Returns the gateway's debit, or None when it never saw the key.
+        """
+        found = self._gateway.lookup(chave)
+        if found is not None and valor is not None:
+            self.record(pedido_id, Decimal(valor))
+        return found
+
 
 class AtualizarCadastro:
     """Reversible write: contact columns only."""
@@ -80,13 +90,13 @@ class AtualizarCadastro:
 
     def run(self, args: CadastroArgs) -> dict[str, Any]:
         changes = args.changes()
-        # Column names come from a fixed allow-list, never from input.
-        sets = ", ".join(f"{c} = %({c})s" for c in _CADASTRO_COLUMNS if c in changes)
-        sql = f"UPDATE clientes SET {sets} WHERE id = %(cliente_id)s"
         with self._erp.transaction() as tx:
-            if tx.dialect == "sqlite":
-                sql = sql.replace("%(", ":").replace(")s", "")
-            count = tx.execute_sql(sql, {**changes, "cliente_id": args.clienteId})
+            # Every statement matches the same row (or none), so any count tells.
+            count = 0
+            for column, valor in changes.items():
+                count = tx.execute(
+                    _CADASTRO_QUERIES[column], {"valor": valor, "cliente_id": args.clienteId}
+                )
         if count == 0:
             raise ToolRefusedError(f"cliente {args.clienteId} não encontrado")
         return {"atualizado": sorted(changes)}

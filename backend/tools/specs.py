@@ -1,49 +1,55 @@
-"""The three customer-service tools' argument schemas and ledger rules (Lab 87, corrected).
+"""The three customer-service tools' argument models (pydantic, the tool-call boundary).
 
-| tool | kind | entity | idempotency |
-|---|---|---|---|
-| consultar-status-pedido | read | pedidoId | none: re-reads |
-| emitir-reembolso | irreversible | pedidoId | once per pedido across conversations (so also once per (conversa, pedido)); another valor → conflict, handed to a human |
-| atualizar-cadastro | reversible write | clienteId | an identical payload in one conversation executes once |
+Which tool takes which model, and every other per-tool rule, is in
+:mod:`backend.tools.registry`.
 """
 
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
-
-from backend.ledger.base import ClaimRequest, payload_hash
-
-ToolName = Literal["consultar-status-pedido", "emitir-reembolso", "atualizar-cadastro"]
-TOOL_NAMES: tuple[ToolName, ...] = (
-    "consultar-status-pedido",
-    "emitir-reembolso",
-    "atualizar-cadastro",
-)
 
 EntityId = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")]
 
 
-class _Args(BaseModel):
+class ToolArgs(BaseModel):
+    """Base of every tool's arguments: unknown fields are malformed reasoning, not noise."""
+
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
 
+    def claim_payload(self) -> dict[str, Any]:
+        """What the idempotency claim hashes: two calls with equal payloads are one action."""
+        return self.model_dump(mode="json", exclude_none=True)
 
-class ConsultarArgs(_Args):
+    def claim_valor(self) -> str | None:
+        """The amount the ledger keeps with the claim (refunds only)."""
+        return None
+
+
+class ConsultarArgs(ToolArgs):
     """Arguments of ``consultar-status-pedido``."""
 
     pedidoId: EntityId
 
 
-class ReembolsoArgs(_Args):
+class ReembolsoArgs(ToolArgs):
     """Arguments of ``emitir-reembolso``."""
 
     pedidoId: EntityId
     valor: Annotated[Decimal, Field(gt=0, max_digits=12, decimal_places=2)]
 
+    def claim_payload(self) -> dict[str, Any]:
+        """``pedidoId`` and the amount to the cent: ``10`` and ``10.00`` are one refund."""
+        return {"pedidoId": self.pedidoId, "valor": self.claim_valor()}
 
-class CadastroArgs(_Args):
+    def claim_valor(self) -> str:
+        """The amount as stored on the claim, quantized to the cent."""
+        return str(self.valor.quantize(Decimal("0.01")))
+
+
+class CadastroArgs(ToolArgs):
     """Arguments of ``atualizar-cadastro``: at least one contact field."""
 
     clienteId: EntityId
@@ -72,45 +78,6 @@ class CadastroArgs(_Args):
             if v is not None
         }
 
-
-ARG_MODELS: dict[str, type[_Args]] = {
-    "consultar-status-pedido": ConsultarArgs,
-    "emitir-reembolso": ReembolsoArgs,
-    "atualizar-cadastro": CadastroArgs,
-}
-
-
-def entity_of(args: _Args) -> str:
-    """The ceiling's entity: the pedido, or the cliente for ``atualizar-cadastro``."""
-    if isinstance(args, CadastroArgs):
-        return args.clienteId
-    return args.pedidoId  # type: ignore[attr-defined, no-any-return]
-
-
-def claim_for(ferramenta: str, conversa_id: str, args: _Args) -> ClaimRequest | None:
-    """The ledger claim a call needs before it runs, or None for a plain read."""
-    if isinstance(args, ReembolsoArgs):
-        valor = str(args.valor.quantize(Decimal("0.01")))
-        return ClaimRequest(
-            chave=f"reembolso#{args.pedidoId}",
-            ferramenta=ferramenta,
-            conversa_id=conversa_id,
-            entidade_id=args.pedidoId,
-            payload_hash=payload_hash({"pedidoId": args.pedidoId, "valor": valor}),
-            valor=valor,
-        )
-    if isinstance(args, CadastroArgs):
-        digest = payload_hash(args.changes())
-        return ClaimRequest(
-            chave=f"cadastro#{conversa_id}#{args.clienteId}#{digest[:16]}",
-            ferramenta=ferramenta,
-            conversa_id=conversa_id,
-            entidade_id=args.clienteId,
-            payload_hash=digest,
-        )
-    return None
-
-
-def tool_json_schemas() -> dict[str, dict[str, Any]]:
-    """JSON schemas of the arguments, for model providers' tool specs."""
-    return {name: model.model_json_schema() for name, model in ARG_MODELS.items()}
+    def claim_payload(self) -> dict[str, Any]:
+        """The contact changes alone: the cliente is part of the claim's key."""
+        return dict(self.changes())

@@ -4,18 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from backend.store import queries
 from backend.store.queries import composed, load_queries, query
 
 
-def test_a_name_defined_twice_in_one_file_is_refused() -> None:
-    text = "-- name: a\nSELECT 1\n\n-- name: a\nSELECT 2\n"
-    with pytest.raises(RuntimeError, match="'a' is defined twice"):
-        queries._parse(text, "x.sql")
-
-
 def test_dialect_files_do_not_share_names() -> None:
-    """queries.sql and admin.sql of one dialect load side by side without a clash."""
+    """queries.sql and admin_queries.sql of one dialect load side by side without a clash."""
     for dialect in ("sqlite", "postgres"):
         assert load_queries(dialect)  # would raise on a name defined in both files
 

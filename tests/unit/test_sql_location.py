@@ -30,18 +30,6 @@ ALLOWED: dict[tuple[str, str], str] = {
     # checks the committed sql/postgres/grants.sql against the rendering.
     ("backend/erp/grants.py", "REVOKE ALL ON pedidos, clientes FROM {}"): "rendered from spec",
     ("backend/erp/grants.py", "GRANT {}{} ON {} TO {}"): "rendered from the grants spec",
-    # Pending, in files another helper owns on issue 10: their named queries are ready in
-    # sql/postgres/admin.sql (roles_lock, role_exists, role_create, role_password,
-    # role_grant_rds_iam, rds_iam_exists); remove these entries when the module uses them.
-    ("backend/erp/roles.py", "SELECT pg_advisory_xact_lock"): "pending: use roles_lock",
-    ("backend/erp/roles.py", "SELECT 1 FROM pg_roles WHERE rolname = %s"): "pending",
-    ("backend/erp/roles.py", "SELECT 1 FROM pg_roles WHERE rolname='rds_iam'"): "pending",
-    ("backend/erp/roles.py", "CREATE ROLE {} LOGIN"): "pending: use role_create",
-    ("backend/erp/roles.py", "ALTER ROLE {} PASSWORD {}"): "pending: use role_password",
-    ("backend/erp/roles.py", "GRANT rds_iam TO {}"): "pending: use role_grant_rds_iam",
-    # Pending: atualizar-cadastro builds its SET list from the columns a call changes (a
-    # fixed allow-list); the tool registry work on issue 10 owns that module.
-    ("backend/tools/erp_tools.py", "UPDATE clientes SET {}"): "pending: tool registry",
 }
 
 

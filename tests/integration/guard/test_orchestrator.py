@@ -222,3 +222,49 @@ def test_a_resolved_takeover_does_not_hide_the_next_one(guard: Guard) -> None:
     assert again.interruption_id == second.id
     guard.orchestrator.call("conv-1", "consultar-status-pedido", {"pedidoId": "4821"})
     assert [i.id for i in guard.interruptions.unresolved()] == [second.id]  # still one open
+
+
+def test_cadastro_takeover_names_the_cliente_not_a_pedido(guard: Guard) -> None:
+    heard: list[str] = []
+    guard.events.add_listener(lambda e: heard.append(e.type))
+    calls = [
+        guard.orchestrator.call(
+            "conv-1", "atualizar-cadastro", {"clienteId": "c-17", "email": f"n{i}@exemplo.com"}
+        )
+        for i in range(5)
+    ]
+    blocked = calls[-1]
+    assert blocked.resultado == "bloqueado_por_teto"
+    assert blocked.record["clienteId"] == "c-17"
+    assert blocked.record["pedidoId"] is None
+    [takeover] = guard.interruptions.unresolved()
+    item = takeover.to_dict()
+    assert (item["entidade"], item["entidade_id"], item["attempt_count"]) == (
+        "clienteId",
+        "c-17",
+        5,
+    )
+    assert "pedido" not in item
+    assert "attempts" not in item
+    opened = [e for e in guard.events.after(0) if e.type == "interrupcao.aberta"]
+    assert opened[0].payload["clienteId"] == "c-17"
+    # The takeover and the attempt that caused it were committed and broadcast together.
+    assert heard[-2:] == ["interrupcao.aberta", TENTATIVA]
+
+
+def test_cadastro_updates_every_given_column_and_refuses_an_unknown_cliente(guard: Guard) -> None:
+    both = {"clienteId": "c-18", "email": "c18@exemplo.com", "endereco": "Rua A, 1"}
+    assert guard.orchestrator.call("conv-1", "atualizar-cadastro", both).resultado == "executado"
+    with guard.db.transaction(write=False) as tx:
+        cliente = tx.one("erp_cliente_admin", {"id": "c-18"})
+    assert cliente is not None
+    assert (cliente["email"], cliente["endereco"], cliente["telefone"]) == (
+        "c18@exemplo.com",
+        "Rua A, 1",
+        None,
+    )
+    ghost = guard.orchestrator.call(
+        "conv-1", "atualizar-cadastro", {"clienteId": "c-99", "email": "x@exemplo.com"}
+    )
+    assert ghost.resultado == "falhou"
+    assert "c-99" in ghost.mensagem

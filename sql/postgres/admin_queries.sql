@@ -16,25 +16,6 @@ SELECT version FROM schema_migrations
 -- name: migration_record
 INSERT INTO schema_migrations (version, name, applied_at) VALUES (%(version)s, %(name)s, %(now)s)
 
--- name: roles_lock
--- Two processes migrating at once must not both try CREATE ROLE (roles are cluster-wide).
-SELECT pg_advisory_xact_lock(738700003)
-
--- name: role_exists
-SELECT 1 FROM pg_roles WHERE rolname = %(role)s
-
--- name: role_create
-CREATE ROLE {role} LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOINHERIT
-
--- name: role_password
-ALTER ROLE {role} PASSWORD {password}
-
--- name: role_grant_rds_iam
-GRANT rds_iam TO {role}
-
--- name: rds_iam_exists
-SELECT 1 FROM pg_roles WHERE rolname = 'rds_iam'
-
 -- name: roles_present
 SELECT rolname FROM pg_roles WHERE rolname = ANY(%(roles)s) ORDER BY 1
 
