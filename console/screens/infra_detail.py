@@ -16,7 +16,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.widgets import Footer, Static, TabbedContent, TabPane
 
-from console.exceptions import ApiError
+from console.exceptions import ApiError, ContractError
 from console.models import Findings, InfraFiles, InfraPr, InfraPrDetail
 from console.screens._base import PR_BINDINGS, OperatorScreen
 from console.widgets.status_bar import StatusBar
@@ -96,7 +96,9 @@ class InfraDetailScreen(OperatorScreen):
                 client.infra_findings(self.pr_action_id),
             )
         except ApiError as exc:
-            self.query_one("#summary", Static).update(f"[red]Could not load: {exc.message}[/]")
+            if isinstance(exc, ContractError):
+                self.console.report_contract_error(exc.route, exc.field, exc.detail)
+            self.query_one("#summary", Static).update(Text(f"Could not load: {exc.message}", "red"))
             return
         self.detail = detail
         self._display(detail, files, findings)
