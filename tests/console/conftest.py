@@ -4,7 +4,9 @@ the fault proxy in front of it, and a console pointed at the proxy."""
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import shutil
+import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,14 +38,26 @@ class Built:
     pristine: Path
 
 
+WORLD_DIR = Path(tempfile.gettempdir()) / "cadencia-console-world"
+"""A fixed place: a PR's id is a digest of its repository's absolute path, and the snapshots
+show it. Two sessions at once take turns (the lock), they never share a world."""
+
+
 @pytest.fixture(scope="session")
-def built(tmp_path_factory: pytest.TempPathFactory) -> Built:
+def built() -> Iterator[Built]:
     """Build the world once per session (real gates take seconds)."""
-    base = tmp_path_factory.mktemp("console-world")
-    data_dir, pristine = base / "data", base / "pristine"
-    world = build_world(data_dir)
-    shutil.copytree(data_dir, pristine, symlinks=True)
-    return Built(world, data_dir, pristine)
+    WORLD_DIR.parent.mkdir(parents=True, exist_ok=True)
+    with open(WORLD_DIR.with_suffix(".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            shutil.rmtree(WORLD_DIR, ignore_errors=True)
+            data_dir, pristine = WORLD_DIR / "data", WORLD_DIR / "pristine"
+            world = build_world(data_dir)
+            shutil.copytree(data_dir, pristine, symlinks=True)
+            yield Built(world, data_dir, pristine)
+        finally:
+            shutil.rmtree(WORLD_DIR, ignore_errors=True)
+            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 @pytest.fixture
