@@ -39,6 +39,8 @@ class FaultProxy:
     failures: dict[str, int] = field(default_factory=dict)
     garbled: set[str] = field(default_factory=set)
     rewrites: dict[str, Callable[[Any], Any]] = field(default_factory=dict)
+    stream_rewrite: Callable[[Any], Any] | None = None
+    """Applied to the JSON ``data`` of every event on the live stream, when set."""
 
     def __post_init__(self) -> None:
         self._cut = asyncio.Event()
@@ -106,7 +108,8 @@ class FaultProxy:
         cut = self._cut
 
         async def body() -> AsyncIterator[bytes]:
-            chunks = response.aiter_raw().__aiter__()
+            source = self._rewritten(response) if self.stream_rewrite else response.aiter_raw()
+            chunks = source.__aiter__()
             try:
                 while True:
                     next_chunk = asyncio.ensure_future(chunks.__anext__())
@@ -130,6 +133,13 @@ class FaultProxy:
 
         headers = {k: v for k, v in response.headers.items() if k.lower() not in HOP_HEADERS}
         return StreamingResponse(body(), response.status_code, headers=headers)
+
+    async def _rewritten(self, response: httpx.Response) -> AsyncIterator[bytes]:
+        rewrite = self.stream_rewrite
+        async for line in response.aiter_lines():
+            if rewrite is not None and line.startswith("data: {"):
+                line = "data: " + json.dumps(rewrite(json.loads(line[6:])))
+            yield (line + "\n").encode()
 
 
 def _retrieve(future: asyncio.Future[Any]) -> None:

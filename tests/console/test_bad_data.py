@@ -105,3 +105,31 @@ async def test_slow_detail_shows_loading_and_can_be_left(
         assert app.is_running
         await pilot.press("enter")
         await wait_for(pilot, lambda: getattr(app.screen, "detail", None) is not None)
+
+
+async def test_an_unreadable_live_event_is_shown_skipped_and_the_stream_goes_on(
+    make_app: Factory, proxy: FaultProxy, live: Live
+) -> None:
+    def break_working_lines(event: dict[str, Any]) -> dict[str, Any]:
+        if event.get("payload", {}).get("status") == "working":
+            return {**event, "ts": 12}
+        return event
+
+    app = make_app()
+    async with app.run_test(size=(160, 40)) as pilot:
+        await until_live(pilot)
+        connects = app.stream_connects
+        proxy.stream_rewrite = break_working_lines
+        proxy.drop_streams(refuse=False)  # the next stream carries the rewrite
+        await wait_for(pilot, lambda: app.stream_connects > connects)
+        last = live.agent_status("qa", "bad then good")  # working (broken), then idle
+        feed = app.screen.query_one(ActivityFeed)
+        await wait_for(pilot, lambda: feed.last_lines(1)[0].id == last)
+        assert feed.last_lines(1)[0].text == "qa is idle"
+        [(route, (field, detail))] = app.contract_errors.items()
+        assert route == "GET /api/events/stream"
+        assert field == f"event {last - 1}: ts"
+        assert "got 12" in detail
+        assert app.is_running
+        assert app.connection == "live"
+        assert app.stream_connects == connects + 1  # skipped, not a reconnect loop
