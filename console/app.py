@@ -268,7 +268,7 @@ class CadenciaConsole(ActionsMixin, App[int]):
             return  # already on screen; a refetch loop must not stack toasts
         self.contract_errors[route] = (field, detail)
         self.notify(
-            f"{route}\nfield {field}: {detail}",
+            f"{route}\nfield {field}: {detail}\n(click, or : → Dismiss notifications)",
             title="Backend sent data this console cannot read",
             severity="error",
             timeout=PERSISTENT_TOAST_S,

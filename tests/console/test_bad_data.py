@@ -59,6 +59,10 @@ async def test_roster_status_3_is_shown_and_everything_else_works(
         assert "unreadable" not in str(app.screen.query_one(StatusBar).render())
         assert toast in app._notifications
         assert app.roster  # the roster loaded this time
+        await pilot.press("colon", *"dismiss notif")
+        await pilot.pause(0.5)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: toast not in app._notifications)
 
 
 async def test_garbled_approvals_body_is_a_contract_error_roster_still_loads(

@@ -12,6 +12,7 @@ from textual.pilot import Pilot
 
 from console.app import CadenciaConsole
 from tests.console.conftest import until_live, wait_for
+from tests.console.fault_proxy import FaultProxy
 
 SIZE = (120, 40)
 Factory = Callable[..., CadenciaConsole]
@@ -72,3 +73,14 @@ def test_approvals_at_80x24_readonly(snap_compare, make_app: Factory) -> None:
     assert snap_compare(
         _app(make_app, readonly=True), terminal_size=(80, 24), run_before=run_before
     )
+
+
+def test_contract_error_in_status_bar_and_toast(
+    snap_compare, make_app: Factory, proxy: FaultProxy
+) -> None:
+    proxy.set_field("/api/roster", lambda body: [{**body[0], "status": 3}, *body[1:]])
+
+    async def run_before(pilot: Pilot) -> None:
+        await until_live(pilot)  # the toast is what this snapshot is about: keep it
+
+    assert snap_compare(_app(make_app), terminal_size=SIZE, run_before=run_before)
