@@ -26,7 +26,7 @@ from console.commands import ConsoleCommands
 from console.config import ConsoleSettings
 from console.exceptions import ApiError, AuthError, ContractError
 from console.feed import FeedLine, from_activity, from_event
-from console.models import Approvals, Connected, Event, Malformed, Resync, RosterEntry
+from console.models import Approvals, Connected, Malformed, Resync, RosterEntry, StreamEvent
 from console.screens.approvals import ApprovalsScreen
 from console.screens.help import HelpScreen
 from console.screens.team import TeamScreen
@@ -315,7 +315,7 @@ class CadenciaConsole(ActionsMixin, App[int]):
         if self.contract_errors.pop(route, None) is not None:
             self.status_changed.publish(None)
 
-    def _on_event(self, event: Event) -> None:
+    def _on_event(self, event: StreamEvent) -> None:
         self.last_event_id = event.id
         self._pending_feed.append(from_event(event))
         if event.type == "agent.status" and event.agent in self.roster:

@@ -43,6 +43,7 @@ from console.models import (
     ResolveResult,
     Resync,
     RosterEntry,
+    StreamEvent,
     StreamItem,
 )
 
@@ -200,7 +201,7 @@ class ConsoleClient:
                             if isinstance(resync, Resync):
                                 return
                         elif sse.event in ("", "event", "message") and sse.data:
-                            yield _stream_item(Event, sse)
+                            yield _stream_item(StreamEvent, sse)
         except (httpx.TransportError, SSEError) as exc:
             raise BackendUnavailableError(f"event stream: {exc or type(exc).__name__}") from exc
         raise BackendUnavailableError("event stream ended")
@@ -259,7 +260,7 @@ def _first_error(exc: ValidationError) -> tuple[str, str]:
     return field or "(body)", f"{first['msg']}, got {first.get('input')!r}{more}"
 
 
-def _stream_item(shape: type[Event] | type[Resync], sse: ServerSentEvent) -> StreamItem:
+def _stream_item(shape: type[StreamEvent] | type[Resync], sse: ServerSentEvent) -> StreamItem:
     """One SSE message as a model, or :class:`Malformed` naming what was wrong."""
     event_id = int(sse.id) if sse.id and sse.id.isdigit() else None
     try:

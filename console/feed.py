@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from console.models import ActivityLine, Event
+from console.models import ActivityLine, StreamEvent
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,10 +51,10 @@ def from_activity(line: ActivityLine) -> FeedLine:
     return FeedLine(line.id, line.ts, line.kind, line.text)
 
 
-def from_event(event: Event) -> FeedLine:
+def from_event(event: StreamEvent) -> FeedLine:
     """A live event's line: the server's own ``text``, exactly what ``/api/activity`` says.
 
     The backend is the one place that renders events, so the live feed and the backlog
-    never disagree; only an event without text (an older backend) falls back to its type.
+    never disagree.
     """
-    return FeedLine(event.id, event.ts, event.type, event.text or f"({event.type})")
+    return FeedLine(event.id, event.ts, event.type, event.text)

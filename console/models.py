@@ -72,8 +72,13 @@ class Event(_Model):
     session_id: str | None = None
     agent: str | None = None
     payload: dict[str, Any] = Field(default_factory=dict)
-    text: str = ""
-    """The server-rendered feed line (as ``/api/activity``); the SSE stream always sends it."""
+
+
+class StreamEvent(Event):
+    """One event of the SSE stream: the event plus the server-rendered feed line."""
+
+    text: str
+    """The line ``/api/activity`` shows for this event; the console renders no other."""
 
 
 class ActivityLine(_Model):
@@ -89,12 +94,13 @@ class InfraPr(_Model):
     """An infra PR in the gate pipeline."""
 
     pr_action_id: str
+    kind: Literal["infra", "dev", "adr"] = "infra"
     project_id: str | None = None
     session_id: str | None = None
     title: str = ""
     branch: str = ""
-    pr_id: str = ""
-    pr_url: str = ""
+    pr_id: str | None = None
+    pr_url: str | None = None
     gate_status: str = "awaiting_qa"
     gate_correction_count: int = 0
     findings_count: int = 0
@@ -147,7 +153,7 @@ class TimelineEntry(_Model):
     ts: str = ""
     status: str = ""
     actor: str = ""
-    note: str = ""
+    note: str | None = None
 
 
 class InfraPrDetail(InfraPr):
@@ -174,7 +180,7 @@ class InfraFiles(_Model):
 class Finding(_Model):
     """One gate finding."""
 
-    gate: str = ""
+    gate: str | None = None
     tool: str = ""
     rule: str = ""
     file: str = ""
@@ -251,4 +257,4 @@ class Malformed(_Model):
     message: str
 
 
-StreamItem = Event | Resync | Connected | Malformed
+StreamItem = StreamEvent | Resync | Connected | Malformed

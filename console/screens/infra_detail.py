@@ -106,7 +106,7 @@ class InfraDetailScreen(OperatorScreen):
     def _display(self, d: InfraPrDetail, files: InfraFiles, findings: Findings) -> None:
         summary = Text.assemble(
             (d.title or d.pr_action_id, "bold"),
-            f"  {d.pr_id} · {d.branch} @ {d.head[:8] or '?'}\n",
+            f"  {d.pr_id or d.pr_action_id} · {d.branch} @ {d.head[:8] or '?'}\n",
             "gate ",
             (d.gate_status, "bold reverse red" if d.gate_status == "awaiting_human" else "bold"),
             f" · corrections {d.gate_correction_count} · findings {d.findings_count}",
@@ -133,7 +133,7 @@ class InfraDetailScreen(OperatorScreen):
         table.add_column("who")
         table.add_column("note")
         for t in d.timeline:
-            table.add_row(t.ts.replace("T", " ")[:19], t.status, t.actor, t.note)
+            table.add_row(t.ts.replace("T", " ")[:19], t.status, t.actor, t.note or "")
         return table
 
     @staticmethod
@@ -150,7 +150,7 @@ class InfraDetailScreen(OperatorScreen):
                 parts.append(
                     Text.assemble(
                         f"  {f.line or '-':>4}  ",
-                        (f"{f.gate}/{f.tool}", "cyan"),
+                        (f"{f.gate or '?'}/{f.tool}", "cyan"),
                         " ",
                         (f.rule, "yellow"),
                         " ",

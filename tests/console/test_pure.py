@@ -14,13 +14,13 @@ from console.exceptions import AuthError, ConflictError, ContractError, NotFound
 from console.feed import from_event
 from console.models import (
     Approvals,
-    Event,
     InfraPr,
     Interruption,
     InterruptionDetail,
     Malformed,
     Resultado,
     RosterEntry,
+    StreamEvent,
 )
 from console.state import (
     RESULTADO_STYLE,
@@ -45,9 +45,9 @@ def test_awaiting_human_first_then_blocked() -> None:
 
 
 def test_feed_line_is_the_servers_text() -> None:
-    line = from_event(Event(id=1, type="interrupcao.aberta", text="interruption 7 opened"))
+    event = StreamEvent(id=1, type="interrupcao.aberta", text="interruption 7 opened")
+    line = from_event(event)
     assert (line.id, line.kind, line.text) == (1, "interrupcao.aberta", "interruption 7 opened")
-    assert from_event(Event(id=2, type="something.new")).text == "(something.new)"
 
 
 def test_every_resultado_has_its_own_colour_and_unknown_stays_plain() -> None:
@@ -98,9 +98,12 @@ def test_a_bad_field_is_a_contract_error_naming_route_and_field() -> None:
 
 
 def test_an_unreadable_stream_event_is_malformed_not_fatal() -> None:
-    bad = _stream_item(Event, ServerSentEvent(event="event", data='{"id": "x"}', id="41"))
+    bad = _stream_item(StreamEvent, ServerSentEvent(event="event", data='{"id": "x"}', id="41"))
     assert isinstance(bad, Malformed)
     assert (bad.id, bad.field) == (41, "id")
-    garbled = _stream_item(Event, ServerSentEvent(event="event", data="{", id="42"))
+    garbled = _stream_item(StreamEvent, ServerSentEvent(event="event", data="{", id="42"))
     assert isinstance(garbled, Malformed)
     assert garbled.field == "(data)"
+    no_text = _stream_item(StreamEvent, ServerSentEvent(data='{"id": 43, "type": "x"}', id="43"))
+    assert isinstance(no_text, Malformed)
+    assert no_text.field == "text"  # the feed shows the server's line; without it, say so
