@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, model_validator
 
 AgentStatus = Literal["working", "idle", "blocked", "paused", "error", "offline"]
 Resultado = Literal[
@@ -133,6 +133,14 @@ class Interruption(_Model):
     claimed_by: str | None = None
     resolution: str | None = None
     reply: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _older_backend(cls, data: Any) -> Any:
+        # Before the agreed contract every takeover named its entity ``pedido``.
+        if isinstance(data, dict) and "pedido" in data and "entidade" not in data:
+            return {**data, "entidade": "pedidoId"}
+        return data
 
     def entity_text(self) -> str:
         """``pedido 4821`` / ``cliente c-17``: the entity the takeover is about."""

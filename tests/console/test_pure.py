@@ -82,7 +82,7 @@ def test_interruption_item_and_detail_read_the_agreed_contract() -> None:
     )
     assert (item.entity_text(), item.attempt_count) == ("cliente c-17", 5)
     older = Interruption.model_validate({"id": 1, "pedido": "4821", "attempts": 5})
-    assert (older.entidade_id, older.attempt_count) == ("4821", 5)
+    assert (older.entity_text(), older.attempt_count) == ("pedido 4821", 5)
     detail = InterruptionDetail.model_validate(
         {"id": 1, "attempts": [{"tentativaNumero": 1, "resultado": "falhou"}]}
     )
