@@ -94,7 +94,6 @@ class InfraPr(_Model):
     """An infra PR in the gate pipeline."""
 
     pr_action_id: str
-    kind: Literal["infra", "dev", "adr"] = "infra"
     project_id: str | None = None
     session_id: str | None = None
     title: str = ""
