@@ -181,8 +181,8 @@ def main(argv: list[str] | None = None) -> int:
         [
             (
                 "first paint: ours / minimal",
-                f"{r['ours_first_paint_s'] * 1000:.0f}"
-                f" / {r['minimal_first_paint_s'] * 1000:.0f} ms",
+                f"{r['ours_first_paint_s'] * 1000:.0f} / "
+                f"{r['minimal_first_paint_s'] * 1000:.0f} ms",
                 f"ratio {r['first_paint_ratio']}",
             ),
             (
