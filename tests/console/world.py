@@ -67,7 +67,6 @@ class World:
     """Infra PR corrected once by the Infra agent, now ``awaiting_human``."""
     pr_changes: str
     """Infra PR with QA findings, ``changes_requested``."""
-    pr_ready_project: str
     open_takeover: int
     """Teto de voltas on conversa ``c-17``, nobody on it."""
     claimed_takeover: int
@@ -144,15 +143,15 @@ def restore(pristine: Path, data_dir: Path) -> None:
 def build_world(data_dir: Path) -> World:
     """Drive a fresh backend at ``data_dir`` into the console tests' world, then stop it."""
     with pytest.MonkeyPatch.context() as mp, deterministic(mp), live_backend(data_dir) as live:
-        pr_ready, project = _infra_pr(live, "loja", "Infra: ledger table + roles", ready=True)
-        pr_changes, _ = _infra_pr(live, "pagamentos", "Infra: gateway secret", ready=False)
+        pr_ready = _infra_pr(live, "loja", "Infra: ledger table + roles", ready=True)
+        pr_changes = _infra_pr(live, "pagamentos", "Infra: gateway secret", ready=False)
         open_takeover = _teto(live, "c-17", "4821", "129.90")
         claimed_takeover = _teto(live, "c-21", "5120", "89.00")
         claim = live.http.post(
             f"/api/interruptions/{claimed_takeover}/claim", json={"operator": "bob"}
         )
         claim.raise_for_status()
-    return World(pr_ready, pr_changes, project, open_takeover, claimed_takeover)
+    return World(pr_ready, pr_changes, open_takeover, claimed_takeover)
 
 
 @contextlib.contextmanager
@@ -190,7 +189,7 @@ def deterministic(mp: pytest.MonkeyPatch) -> Iterator[None]:
     yield
 
 
-def _infra_pr(live: Live, name: str, title: str, *, ready: bool) -> tuple[str, str]:
+def _infra_pr(live: Live, name: str, title: str, *, ready: bool) -> str:
     """A project through the team's turns and the accepted handoff, then its infra PR."""
     from backend.infra.pipeline import InfraPipeline
 
@@ -219,7 +218,7 @@ def _infra_pr(live: Live, name: str, title: str, *, ready: bool) -> tuple[str, s
         art = pipeline.run_gates(opened.artifact.pr_action_id)
         assert art.gate_status == "changes_requested", art.gate_status
         assert art.findings, "the flawed Dockerfile must have findings"
-    return art.pr_action_id, project
+    return art.pr_action_id
 
 
 def _teto(live: Live, conversa: str, pedido: str, valor: str) -> int:
