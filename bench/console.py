@@ -8,6 +8,9 @@ Side by side in one run, interleaved in rounds (absolute times here are noise):
 * keypress-to-screen — ``2`` (switch to Approvals) and ``j`` (move the cursor) in ours
   vs ``j`` in the minimal app's DataTable;
 * live burst — N events over the SSE stream until the last one is in the feed.
+
+The backend is the real one (``create_app`` on loopback, a fresh data dir); the events
+are ``agent.status`` lines written by the backend's own event log, in batches.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import statistics
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -26,7 +30,7 @@ from bench._common import print_table, ratio, write_json
 from console.app import CadenciaConsole, make_console
 from console.config import ConsoleSettings
 from console.widgets.activity_feed import ActivityFeed
-from tests.console.fake_backend import TOKEN, FakeBackend, serve
+from tests.console.world import TOKEN, Live, live_backend
 
 SIZE = (120, 40)
 
@@ -46,21 +50,19 @@ class MinimalApp(App[None]):
         table.focus()
 
 
-def _seed(fake: FakeBackend, n: int) -> None:
-    events = fake.state["events"]
-    start = events[-1]["id"]
-    events.extend(
-        {
-            "id": start + i,
-            "type": "agent.status",
-            "ts": "2025-11-29T12:00:00Z",
-            "project_id": "p1",
-            "session_id": "s1",
-            "agent": "qa",
-            "payload": {"status": "working", "detail": f"step {i}"},
-        }
-        for i in range(1, n + 1)
-    )
+def _seed(live: Live, n: int, batch: int = 1_000) -> int:
+    """Append ``n`` events through the backend's event log (and broadcast them); last id."""
+    events = live.backend.events
+    for start in range(0, n, batch):
+        with live.backend.db.transaction() as tx:
+            written = [
+                events.append_in(
+                    tx, "agent.status", {"status": "working", "detail": f"step {i}"}, agent="qa"
+                )
+                for i in range(start, min(n, start + batch))
+            ]
+        events.publish(written)
+    return int(events.last_id())
 
 
 async def _wait(pilot: Any, cond: Any, timeout: float = 60.0) -> None:
@@ -121,14 +123,13 @@ async def _minimal(lines: list[str]) -> dict[str, float]:
     return {"first_paint": first_paint, "backlog": backlog, "key_j": key_j}
 
 
-async def _burst(url: str, fake: FakeBackend, n: int) -> float:
-    app = make_console(ConsoleSettings(url=url, token=TOKEN, operator="bench"))
+async def _burst(live: Live, n: int) -> float:
+    app = make_console(ConsoleSettings(url=live.url, token=TOKEN, operator="bench"))
     async with app.run_test(size=SIZE) as pilot:
         await _wait(pilot, lambda: app.connection == "live")
         feed = app.screen.query_one(ActivityFeed)
         t0 = time.perf_counter()
-        _seed(fake, n)
-        last = fake.state["events"][-1]["id"]
+        last = await asyncio.to_thread(_seed, live, n)
         await _wait(pilot, lambda: feed.last_lines(1)[0].id >= last, timeout=300)
         await pilot.pause()
         return time.perf_counter() - t0
@@ -143,17 +144,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--burst", type=int, default=20_000)
     args = parser.parse_args(argv)
 
-    fake = FakeBackend()
-    _seed(fake, args.backlog)
-    backlog_last = fake.state["events"][-1]["id"]
     lines = [f"12:00:00 agent.status qa: working — step {i}" for i in range(args.backlog)]
     ours: list[dict[str, float]] = []
     base: list[dict[str, float]] = []
-    with serve(fake.app) as url:
+    with tempfile.TemporaryDirectory() as data_dir, live_backend(Path(data_dir)) as live:
+        backlog_last = _seed(live, args.backlog)
         for _ in range(args.rounds):
-            ours.append(asyncio.run(_ours(url, backlog_last)))
+            ours.append(asyncio.run(_ours(live.url, backlog_last)))
             base.append(asyncio.run(_minimal(lines)))
-        burst_s = asyncio.run(_burst(url, fake, args.burst))
+        burst_s = asyncio.run(_burst(live, args.burst))
 
     def med(rows: list[dict[str, float]], key: str) -> float:
         return statistics.median(r[key] for r in rows)

@@ -108,8 +108,8 @@ class ActionsMixin:
                 self.notify("Take over cancelled — nothing sent", timeout=2)
 
         body = (
-            f"Conversa [b]{item.conversation}[/b], pedido {item.pedido}\n"
-            f"{item.ferramenta} · {item.motivo} · {item.attempts} attempts"
+            f"Conversa [b]{item.conversation}[/b], {item.entity_text()}\n"
+            f"{item.ferramenta} · {item.motivo} · {item.attempt_count} attempts"
         )
         self.push_screen(ConfirmScreen(f"Take over interruption #{item.id}?", body), done)
 
@@ -141,9 +141,9 @@ class ActionsMixin:
                 self.notify(f"{verb} cancelled — nothing sent", timeout=2)
 
         what = (
-            f"run [b]{item.ferramenta}[/b] once more for pedido {item.pedido}"
+            f"run [b]{item.ferramenta}[/b] once more for {item.entity_text()}"
             if action == "execute"
-            else f"[b]not[/b] run {item.ferramenta} for pedido {item.pedido}"
+            else f"[b]not[/b] run {item.ferramenta} for {item.entity_text()}"
         )
         self.push_screen(
             PromptScreen(

@@ -12,7 +12,7 @@ import contextlib
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import ClassVar
+from typing import ClassVar, cast
 
 from textual import work
 from textual.app import App
@@ -24,9 +24,9 @@ from console.actions import ActionsMixin
 from console.client import ConsoleClient
 from console.commands import ConsoleCommands
 from console.config import ConsoleSettings
-from console.exceptions import ApiError, AuthError
+from console.exceptions import ApiError, AuthError, ContractError
 from console.feed import FeedLine, from_activity, from_event
-from console.models import Approvals, Connected, Event, Resync, RosterEntry
+from console.models import Approvals, Connected, Malformed, Resync, RosterEntry, StreamEvent
 from console.screens.approvals import ApprovalsScreen
 from console.screens.help import HelpScreen
 from console.screens.team import TeamScreen
@@ -40,6 +40,10 @@ from console.state import (
 BACKLOG_PAGE = 1_000
 FLUSH_INTERVAL_S = 0.1
 """Events are applied to widgets in batches at most this often: bursts cost one redraw."""
+PERSISTENT_TOAST_S = 24 * 3600.0
+"""A contract error's toast stays until the operator dismisses it (click), not 5 s."""
+ROSTER_ROUTE = "GET /api/roster"
+APPROVALS_ROUTE = "GET /api/approvals"
 
 
 _NAVIGATION = frozenset(
@@ -95,6 +99,9 @@ class CadenciaConsole(ActionsMixin, App[int]):
         self.paused_count = 0
         self.stream_connects = 0
         """How many times the stream (re)opened — tests and the bench watch it."""
+        self.contract_errors: dict[str, tuple[str, str]] = {}
+        """Route → (field, what was wrong) for every response the console could not read;
+        a route's entry goes when the route answers well again (refresh with ``r``)."""
         self._pending_feed: list[FeedLine] = []
         self._roster_dirty = False
         self._approvals_dirty = False
@@ -183,6 +190,8 @@ class CadenciaConsole(ActionsMixin, App[int]):
                 if len(page) < BACKLOG_PAGE:
                     break
             self.last_event_id = after or self.last_event_id
+        except ContractError as exc:
+            self.report_contract_error(exc.route, exc.field, exc.detail)
         except ApiError as exc:
             self.notify(f"Backend not reachable yet: {exc.message}", severity="warning")
         self._flush_pending()
@@ -205,6 +214,11 @@ class CadenciaConsole(ActionsMixin, App[int]):
                                 await self._load_snapshots()
                             failures = 0
                             self._set_connection("live")
+                        elif isinstance(item, Malformed):
+                            self.report_contract_error(
+                                item.route, f"event {item.id}: {item.field}", item.message
+                            )
+                            self.last_event_id = item.id or self.last_event_id
                         elif isinstance(item, Resync):
                             self._pending_feed.append(
                                 FeedLine(
@@ -235,12 +249,7 @@ class CadenciaConsole(ActionsMixin, App[int]):
     @work(group="refetch", exclusive=True, exit_on_error=False)
     async def _refetch_worker(self, roster: bool, approvals: bool) -> None:
         try:
-            if roster:
-                self.roster = {e.id: e for e in await self.client.roster()}
-                self._roster_dirty = True
-            if approvals:
-                self.approvals = await self.client.approvals()
-                self._approvals_dirty = True
+            await self._load_snapshots(roster=roster, approvals=approvals)
         except ApiError as exc:
             self.log.warning(f"refetch failed: {exc.message}")
         self._flush_pending()
@@ -252,6 +261,21 @@ class CadenciaConsole(ActionsMixin, App[int]):
         self._refetch_worker(roster or self._refetch_roster, approvals or self._refetch_approvals)
         self._refetch_roster = self._refetch_approvals = False
 
+    def report_contract_error(self, route: str, field: str, detail: str) -> None:
+        """Show a response the console cannot read: in the status bar and in a toast that
+        stays until dismissed, naming the route and the field. Everything else goes on."""
+        if self.contract_errors.get(route) == (field, detail):
+            return  # already on screen; a refetch loop must not stack toasts
+        self.contract_errors[route] = (field, detail)
+        self.notify(
+            f"{route}\nfield {field}: {detail}\n(click, or : → Dismiss notifications)",
+            title="Backend sent data this console cannot read",
+            severity="error",
+            timeout=PERSISTENT_TOAST_S,
+            markup=False,
+        )
+        self.status_changed.publish(None)
+
     def add_feed_line(self, kind: str, text: str) -> None:
         """Put a console-side line (an operator action's result) in the feed."""
         ts = self.now().isoformat()
@@ -260,13 +284,38 @@ class CadenciaConsole(ActionsMixin, App[int]):
 
     # -- private -----------------------------------------------------------------------
 
-    async def _load_snapshots(self) -> None:
-        roster, approvals = await asyncio.gather(self.client.roster(), self.client.approvals())
-        self.roster = {e.id: e for e in roster}
-        self.approvals = approvals
-        self._roster_dirty = self._approvals_dirty = True
+    async def _load_snapshots(self, *, roster: bool = True, approvals: bool = True) -> None:
+        """Fetch the snapshots independently: one unreadable route must not hide the other.
 
-    def _on_event(self, event: Event) -> None:
+        Raises:
+            ApiError: the first failure that is not a contract error (those are reported).
+        """
+        calls = {ROSTER_ROUTE: roster, APPROVALS_ROUTE: approvals}
+        fetch = {ROSTER_ROUTE: self.client.roster, APPROVALS_ROUTE: self.client.approvals}
+        wanted = [route for route, on in calls.items() if on]
+        results = await asyncio.gather(*(fetch[r]() for r in wanted), return_exceptions=True)
+        failure: BaseException | None = None
+        for route, result in zip(wanted, results, strict=True):
+            if isinstance(result, ContractError):
+                self.report_contract_error(result.route, result.field, result.detail)
+            elif isinstance(result, BaseException):
+                failure = failure or result
+            elif route == ROSTER_ROUTE:
+                self._contract_ok(route)
+                self.roster = {e.id: e for e in cast("list[RosterEntry]", result)}
+                self._roster_dirty = True
+            else:
+                self._contract_ok(route)
+                self.approvals = cast("Approvals", result)
+                self._approvals_dirty = True
+        if failure is not None:
+            raise failure
+
+    def _contract_ok(self, route: str) -> None:
+        if self.contract_errors.pop(route, None) is not None:
+            self.status_changed.publish(None)
+
+    def _on_event(self, event: StreamEvent) -> None:
         self.last_event_id = event.id
         self._pending_feed.append(from_event(event))
         if event.type == "agent.status" and event.agent in self.roster:

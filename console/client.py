@@ -6,22 +6,25 @@ models back, or an :mod:`console.exceptions` error carrying an operator-readable
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import AsyncGenerator, Callable
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import httpx
-from httpx_sse import SSEError
+from httpx_sse import ServerSentEvent, SSEError
 
 # The public aiter_sse() swallows ':' heartbeat comments; reading lines ourselves through
 # the same decoders lets the console tell "quiet but alive" from "stale".
 from httpx_sse._decoders import SSEDecoder, SSELineDecoder
+from pydantic import TypeAdapter, ValidationError
 
 from console.exceptions import (
     ApiError,
     AuthError,
     BackendUnavailableError,
     ConflictError,
+    ContractError,
     NotFoundError,
 )
 from console.models import (
@@ -36,14 +39,19 @@ from console.models import (
     InfraPrDetail,
     Interruption,
     InterruptionDetail,
+    Malformed,
     ResolveResult,
     Resync,
     RosterEntry,
+    StreamEvent,
     StreamItem,
 )
 
 STREAM_READ_TIMEOUT_S = 45.0
 """Heartbeats come every 15 s; three missed means the stream is dead, reconnect."""
+STREAM_ROUTE = "GET /api/events/stream"
+
+_T = TypeVar("_T")
 
 
 class ConsoleClient:
@@ -80,45 +88,41 @@ class ConsoleClient:
 
     async def health(self) -> Health:
         """``GET /healthz``."""
-        return Health.model_validate(await self._request("GET", "/healthz"))
+        return await self._get(Health, "/healthz")
 
     async def roster(self) -> list[RosterEntry]:
         """The team as it stands now."""
-        return [RosterEntry.model_validate(x) for x in await self._request("GET", "/api/roster")]
+        return await self._get(list[RosterEntry], "/api/roster")
 
     async def events(self, after: int = 0, limit: int = 500) -> list[Event]:
         """Events with id > ``after``, oldest first."""
-        body = await self._request("GET", "/api/events", params={"after": after, "limit": limit})
-        return [Event.model_validate(x) for x in body]
+        params = {"after": after, "limit": limit}
+        return await self._get(list[Event], "/api/events", params=params)
 
     async def activity(self, after: int = 0, limit: int = 500) -> list[ActivityLine]:
         """Server-rendered feed lines with id > ``after``."""
-        body = await self._request("GET", "/api/activity", params={"after": after, "limit": limit})
-        return [ActivityLine.model_validate(x) for x in body]
+        params = {"after": after, "limit": limit}
+        return await self._get(list[ActivityLine], "/api/activity", params=params)
 
     async def approvals(self) -> Approvals:
         """Open infra PRs and unresolved interruptions."""
-        return Approvals.model_validate(await self._request("GET", "/api/approvals"))
+        return await self._get(Approvals, "/api/approvals")
 
     async def infra_pr(self, pr_action_id: str) -> InfraPrDetail:
         """One infra PR with its gate timeline."""
-        body = await self._request("GET", f"/api/infra-artifacts/{pr_action_id}")
-        return InfraPrDetail.model_validate(body)
+        return await self._get(InfraPrDetail, f"/api/infra-artifacts/{pr_action_id}")
 
     async def infra_files(self, pr_action_id: str) -> InfraFiles:
         """The PR branch's files and its unified diff against main."""
-        body = await self._request("GET", f"/api/infra-artifacts/{pr_action_id}/files")
-        return InfraFiles.model_validate(body)
+        return await self._get(InfraFiles, f"/api/infra-artifacts/{pr_action_id}/files")
 
     async def infra_findings(self, pr_action_id: str) -> Findings:
         """The gates' findings on the PR."""
-        body = await self._request("GET", f"/api/infra-artifacts/{pr_action_id}/findings")
-        return Findings.model_validate(body)
+        return await self._get(Findings, f"/api/infra-artifacts/{pr_action_id}/findings")
 
     async def interruption(self, interruption_id: int) -> InterruptionDetail:
         """One interruption with transcript and attempt history."""
-        body = await self._request("GET", f"/api/interruptions/{interruption_id}")
-        return InterruptionDetail.from_api(body)
+        return await self._get(InterruptionDetail, f"/api/interruptions/{interruption_id}")
 
     # -- operator actions --------------------------------------------------------------
 
@@ -142,10 +146,9 @@ class ConsoleClient:
 
     async def claim(self, interruption_id: int, operator: str) -> Interruption:
         """Take over an interruption; :class:`ConflictError` if someone already did."""
-        body = await self._request(
-            "POST", f"/api/interruptions/{interruption_id}/claim", json={"operator": operator}
-        )
-        return Interruption.model_validate(body)
+        path = f"/api/interruptions/{interruption_id}/claim"
+        body = await self._request("POST", path, json={"operator": operator})
+        return _parse(Interruption, body, f"POST {path}")
 
     async def resolve(
         self,
@@ -155,12 +158,10 @@ class ConsoleClient:
         reply: str,
     ) -> ResolveResult:
         """Execute or deny the held tool call and reply to the customer."""
-        body = await self._request(
-            "POST",
-            f"/api/interruptions/{interruption_id}/resolve",
-            json={"operator": operator, "action": action, "reply": reply},
-        )
-        return ResolveResult.model_validate(body)
+        path = f"/api/interruptions/{interruption_id}/resolve"
+        payload = {"operator": operator, "action": action, "reply": reply}
+        body = await self._request("POST", path, json=payload)
+        return _parse(ResolveResult, body, f"POST {path}")
 
     # -- live stream -------------------------------------------------------------------
 
@@ -195,10 +196,12 @@ class ConsoleClient:
                         if sse is None:
                             continue
                         if sse.event == "resync":
-                            yield Resync.model_validate(sse.json())
-                            return
-                        if sse.event in ("", "event", "message") and sse.data:
-                            yield Event.model_validate(sse.json())
+                            resync = _stream_item(Resync, sse)
+                            yield resync
+                            if isinstance(resync, Resync):
+                                return
+                        elif sse.event in ("", "event", "message") and sse.data:
+                            yield _stream_item(StreamEvent, sse)
         except (httpx.TransportError, SSEError) as exc:
             raise BackendUnavailableError(f"event stream: {exc or type(exc).__name__}") from exc
         raise BackendUnavailableError("event stream ended")
@@ -209,10 +212,12 @@ class ConsoleClient:
         payload: dict[str, Any] = {"operator": operator}
         if reason:
             payload["reason"] = reason
-        body = await self._request(
-            "POST", f"/api/infra-artifacts/{pr_action_id}/{verb}", json=payload
-        )
-        return InfraPr.model_validate(body)
+        path = f"/api/infra-artifacts/{pr_action_id}/{verb}"
+        body = await self._request("POST", path, json=payload)
+        return _parse(InfraPr, body, f"POST {path}")
+
+    async def _get(self, shape: type[_T], path: str, **kwargs: Any) -> _T:
+        return _parse(shape, await self._request("GET", path, **kwargs), f"GET {path}")
 
     async def _request(self, method: str, path: str, **kwargs: Any) -> Any:
         try:
@@ -224,7 +229,46 @@ class ConsoleClient:
         try:
             return response.json()
         except ValueError as exc:
-            raise ApiError(response.status_code, "bad_body", f"{path}: not JSON") from exc
+            raise ContractError(
+                f"{method} {path}", "(body)", "not JSON", response.status_code
+            ) from exc
+
+
+_ADAPTERS: dict[object, TypeAdapter[Any]] = {}
+"""One adapter per response shape, built on first use (building one costs more than a call)."""
+
+
+def _parse(shape: type[_T], body: Any, route: str) -> _T:
+    """Validate ``body`` as ``shape``; a mismatch becomes :class:`ContractError`.
+
+    pydantic's error must not escape: a screen catches :class:`ApiError` and keeps
+    running, where an unexpected exception would kill the worker that loads the data.
+    """
+    try:
+        adapter = _ADAPTERS.get(shape) or _ADAPTERS.setdefault(shape, TypeAdapter(shape))
+        return adapter.validate_python(body)  # type: ignore[no-any-return]
+    except ValidationError as exc:
+        field, detail = _first_error(exc)
+        raise ContractError(route, field, detail) from exc
+
+
+def _first_error(exc: ValidationError) -> tuple[str, str]:
+    errors = exc.errors(include_url=False)
+    first = errors[0]
+    field = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in first["loc"]).lstrip(".")
+    more = f" (+{len(errors) - 1} more)" if len(errors) > 1 else ""
+    return field or "(body)", f"{first['msg']}, got {first.get('input')!r}{more}"
+
+
+def _stream_item(shape: type[StreamEvent] | type[Resync], sse: ServerSentEvent) -> StreamItem:
+    """One SSE message as a model, or :class:`Malformed` naming what was wrong."""
+    event_id = int(sse.id) if sse.id and sse.id.isdigit() else None
+    try:
+        return _parse(shape, json.loads(sse.data), STREAM_ROUTE)
+    except ContractError as exc:
+        return Malformed(id=event_id, route=STREAM_ROUTE, field=exc.field, message=exc.detail)
+    except ValueError:
+        return Malformed(id=event_id, route=STREAM_ROUTE, field="(data)", message="not JSON")
 
 
 def _error_from(response: httpx.Response) -> ApiError:

@@ -30,6 +30,11 @@ class ConsoleCommands(Provider):
             ),
             ("Refresh", app.action_refresh, "refetch roster and approvals (r)"),
             ("Pause / resume live updates", app.action_toggle_pause, "(space)"),
+            (
+                "Dismiss notifications",
+                app.clear_notifications,
+                "close every toast, the ones that stay until dismissed too",
+            ),
         ]
         for pr in app.approvals.infra_prs:
             found.append(

@@ -6,6 +6,7 @@ Tree::
     ├── AuthError            401: missing or wrong bearer token
     ├── NotFoundError        404: unknown id
     ├── ConflictError        409: invalid transition, or someone else acted first
+    ├── ContractError        a 2xx body that does not match the console's model of the route
     └── BackendUnavailableError  connect/read failure, timeout, broken stream
 """
 
@@ -38,6 +39,22 @@ class NotFoundError(ApiError):
 
 class ConflictError(ApiError):
     """The transition is no longer valid: someone else acted, or the state moved (409)."""
+
+
+class ContractError(ApiError):
+    """The backend answered, but with a body the console's models cannot read.
+
+    Attributes:
+        route: ``"GET /api/roster"``: which call.
+        field: Where in the body, e.g. ``"[0].status"`` (``"(body)"`` for the whole body).
+        detail: What was wrong there, in pydantic's words.
+    """
+
+    def __init__(self, route: str, field: str, detail: str, status: int = 200) -> None:
+        super().__init__(status, "contract", f"{route}: field {field}: {detail}")
+        self.route = route
+        self.field = field
+        self.detail = detail
 
 
 class BackendUnavailableError(ApiError):

@@ -1,16 +1,27 @@
 """Typed shapes of the backend's HTTP API (see the API contract), as the console reads them.
 
 Models ignore unknown fields so a newer backend does not break an older console, and
-default what the console can live without.
+default what the console can live without. ``tests/console/test_contract.py`` checks every
+model here against the backend's ``/openapi.json``, so a drift fails a test, not a shift.
 """
 
 from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, model_validator
 
-AgentStatus = Literal["working", "idle", "blocked", "offline"]
+AgentStatus = Literal["working", "idle", "blocked", "paused", "error", "offline"]
+Resultado = Literal[
+    "executado",
+    "bloqueado_por_idempotencia",
+    "bloqueado_por_teto",
+    "argumentos_invalidos",
+    "falhou",
+    "resultado_incerto",
+]
+"""The ledger's outcome of one tool attempt (Lab 87's names, kept exactly)."""
+Entidade = Literal["pedidoId", "clienteId"]
 GateStatus = Literal[
     "awaiting_qa",
     "awaiting_secops",
@@ -39,7 +50,7 @@ class RosterEntry(_Model):
 
     id: str
     role: str = ""
-    status: str = "idle"
+    status: AgentStatus = "idle"
     model: str | None = None
     autonomy: str | dict[str, Any] | None = None
     detail: str = ""
@@ -61,8 +72,13 @@ class Event(_Model):
     session_id: str | None = None
     agent: str | None = None
     payload: dict[str, Any] = Field(default_factory=dict)
-    text: str | None = None
-    """Optional server-rendered feed line; the console renders one itself when absent."""
+
+
+class StreamEvent(Event):
+    """One event of the SSE stream: the event plus the server-rendered feed line."""
+
+    text: str
+    """The line ``/api/activity`` shows for this event; the console renders no other."""
 
 
 class ActivityLine(_Model):
@@ -82,8 +98,8 @@ class InfraPr(_Model):
     session_id: str | None = None
     title: str = ""
     branch: str = ""
-    pr_id: str = ""
-    pr_url: str = ""
+    pr_id: str | None = None
+    pr_url: str | None = None
     gate_status: str = "awaiting_qa"
     gate_correction_count: int = 0
     findings_count: int = 0
@@ -94,20 +110,41 @@ class InfraPr(_Model):
 
 
 class Interruption(_Model):
-    """A human takeover (teto de voltas, value conflict, uncertain result)."""
+    """A human takeover (teto de voltas, value conflict, uncertain result).
+
+    The aliases read the names of backends older than the agreed contract (``pedido`` for
+    every entity, ``attempts`` as a count), so this console still works against them.
+    """
 
     id: int
     conversation: str = ""
-    pedido: str = ""
+    entidade: Entidade | None = None
+    """Which kind of id ``entidade_id`` is: a cadastro takeover names a cliente."""
+    entidade_id: str = Field(default="", validation_alias=AliasChoices("entidade_id", "pedido"))
     ferramenta: str = ""
     motivo: str = ""
     argumentos: dict[str, Any] = Field(default_factory=dict)
-    attempts: int = 0
-    status: str = "open"
+    attempt_count: int = Field(
+        default=0, validation_alias=AliasChoices("attempt_count", "attempts")
+    )
+    status: InterruptionStatus = "open"
     since: str = ""
     claimed_by: str | None = None
     resolution: str | None = None
     reply: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _older_backend(cls, data: Any) -> Any:
+        # Before the agreed contract every takeover named its entity ``pedido``.
+        if isinstance(data, dict) and "pedido" in data and "entidade" not in data:
+            return {**data, "entidade": "pedidoId"}
+        return data
+
+    def entity_text(self) -> str:
+        """``pedido 4821`` / ``cliente c-17``: the entity the takeover is about."""
+        noun = {"pedidoId": "pedido", "clienteId": "cliente"}.get(self.entidade or "", "entidade")
+        return f"{noun} {self.entidade_id}"
 
 
 class Approvals(_Model):
@@ -123,7 +160,7 @@ class TimelineEntry(_Model):
     ts: str = ""
     status: str = ""
     actor: str = ""
-    note: str = ""
+    note: str | None = None
 
 
 class InfraPrDetail(InfraPr):
@@ -150,7 +187,7 @@ class InfraFiles(_Model):
 class Finding(_Model):
     """One gate finding."""
 
-    gate: str = ""
+    gate: str | None = None
     tool: str = ""
     rule: str = ""
     file: str = ""
@@ -178,30 +215,24 @@ class Attempt(BaseModel):
 
     model_config = ConfigDict(extra="allow", frozen=True)
 
-    tentativaNumero: int | None = None
-    resultado: str | None = None
-    timestamp: str | None = None
-    ferramenta: str | None = None
+    evento: str = ""
+    timestamp: str = ""
+    conversaId: str = ""
     pedidoId: str | None = None
+    clienteId: str | None = None
+    ferramenta: str = ""
+    tentativaNumero: int
+    resultado: Resultado
     chaveIdempotencia: str | None = None
-    detalhe: str | None = None
 
 
 class InterruptionDetail(Interruption):
     """``GET /api/interruptions/{id}``: the takeover plus its story."""
 
+    # Here ``attempts`` is the list; never read it as the list item's count.
+    attempt_count: int = 0
+    attempts: list[Attempt] = Field(default_factory=list)
     transcript: list[TranscriptLine] = Field(default_factory=list)
-    attempt_history: list[Attempt] = Field(default_factory=list, alias="attempts_history")
-
-    @classmethod
-    def from_api(cls, data: dict[str, Any]) -> InterruptionDetail:
-        """Build from the API body, where ``attempts`` is the attempt list, not a count."""
-        body = dict(data)
-        history = body.get("attempts")
-        if isinstance(history, list):
-            body["attempts_history"] = history
-            body["attempts"] = len(history)
-        return cls.model_validate(body)
 
 
 class ResolveResult(_Model):
@@ -223,4 +254,14 @@ class Connected(_Model):
     resumed_from: int | None = None
 
 
-StreamItem = Event | Resync | Connected
+class Malformed(_Model):
+    """A stream event the console could not read: shown as a contract error, then skipped
+    (its id is still the resume point, so a reconnect does not fetch it again)."""
+
+    id: int | None = None
+    route: str
+    field: str
+    message: str
+
+
+StreamItem = StreamEvent | Resync | Connected | Malformed

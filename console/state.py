@@ -28,6 +28,21 @@ ROSTER_EVENTS = frozenset(
 
 APPROVAL_EVENT_PREFIXES = ("infra.", "artifact.", "interrupcao.")
 
+RESULTADO_STYLE = {
+    "executado": "green",
+    "bloqueado_por_idempotencia": "cyan",
+    "bloqueado_por_teto": "bold red",
+    "argumentos_invalidos": "magenta",
+    "falhou": "red",
+    "resultado_incerto": "bold yellow",
+}
+"""A Rich style per ledger ``resultado``: an operator spots what needs a human first."""
+
+
+def resultado_style(resultado: str) -> str:
+    """The style for a ``resultado``; an unknown value stays plain, not green."""
+    return RESULTADO_STYLE.get(resultado, "")
+
 
 def ordered_prs(prs: Iterable[InfraPr]) -> list[InfraPr]:
     """Awaiting-human first, then blocked, then the rest by gate stage; oldest first within."""

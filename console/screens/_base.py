@@ -55,6 +55,9 @@ class ConsoleScreen(Screen[None]):
             bar.paused = app.paused_count if app.paused else None
             bar.readonly = app.readonly
             bar.operator = app.operator
+            bar.problem = "; ".join(
+                f"{route} {field}" for route, (field, _) in app.contract_errors.items()
+            )
 
 
 class OperatorScreen(ConsoleScreen):

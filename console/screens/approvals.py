@@ -30,7 +30,7 @@ PR_COLUMNS = (
 INT_COLUMNS = (
     ("#", 4),
     ("conversa", 18),
-    ("pedido", 10),
+    ("entidade", 14),
     ("ferramenta", 18),
     ("motivo", 17),
     ("tries", 5),
@@ -173,7 +173,7 @@ class ApprovalsScreen(OperatorScreen):
         int_rows = [
             (str(i.id), self._int_cells(i, now))
             for i in ordered_interruptions(approvals.interruptions)
-            if matches(q, i.id, i.conversation, i.pedido, i.ferramenta, i.motivo, i.claimed_by)
+            if matches(q, i.id, i.conversation, i.entidade_id, i.ferramenta, i.motivo, i.claimed_by)
         ]
         reconcile(
             self.query_one("#prs", DataTable), self._shown_prs, pr_rows, [c for c, _ in PR_COLUMNS]
@@ -203,10 +203,10 @@ class ApprovalsScreen(OperatorScreen):
         return (
             str(i.id),
             i.conversation,
-            i.pedido,
+            i.entidade_id,
             i.ferramenta,
             i.motivo,
-            str(i.attempts),
+            str(i.attempt_count),
             _age(i.since, now),
             Text(claimed or "— open —", style="dim" if claimed else "bold red"),
         )

@@ -16,7 +16,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.widgets import Footer, Static, TabbedContent, TabPane
 
-from console.exceptions import ApiError
+from console.exceptions import ApiError, ContractError
 from console.models import Findings, InfraFiles, InfraPr, InfraPrDetail
 from console.screens._base import PR_BINDINGS, OperatorScreen
 from console.widgets.status_bar import StatusBar
@@ -96,7 +96,9 @@ class InfraDetailScreen(OperatorScreen):
                 client.infra_findings(self.pr_action_id),
             )
         except ApiError as exc:
-            self.query_one("#summary", Static).update(f"[red]Could not load: {exc.message}[/]")
+            if isinstance(exc, ContractError):
+                self.console.report_contract_error(exc.route, exc.field, exc.detail)
+            self.query_one("#summary", Static).update(Text(f"Could not load: {exc.message}", "red"))
             return
         self.detail = detail
         self._display(detail, files, findings)
@@ -104,7 +106,7 @@ class InfraDetailScreen(OperatorScreen):
     def _display(self, d: InfraPrDetail, files: InfraFiles, findings: Findings) -> None:
         summary = Text.assemble(
             (d.title or d.pr_action_id, "bold"),
-            f"  {d.pr_id} · {d.branch} @ {d.head[:8] or '?'}\n",
+            f"  {d.pr_id or d.pr_action_id} · {d.branch} @ {d.head[:8] or '?'}\n",
             "gate ",
             (d.gate_status, "bold reverse red" if d.gate_status == "awaiting_human" else "bold"),
             f" · corrections {d.gate_correction_count} · findings {d.findings_count}",
@@ -131,7 +133,7 @@ class InfraDetailScreen(OperatorScreen):
         table.add_column("who")
         table.add_column("note")
         for t in d.timeline:
-            table.add_row(t.ts.replace("T", " ")[:19], t.status, t.actor, t.note)
+            table.add_row(t.ts.replace("T", " ")[:19], t.status, t.actor, t.note or "")
         return table
 
     @staticmethod
@@ -148,7 +150,7 @@ class InfraDetailScreen(OperatorScreen):
                 parts.append(
                     Text.assemble(
                         f"  {f.line or '-':>4}  ",
-                        (f"{f.gate}/{f.tool}", "cyan"),
+                        (f"{f.gate or '?'}/{f.tool}", "cyan"),
                         " ",
                         (f.rule, "yellow"),
                         " ",

@@ -11,13 +11,13 @@ from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
 from textual.widgets import DataTable, Footer, Label, Static
 
-from console.exceptions import ApiError
+from console.exceptions import ApiError, ContractError
 from console.models import Interruption, InterruptionDetail
 from console.screens._base import INTERRUPTION_BINDINGS, OperatorScreen
+from console.state import resultado_style
 from console.widgets.status_bar import StatusBar
 
 ROLE_STYLE = {"cliente": "bold cyan", "agente": "green", "operador": "bold magenta"}
-RESULT_STYLE = {"sucesso": "green", "falha": "red", "resultado_incerto": "bold yellow"}
 
 
 class InterruptionDetailScreen(OperatorScreen):
@@ -54,7 +54,7 @@ class InterruptionDetailScreen(OperatorScreen):
         """Fetch; refetch whenever an action on this interruption finishes."""
         super().on_mount()
         table = self.query_one("#attempts", DataTable)
-        for key in ("tentativaNumero", "resultado", "timestamp", "ferramenta", "detalhe"):
+        for key in ("tentativaNumero", "resultado", "timestamp", "ferramenta", "chaveIdempotencia"):
             table.add_column(key, key=key)
         self.console.item_changed.subscribe(self, self._item_changed)
         self.query_one("#transcript-scroll").focus()
@@ -78,7 +78,9 @@ class InterruptionDetailScreen(OperatorScreen):
         try:
             detail = await self.console.client.interruption(self.interruption_id)
         except ApiError as exc:
-            self.query_one("#summary", Static).update(f"[red]Could not load: {exc.message}[/]")
+            if isinstance(exc, ContractError):
+                self.console.report_contract_error(exc.route, exc.field, exc.detail)
+            self.query_one("#summary", Static).update(Text(f"Could not load: {exc.message}", "red"))
             return
         self.detail = detail
         self._display(detail)
@@ -97,9 +99,9 @@ class InterruptionDetailScreen(OperatorScreen):
             Text.assemble(
                 (f"#{d.id} ", "bold"),
                 (d.motivo, "bold red"),
-                f" · conversa {d.conversation} · pedido {d.pedido}\n",
+                f" · conversa {d.conversation} · {d.entity_text()}\n",
                 (d.ferramenta, "bold"),
-                f"({args}) · {d.attempts} attempts · since {d.since}\n",
+                f"({args}) · {len(d.attempts)} attempts · since {d.since}\n",
                 hint,
             )
         )
@@ -111,11 +113,11 @@ class InterruptionDetailScreen(OperatorScreen):
         self.query_one("#transcript", Static).update(transcript or Text("(empty)", "dim"))
         table = self.query_one("#attempts", DataTable)
         table.clear()
-        for a in d.attempt_history:
+        for a in d.attempts:
             table.add_row(
-                str(a.tentativaNumero if a.tentativaNumero is not None else "-"),
-                Text(a.resultado or "-", style=RESULT_STYLE.get(a.resultado or "", "")),
-                (a.timestamp or "")[:19],
-                a.ferramenta or "",
-                a.detalhe or "",
+                str(a.tentativaNumero),
+                Text(a.resultado, style=resultado_style(a.resultado)),
+                a.timestamp[:19],
+                a.ferramenta,
+                a.chaveIdempotencia or "",
             )

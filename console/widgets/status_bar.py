@@ -34,6 +34,8 @@ class StatusBar(Widget):
     """Read-only console: actions refused."""
     operator: reactive[str] = reactive("")
     """Who the actions are recorded as."""
+    problem: reactive[str] = reactive("")
+    """A response the console could not read (route and field), until it reads well again."""
 
     def render(self) -> Text:
         """Compose the line; the URL is dropped first when the terminal is narrow."""
@@ -59,6 +61,8 @@ class StatusBar(Widget):
             parts += ["  ", (f"⏸ PAUSED (+{self.paused})", "bold reverse yellow")]
         if self.readonly:
             parts += ["  ", ("READ-ONLY", "bold reverse magenta")]
+        if self.problem:
+            parts += ["  ", (f"⚠ unreadable: {self.problem}", "bold reverse red")]
         tail = f"  {self.operator}@{self.url}"
         text = Text.assemble(*parts)
         if text.cell_len + len(tail) <= self.size.width:

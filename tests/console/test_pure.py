@@ -3,14 +3,33 @@
 from __future__ import annotations
 
 import random
+from typing import get_args
 
 import httpx
+import pytest
+from httpx_sse import ServerSentEvent
 
-from console.client import _error_from
-from console.exceptions import AuthError, ConflictError, NotFoundError
+from console.client import _error_from, _parse, _stream_item
+from console.exceptions import AuthError, ConflictError, ContractError, NotFoundError
 from console.feed import from_event
-from console.models import Approvals, Event, InfraPr, Interruption, InterruptionDetail
-from console.state import awaiting_counts, backoff_delay, ordered_interruptions, ordered_prs
+from console.models import (
+    Approvals,
+    InfraPr,
+    Interruption,
+    InterruptionDetail,
+    Malformed,
+    Resultado,
+    RosterEntry,
+    StreamEvent,
+)
+from console.state import (
+    RESULTADO_STYLE,
+    awaiting_counts,
+    backoff_delay,
+    ordered_interruptions,
+    ordered_prs,
+    resultado_style,
+)
 
 
 def test_awaiting_human_first_then_blocked() -> None:
@@ -25,26 +44,18 @@ def test_awaiting_human_first_then_blocked() -> None:
     assert awaiting_counts(Approvals(infra_prs=prs, interruptions=items)) == (1, 1)
 
 
-def test_feed_line_for_known_unknown_and_broken_events() -> None:
-    ok = from_event(
-        Event(
-            id=1,
-            type="interrupcao.aberta",
-            agent="atendimento",
-            payload={
-                "interrupcao_id": 7,
-                "motivo": "teto_de_voltas",
-                "ferramenta": "reembolsar_pedido",
-                "conversaId": "c-1",
-            },
-        )
-    )
-    assert "teto_de_voltas" in ok.text
-    assert "reembolsar_pedido" in ok.text
-    odd = from_event(Event(id=2, type="something.new", payload={"x": 1}))
-    assert odd.text == "x=1"
-    broken = from_event(Event(id=3, type="infra.gate_changed", payload={"reason": object()}))
-    assert "PR ?" in broken.text
+def test_feed_line_is_the_servers_text() -> None:
+    event = StreamEvent(id=1, type="interrupcao.aberta", text="interruption 7 opened")
+    line = from_event(event)
+    assert (line.id, line.kind, line.text) == (1, "interrupcao.aberta", "interruption 7 opened")
+
+
+def test_every_resultado_has_its_own_colour_and_unknown_stays_plain() -> None:
+    values = get_args(Resultado)
+    assert set(RESULTADO_STYLE) == set(values)
+    assert resultado_style("executado") == "green"
+    assert resultado_style("bloqueado_por_teto") == "bold red"
+    assert resultado_style("sucesso") == ""  # a value the ledger never sends
 
 
 def test_backoff_grows_capped_with_jitter() -> None:
@@ -65,9 +76,34 @@ def test_error_translation() -> None:
     assert _error_from(resp(409)).message == "m"
 
 
-def test_interruption_detail_attempts_list_is_history() -> None:
-    d = InterruptionDetail.from_api(
-        {"id": 1, "attempts": [{"tentativaNumero": 1, "resultado": "falha"}]}
+def test_interruption_item_and_detail_read_the_agreed_contract() -> None:
+    item = Interruption.model_validate(
+        {"id": 1, "entidade": "clienteId", "entidade_id": "c-17", "attempt_count": 5}
     )
-    assert d.attempts == 1
-    assert d.attempt_history[0].resultado == "falha"
+    assert (item.entity_text(), item.attempt_count) == ("cliente c-17", 5)
+    older = Interruption.model_validate({"id": 1, "pedido": "4821", "attempts": 5})
+    assert (older.entity_text(), older.attempt_count) == ("pedido 4821", 5)
+    detail = InterruptionDetail.model_validate(
+        {"id": 1, "attempts": [{"tentativaNumero": 1, "resultado": "falhou"}]}
+    )
+    assert detail.attempts[0].resultado == "falhou"
+
+
+def test_a_bad_field_is_a_contract_error_naming_route_and_field() -> None:
+    with pytest.raises(ContractError) as caught:
+        _parse(list[RosterEntry], [{"id": "qa", "status": 3}], "GET /api/roster")
+    assert (caught.value.route, caught.value.field) == ("GET /api/roster", "[0].status")
+    assert "GET /api/roster" in caught.value.message
+    assert "[0].status" in caught.value.message
+
+
+def test_an_unreadable_stream_event_is_malformed_not_fatal() -> None:
+    bad = _stream_item(StreamEvent, ServerSentEvent(event="event", data='{"id": "x"}', id="41"))
+    assert isinstance(bad, Malformed)
+    assert (bad.id, bad.field) == (41, "id")
+    garbled = _stream_item(StreamEvent, ServerSentEvent(event="event", data="{", id="42"))
+    assert isinstance(garbled, Malformed)
+    assert garbled.field == "(data)"
+    no_text = _stream_item(StreamEvent, ServerSentEvent(data='{"id": 43, "type": "x"}', id="43"))
+    assert isinstance(no_text, Malformed)
+    assert no_text.field == "text"  # the feed shows the server's line; without it, say so

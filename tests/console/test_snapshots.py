@@ -1,4 +1,5 @@
-"""SVG snapshots at 120×40 of the four main screens against the deterministic fake.
+"""SVG snapshots at 120×40 of the four main screens against the real backend's built world
+(fixed clock and ids, so the same bytes every run).
 
 Regenerate after an intended UI change with ``pytest tests/console --snapshot-update``.
 """
@@ -11,6 +12,7 @@ from textual.pilot import Pilot
 
 from console.app import CadenciaConsole
 from tests.console.conftest import until_live, wait_for
+from tests.console.fault_proxy import FaultProxy
 
 SIZE = (120, 40)
 Factory = Callable[..., CadenciaConsole]
@@ -18,7 +20,7 @@ Factory = Callable[..., CadenciaConsole]
 
 def _app(make_app: Factory, **fields: object) -> CadenciaConsole:
     app = make_app(**fields)
-    # The fake listens on a random port; show a fixed URL so the header is stable.
+    # The backend listens on a random port; show a fixed URL so the header is stable.
     app.client.base_url = "http://127.0.0.1:8765"
     return app
 
@@ -44,7 +46,7 @@ def test_approvals_screen(snap_compare, make_app: Factory) -> None:
 def test_infra_pr_detail_findings(snap_compare, make_app: Factory) -> None:
     async def run_before(pilot: Pilot) -> None:
         await _settled(pilot)
-        await pilot.press("2", "j", "enter")  # PR-2: the one with findings
+        await pilot.press("2", "j", "enter")  # the PR with QA findings
         await wait_for(pilot, lambda: getattr(pilot.app.screen, "detail", None) is not None)
         await pilot.press("right")
         await pilot.pause(0.3)
@@ -55,7 +57,7 @@ def test_infra_pr_detail_findings(snap_compare, make_app: Factory) -> None:
 def test_interruption_detail(snap_compare, make_app: Factory) -> None:
     async def run_before(pilot: Pilot) -> None:
         await _settled(pilot)
-        await pilot.press("2", "tab", "enter")
+        await pilot.press("2", "tab", "enter")  # the open teto de voltas takeover
         await wait_for(pilot, lambda: getattr(pilot.app.screen, "detail", None) is not None)
         await pilot.pause(0.3)
 
@@ -71,3 +73,14 @@ def test_approvals_at_80x24_readonly(snap_compare, make_app: Factory) -> None:
     assert snap_compare(
         _app(make_app, readonly=True), terminal_size=(80, 24), run_before=run_before
     )
+
+
+def test_contract_error_in_status_bar_and_toast(
+    snap_compare, make_app: Factory, proxy: FaultProxy
+) -> None:
+    proxy.set_field("/api/roster", lambda body: [{**body[0], "status": 3}, *body[1:]])
+
+    async def run_before(pilot: Pilot) -> None:
+        await until_live(pilot)  # the toast is what this snapshot is about: keep it
+
+    assert snap_compare(_app(make_app), terminal_size=SIZE, run_before=run_before)
