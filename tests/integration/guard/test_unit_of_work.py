@@ -10,13 +10,16 @@ from pathlib import Path
 
 import pytest
 
-from backend.events import Event, EventLog
+from backend.events import Event, EventLog, EventType
 from backend.guard.interruptions import Interruptions
 from backend.ledger.base import ClaimRequest, counter_key, payload_hash
 from backend.ledger.sql import SqlLedger
 from backend.store.db import Database, open_database
 from backend.store.migrate import migrate
 from backend.store.uow import UnitOfWork
+
+# Any real event type does: the log refuses a free string.
+TICK = EventType.BENCH_TICK
 
 COUNTER = counter_key("conv-1", "4821", "emitir-reembolso")
 CLAIM = ClaimRequest(
@@ -56,15 +59,15 @@ def test_everything_in_one_unit_commits_together_and_is_heard_after_commit(
             attempts=reservation.tentativa,
             tx=tx,
         )
-        events.append("TESTE", {"n": 1}, session_id="conv-1", tx=tx)
+        events.append(TICK, {"i": 1, "t": 0.0}, session_id="conv-1", tx=tx)
         assert heard == []  # nothing is broadcast before the commit
     assert (reservation.claim, created) == ("claimed", True)
-    assert [e.type for e in heard] == ["interrupcao.aberta", "TESTE"]
+    assert [e.type for e in heard] == ["interrupcao.aberta", TICK]
     assert heard[0].payload["pedidoId"] == "4821"
     assert ledger.attempts(COUNTER) == 1
     assert ledger.get(CLAIM.chave) is not None
     assert interruptions.get(ident).entidade_id == "4821"
-    assert [e.type for e in events.after(0)] == ["interrupcao.aberta", "TESTE"]
+    assert [e.type for e in events.after(0)] == ["interrupcao.aberta", TICK]
 
 
 def test_a_failure_inside_the_unit_rolls_every_part_back_and_publishes_nothing(
@@ -86,7 +89,7 @@ def test_a_failure_inside_the_unit_rolls_every_part_back_and_publishes_nothing(
                 attempts=5,
                 tx=tx,
             )
-            events.append("TESTE", {}, tx=tx)
+            events.append(TICK, {"i": 2, "t": 0.0}, tx=tx)
             raise Boom
 
     with pytest.raises(Boom):
@@ -140,5 +143,5 @@ def test_a_unit_nobody_writes_to_opens_no_transaction(sqlite_db: Database) -> No
     with UnitOfWork(sqlite_db).begin():
         # The unit is open but holds no SQLite write lock, so this own-transaction append
         # on the same connection does not collide with it.
-        events.append("TESTE", {})
-    assert [e.type for e in events.after(0)] == ["TESTE"]
+        events.append(TICK, {"i": 3, "t": 0.0})
+    assert [e.type for e in events.after(0)] == [TICK]
