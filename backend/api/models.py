@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 from fastapi import Path, Query
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import BaseModel, ConfigDict, StringConstraints
 
 Operator = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._@ -]{0,63}$")]
 Reason = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=2000)]
@@ -94,10 +94,3 @@ class ExecutionBody(_Body):
     """Who activates execution."""
 
     operator: Operator
-
-
-class HealthOut(BaseModel):
-    """``/healthz``."""
-
-    status: Literal["ok"] = "ok"
-    version: str = Field(default="0.1.0")

@@ -67,6 +67,10 @@ class Attempt:
     mensagem: str
     dados: dict[str, Any] | None = None
     interruption_id: int | None = None
+    error: CadenciaError | None = None
+    """Why the tool failed (``falhou``/``resultado_incerto``): lets a caller tell our
+    dependency failing (an :class:`~backend.exceptions.UnavailableError` in the chain)
+    from the tool refusing."""
 
     @property
     def resultado(self) -> Resultado:
@@ -82,6 +86,7 @@ class _Outcome:
     detalhe: str | None = None
     interruption_id: int | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    error: CadenciaError | None = None
 
 
 class Orchestrator:
@@ -309,13 +314,17 @@ class Orchestrator:
                 "Não consegui confirmar o reembolso com o banco; um atendente vai verificar "
                 "antes de qualquer nova tentativa.",
                 detalhe=exc.message,
+                error=exc,
             ), settle
         except CadenciaError as exc:
             settle = (
                 partial(ledger.fail, chave, {"erro": exc.message}) if ledger and chave else None
             )
             return _Outcome(
-                "falhou", f"Não foi possível concluir: {exc.message}", detalhe=exc.message
+                "falhou",
+                f"Não foi possível concluir: {exc.message}",
+                detalhe=exc.message,
+                error=exc,
             ), settle
         settle = partial(ledger.complete, chave, dados) if ledger and chave else None
         return _Outcome("executado", _executado(ferramenta, args), dados=dados), settle
@@ -369,7 +378,9 @@ class Orchestrator:
             self._pending.events.append(
                 self.events.append_in(tx, TENTATIVA, record, session_id=conversa_id, agent=agent)
             )
-        return Attempt(record, outcome.mensagem, outcome.dados, outcome.interruption_id)
+        return Attempt(
+            record, outcome.mensagem, outcome.dados, outcome.interruption_id, outcome.error
+        )
 
     # -- recovery --------------------------------------------------------------------------
 

@@ -3,8 +3,10 @@
 Mapping (provider-neutral → Converse)::
 
     UserMessage          {"role": "user", "content": [{"text": ...}]}
-    AssistantMessage     {"role": "assistant", "content": [{"text"}?, {"toolUse": {toolUseId, name, input}}*]}
-    ToolResultMessage    {"role": "user", "content": [{"toolResult": {toolUseId, content: [{"text"}], status}}]}
+    AssistantMessage     {"role": "assistant",
+                          "content": [{"text"}?, {"toolUse": {toolUseId, name, input}}*]}
+    ToolResultMessage    {"role": "user",
+                          "content": [{"toolResult": {toolUseId, content: [{"text"}], status}}]}
     ToolSpec             {"toolSpec": {name, description, inputSchema: {"json": schema}}}
 
 Converse wants user and assistant turns to alternate, so consecutive messages of one role
@@ -107,6 +109,13 @@ def parse_converse_response(response: dict[str, Any]) -> ModelTurn:
         content = response["output"]["message"]["content"]
     except (KeyError, TypeError) as exc:
         raise ProviderError("Bedrock response has no output message") from exc
+    try:
+        return _parse_content(response, content)
+    except (AttributeError, KeyError, TypeError, ValueError) as exc:
+        raise ProviderError(f"Bedrock response has an unexpected shape: {exc!r}") from exc
+
+
+def _parse_content(response: dict[str, Any], content: Any) -> ModelTurn:
     texts: list[str] = []
     calls: list[ToolCall] = []
     for block in content:

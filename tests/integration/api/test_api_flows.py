@@ -38,12 +38,13 @@ def _teto_conversation(live: Live, conversa: str = "conv-api") -> dict:
 
 def test_teto_takeover_claim_race_and_resolve(live: Live) -> None:
     item = _teto_conversation(live)
-    assert (item["conversation"], item["pedido"], item["ferramenta"]) == (
+    assert (item["conversation"], item["entidade"], item["entidade_id"], item["ferramenta"]) == (
         "conv-api",
+        "pedidoId",
         "4821",
         "emitir-reembolso",
     )
-    assert item["attempts"] == 5
+    assert item["attempt_count"] == 5
     assert item["claimed_by"] is None
     detail = live.http.get(f"/api/interruptions/{item['id']}").json()
     assert [a["tentativaNumero"] for a in detail["attempts"]] == [1, 2, 3, 4, 5]
