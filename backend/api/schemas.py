@@ -159,8 +159,16 @@ class StreamResyncData(_Out):
     last_id: int
 
 
-STREAM_MODELS: tuple[type[BaseModel], ...] = (StreamEventData, StreamResyncData)
+STREAM_MODELS: tuple[type[BaseModel], ...] = (StreamEventData, StreamResyncData, ErrorOut)
 STREAM_RESPONSE: dict[int | str, dict[str, Any]] = {
+    # Its errors are JSON, not events: name the media type, or FastAPI would use the route's.
+    **{
+        status: {
+            "description": text,
+            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorOut"}}},
+        }
+        for status, text in _ERROR_STATUSES.items()
+    },
     200: {
         "description": "Server-sent events. `event: event` messages carry `id` = the event "
         "log id and StreamEventData; `event: resync` carries StreamResyncData (the client "
@@ -190,7 +198,7 @@ STREAM_RESPONSE: dict[int | str, dict[str, Any]] = {
                 }
             }
         },
-    }
+    },
 }
 """The OpenAPI response of ``GET /api/events/stream``; see ``stream_components``."""
 
