@@ -246,3 +246,55 @@ def test_a_database_that_drops_us_is_503_and_recovers(pg_url: str, tmp_path: Pat
         while live.http.get("/api/approvals").status_code != 200:
             assert time.monotonic() < deadline, "the API did not recover with the database"
             time.sleep(0.5)
+
+
+def _sqlite_fails() -> None:
+    import sqlite3
+
+    sqlite3.connect("/nonexistent-dir/state.sqlite3")
+
+
+def _psycopg_fails() -> None:
+    import psycopg
+
+    psycopg.connect(f"postgresql://nobody@127.0.0.1:{_closed_port()}/x", connect_timeout=2)
+
+
+def _httpx_fails() -> None:
+    httpx.get(f"http://127.0.0.1:{_closed_port()}/", timeout=2)
+
+
+def _botocore_fails() -> None:
+    import boto3
+    from botocore.config import Config
+
+    boto3.client(
+        "secretsmanager",
+        endpoint_url=f"http://127.0.0.1:{_closed_port()}",
+        region_name="us-east-1",
+        aws_access_key_id="x",
+        aws_secret_access_key="x",
+        config=Config(retries={"max_attempts": 0}, connect_timeout=2),
+    ).get_secret_value(SecretId="x")
+
+
+@pytest.mark.parametrize("fail", [_sqlite_fails, _psycopg_fails, _httpx_fails, _botocore_fails])
+def test_a_driver_error_nobody_translated_is_still_503_without_its_text(
+    fail: object, tmp_path: Path
+) -> None:
+    from fastapi.testclient import TestClient
+
+    from backend.api.app import create_app
+
+    app = create_app(_settings(tmp_path))
+
+    @app.get("/probe")
+    def probe() -> None:
+        fail()  # type: ignore[operator]
+
+    response = TestClient(app).get("/probe")
+    assert response.status_code == 503, response.text
+    assert response.json()["error"]["code"] == "unavailable"
+    assert response.headers["Retry-After"] == "5"
+    assert "127.0.0.1" not in response.text
+    assert "nonexistent" not in response.text
