@@ -31,7 +31,7 @@ def test_demo_reaches_awaiting_human_and_a_takeover(tmp_path: Path) -> None:
         assert pr["branch"] == "feature/infra-setup"
         [takeover] = approvals["interruptions"]
         assert takeover["motivo"] == "teto_de_voltas"
-        assert takeover["attempts"] == 5
+        assert takeover["attempt_count"] == 5
         roster = {r["id"] for r in live.http.get("/api/roster").json()}
         assert {
             "criativo",
