@@ -282,7 +282,7 @@ def _botocore_fails() -> None:
 def test_a_driver_error_nobody_translated_is_still_503_without_its_text(
     fail: object, tmp_path: Path
 ) -> None:
-    from fastapi.testclient import TestClient
+    import asyncio
 
     from backend.api.app import create_app
 
@@ -292,9 +292,30 @@ def test_a_driver_error_nobody_translated_is_still_503_without_its_text(
     def probe() -> None:
         fail()  # type: ignore[operator]
 
-    response = TestClient(app).get("/probe")
+    async def get() -> httpx.Response:
+        transport = httpx.ASGITransport(app=app)  # no lifespan: the probe needs no backend
+        async with httpx.AsyncClient(transport=transport, base_url="http://api") as client:
+            return await client.get("/probe")
+
+    response = asyncio.run(get())
     assert response.status_code == 503, response.text
     assert response.json()["error"]["code"] == "unavailable"
     assert response.headers["Retry-After"] == "5"
     assert "127.0.0.1" not in response.text
     assert "nonexistent" not in response.text
+
+
+def test_our_own_misconfiguration_is_503_without_retry_after(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("CADENCIA_OPENAI_API_KEY", "OPENAI_API_KEY", "CADENCIA_OPENAI_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    # api.openai.com without a key: the server's settings are wrong, not the request
+    settings = _settings(tmp_path, agent_models={"criativo": "openai:gpt-x", "infra": "planner"})
+    for live in live_backend(settings):
+        response = live.http.post(f"{_session(live)}/criativo/turns", json={"text": "vamos"})
+        assert response.status_code == 503, response.text
+        assert response.json()["error"]["code"] == "config_error"
+        assert "API key" in response.json()["error"]["message"]
+        assert "Retry-After" not in response.headers  # no retry helps until someone fixes it
