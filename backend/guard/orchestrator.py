@@ -67,10 +67,7 @@ class Attempt:
     mensagem: str
     dados: dict[str, Any] | None = None
     interruption_id: int | None = None
-    error: CadenciaError | None = None
-    """Why the tool failed (``falhou``/``resultado_incerto``): lets a caller tell our
-    dependency failing (an :class:`~backend.exceptions.UnavailableError` in the chain)
-    from the tool refusing."""
+    error: CadenciaError | None = None  # why it failed: a dependency, or the tool refusing
 
     @property
     def resultado(self) -> Resultado:
