@@ -11,6 +11,7 @@ import json
 import logging
 import os
 import secrets as _secrets
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -20,7 +21,7 @@ from backend.agents.service import TeamService
 from backend.agents.store import TeamStore
 from backend.broadcast import Broadcaster
 from backend.events import TENTATIVA, EventType
-from backend.exceptions import ConflictError, ValidationError
+from backend.exceptions import ConflictError, ValidationError, unavailable_cause
 from backend.guard.interruptions import Interruption
 from backend.guard.service import Guard, build_guard
 from backend.infra.agent import InfraAgentTools
@@ -28,6 +29,7 @@ from backend.infra.dev_tasks import DevTasks
 from backend.infra.pipeline import InfraPipeline
 from backend.settings import Settings
 from backend.store.db import open_database
+from backend.tools.registry import tool_spec
 
 log = logging.getLogger(__name__)
 
@@ -167,34 +169,43 @@ class Backend:
 
     # -- approvals and takeovers -----------------------------------------------------------
 
-    def approvals(self) -> dict[str, Any]:
-        """Infra PRs in review and unresolved takeovers, awaiting-human first."""
+    def approvals(self) -> tuple[list[dict[str, Any]], list[Interruption]]:
+        """Infra PRs in review and unresolved takeovers, awaiting-human / open first."""
         prs = [a.to_dict() for a in self.pipeline.in_review()]
         prs.sort(key=lambda p: (p["gate_status"] != "awaiting_human", p.get("created_at", "")))
-        interruptions = [i.to_dict() for i in self.guard.interruptions.unresolved()]
-        interruptions.sort(key=lambda i: (i["status"] != "open", i["since"]))
-        return {"infra_prs": prs, "interruptions": interruptions}
+        interruptions = sorted(
+            self.guard.interruptions.unresolved(), key=lambda i: (i.status != "open", i.opened_at)
+        )
+        return prs, interruptions
 
-    def interruption_detail(self, ident: int) -> dict[str, Any]:
+    def interruption_detail(self, ident: int) -> InterruptionStory:
         """A takeover with its conversation transcript and the ledger's attempt history."""
         interruption = self.guard.interruptions.get(ident)
         transcript = [
             {"role": m["role"], "text": m["text"], "ts": str(m["ts"])}
             for m in self.guard.conversations.transcript(interruption.conversa_id)
         ]
-        entity_key = "clienteId" if interruption.ferramenta == "atualizar-cadastro" else "pedidoId"
+        entity_key = tool_spec(interruption.ferramenta).entity_field
         attempts = [
             e.payload
             for e in self.events.of_session(interruption.conversa_id, TENTATIVA)
             if e.payload.get("ferramenta") == interruption.ferramenta
             and e.payload.get(entity_key) == interruption.entidade_id
         ]
-        return {**interruption.to_dict(), "transcript": transcript, "attempts": attempts}
+        return InterruptionStory(interruption, transcript, attempts)
 
     async def resolve_interruption(
         self, ident: int, operator: str, action: str, reply: str
-    ) -> dict[str, Any]:
-        """Execute (once, through the ledger) or deny, reply to the customer, close it."""
+    ) -> tuple[Interruption, dict[str, Any] | None]:
+        """Execute (once, through the ledger) or deny, reply to the customer, close it.
+
+        Returns the closed takeover and the operator's attempt record (None on deny).
+
+        Raises:
+            UnavailableError: the tool could not run because a dependency of ours failed
+                (e.g. the gateway is down); the takeover stays claimed and the customer
+                gets no reply, so the operator can retry.
+        """
         if action not in ("execute", "deny"):
             raise ValidationError("action must be 'execute' or 'deny'")
         if not reply.strip():
@@ -215,6 +226,9 @@ class Backend:
                 current.argumentos,
                 operator=operator,
             )
+            failed = unavailable_cause(result.error) if result.resultado == "falhou" else None
+            if failed is not None:
+                raise failed
             attempt = result.record
         closed = await asyncio.to_thread(
             self.guard.interruptions.close, ident, operator, action, reply
@@ -224,9 +238,18 @@ class Backend:
         )
         await asyncio.to_thread(
             self.events.append,
-            "conversa.mensagem",
+            EventType.CONVERSA_MENSAGEM,
             {"conversaId": current.conversa_id, "autor": "operador", "texto": reply},
             session_id=current.conversa_id,
             agent=operator,
         )
-        return {"interruption": closed.to_dict(), "attempt": attempt}
+        return closed, attempt
+
+
+@dataclass(frozen=True)
+class InterruptionStory:
+    """A takeover with what an operator reads before acting on it."""
+
+    interruption: Interruption
+    transcript: list[dict[str, Any]]
+    attempts: list[dict[str, Any]]

@@ -3,18 +3,27 @@
 Tree::
 
     CadenciaError
-    ├── ConfigError              bad settings or URLs
-    ├── StorageError             a database or table could not be used
-    │   └── MigrationError
+    ├── ConfigError              our own settings, URLs or scripts are wrong (HTTP 503)
     ├── NotFoundError            an id that does not exist (HTTP 404)
     ├── ConflictError            a state transition that is not allowed now (HTTP 409)
     ├── ValidationError          input that does not fit its schema (HTTP 422)
-    ├── LedgerError              the idempotency ledger could not decide
-    ├── GatewayError             the payment gateway refused or failed
-    │   └── GatewayUncertainError   outcome unknown (timeout, connection lost mid-call)
-    ├── SecretError              a secret could not be read
-    ├── PathError                a file path escapes where it must stay
-    └── ScannerError             a gate scanner could not run
+    ├── PathError                a file path escapes where it must stay (HTTP 422)
+    └── UnavailableError         one of our dependencies failed (HTTP 502/503, Retry-After)
+        ├── StorageError             a database or table could not be used (503)
+        │   └── MigrationError
+        ├── LedgerError              the idempotency ledger could not decide (503)
+        ├── SecretError              a secret could not be read (503)
+        ├── ScannerError             a gate scanner could not run (503)
+        ├── GatewayError             the payment gateway refused or failed (502)
+        │   └── GatewayUncertainError   outcome unknown (timeout, connection lost mid-call)
+        └── ProviderError            a model provider failed or answered garbage (502)
+            └── (ProviderTimeoutError, in backend/agents/providers/exceptions.py)
+
+The split the API relies on: a 4xx leaf means the caller can fix the request; an
+:class:`UnavailableError` means the request was fine and something we depend on was not,
+so the caller may retry later (``retry_after_s``). :class:`ConfigError` is neither: the
+request was fine, but this backend is set up wrongly, and no retry helps until an
+operator fixes it.
 
 Each leaf carries its context as attributes; errors from psycopg, botocore and
 httpx are translated at the boundary with ``raise ... from exc``.
@@ -38,14 +47,6 @@ class ConfigError(CadenciaError):
     code = "config_error"
 
 
-class StorageError(CadenciaError):
-    code = "storage_error"
-
-
-class MigrationError(StorageError):
-    code = "migration_error"
-
-
 class NotFoundError(CadenciaError):
     code = "not_found"
 
@@ -58,11 +59,34 @@ class ValidationError(CadenciaError):
     code = "invalid_input"
 
 
-class LedgerError(CadenciaError):
+class PathError(CadenciaError):
+    code = "invalid_path"
+
+
+class UnavailableError(CadenciaError):
+    """A dependency of ours (database, ledger, gateway, secrets, scanner, model) failed.
+
+    Attributes:
+        retry_after_s: seconds after which a retry may succeed (the API's ``Retry-After``).
+    """
+
+    code = "unavailable"
+    retry_after_s = 5
+
+
+class StorageError(UnavailableError):
+    code = "storage_error"
+
+
+class MigrationError(StorageError):
+    code = "migration_error"
+
+
+class LedgerError(UnavailableError):
     code = "ledger_error"
 
 
-class GatewayError(CadenciaError):
+class GatewayError(UnavailableError):
     code = "gateway_error"
 
 
@@ -70,13 +94,31 @@ class GatewayUncertainError(GatewayError):
     code = "gateway_uncertain"
 
 
-class SecretError(CadenciaError):
+class SecretError(UnavailableError):
     code = "secret_error"
 
 
-class PathError(CadenciaError):
-    code = "invalid_path"
-
-
-class ScannerError(CadenciaError):
+class ScannerError(UnavailableError):
     code = "scanner_error"
+    retry_after_s = 30  # e.g. semgrep is still being installed into the data dir
+
+
+class ProviderError(UnavailableError):
+    """A model provider could not produce a usable turn."""
+
+    code = "provider_error"
+
+
+def unavailable_cause(exc: BaseException | None) -> UnavailableError | None:
+    """The first :class:`UnavailableError` in ``exc`` or its ``__cause__`` chain, or None.
+
+    A tool may wrap a dependency failure in its own refusal (``raise ... from exc``); the
+    caller that must answer 502/503 looks through the wrapper with this.
+    """
+    seen = 0
+    while exc is not None and seen < 16:
+        if isinstance(exc, UnavailableError):
+            return exc
+        exc = exc.__cause__
+        seen += 1
+    return None

@@ -6,14 +6,14 @@ from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from backend.exceptions import CadenciaError
+from backend.exceptions import UnavailableError
 from backend.metrics import METRIC_TETO, NAMESPACE
 
 if TYPE_CHECKING:
     from backend.settings import Settings
 
 
-class MetricSinkError(CadenciaError):
+class MetricSinkError(UnavailableError):
     """CloudWatch refused or could not be reached (``Metrics`` logs it, never raises it on)."""
 
     code = "metric_sink_error"

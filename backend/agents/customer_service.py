@@ -4,6 +4,13 @@ Every tool call of a conversation turn goes through the guard's orchestrator, so
 model hits the teto de voltas exactly as in ``cadencia prove``. When the ceiling stopped a
 tool in this turn, the customer gets the seed's handoff message — decided in code, not
 left to the model's wording.
+
+Internal error text never reaches the customer: a tool failure is told to the model (and
+so to the customer) in the tool's own customer-facing words or a generic sentence, never
+an exception message. When one of our dependencies fails during the turn (the model
+provider, the gateway, the database...), the turn stops, the customer gets a fixed
+apology, and the :class:`~backend.exceptions.UnavailableError` goes on to the API caller
+(HTTP 502/503), so a retry is possible and nobody mistakes it for an answer.
 """
 
 from __future__ import annotations
@@ -24,13 +31,19 @@ from backend.agents.providers.base import (
 )
 from backend.agents.runtime import AgentRuntime, TurnContext
 from backend.agents.team import CUSTOMER_SERVICE
-from backend.events import EventLog
+from backend.events import EventLog, EventType
+from backend.exceptions import UnavailableError, unavailable_cause
 from backend.guard.conversations import Conversations
-from backend.guard.orchestrator import Orchestrator
+from backend.guard.orchestrator import Attempt, Orchestrator
 from backend.tools.registry import CONSULTAR_STATUS_PEDIDO, EMITIR_REEMBOLSO, TOOLS
 
 _PEDIDO = re.compile(r"\b(\d{3,12})\b")
 _REFUND_WORDS = ("reembolso", "estorno", "caiu", "dinheiro", "de novo", "devolu", "saiu")
+UNAVAILABLE_REPLY = (
+    "Desculpe, não consigo concluir isso agora por uma instabilidade do nosso lado. "
+    "Pode tentar de novo em alguns minutos?"
+)
+FAILED_REPLY = "Não foi possível concluir a solicitação agora."
 
 
 class ChattyAtendimentoModel:
@@ -96,6 +109,20 @@ class ChattyAtendimentoModel:
         return None
 
 
+def _customer_text(attempt: Attempt) -> str:
+    """What the model may tell the customer about ``attempt``.
+
+    A tool's own refusal ("pedido 4821 não encontrado") is written for the customer; an
+    error that wraps another one, or any dependency failure, is not.
+    """
+    error = attempt.error
+    if attempt.resultado == "falhou" and (
+        error is None or error.__cause__ is not None or isinstance(error, UnavailableError)
+    ):
+        return FAILED_REPLY
+    return attempt.mensagem
+
+
 def _content(message: ToolResultMessage) -> dict[str, Any]:
     try:
         value = json.loads(message.content)
@@ -134,9 +161,13 @@ class CustomerService:
             attempt = await asyncio.to_thread(
                 self.orchestrator.call, ctx.session_id, ferramenta, args
             )
+            failed = unavailable_cause(attempt.error) if attempt.resultado == "falhou" else None
+            if failed is not None:
+                # Recorded (falhou, claim released); the turn stops here, see the docstring.
+                raise failed
             return {
                 "resultado": attempt.resultado,
-                "mensagem": attempt.mensagem,
+                "mensagem": _customer_text(attempt),
                 "dados": attempt.dados,
                 "tentativaNumero": attempt.record["tentativaNumero"],
             }
@@ -147,7 +178,13 @@ class CustomerService:
         """The customer wrote ``text``: run a turn, answer, and return reply + attempts."""
         await self._say(conversa_id, "cliente", text)
         first_event = await asyncio.to_thread(self.events.last_id)
-        result = await self.runtime.run_turn(TurnContext(None, conversa_id, CUSTOMER_SERVICE), text)
+        try:
+            result = await self.runtime.run_turn(
+                TurnContext(None, conversa_id, CUSTOMER_SERVICE), text
+            )
+        except UnavailableError:
+            await self._say(conversa_id, "agente", UNAVAILABLE_REPLY)
+            raise
         stopped = [
             r["result"]
             for r in result.tool_results
@@ -166,7 +203,7 @@ class CustomerService:
         await asyncio.to_thread(self.conversations.append, conversa_id, autor, text)  # type: ignore[arg-type]
         await asyncio.to_thread(
             self.events.append,
-            "conversa.mensagem",
+            EventType.CONVERSA_MENSAGEM,
             {"conversaId": conversa_id, "autor": autor, "texto": text},
             session_id=conversa_id,
             agent=CUSTOMER_SERVICE if autor == "agente" else None,

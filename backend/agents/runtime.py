@@ -27,7 +27,7 @@ from backend.agents.providers.base import (
 )
 from backend.agents.team import AgentDef, agent
 from backend.events import EventLog, EventType
-from backend.exceptions import CadenciaError
+from backend.exceptions import CadenciaError, UnavailableError
 
 ToolImpl = Callable[["TurnContext", dict[str, Any]], "dict[str, Any] | Awaitable[dict[str, Any]]"]
 ProviderFactory = Callable[[str, int], ModelProvider]
@@ -190,6 +190,8 @@ class AgentRuntime:
             if inspect.isawaitable(outcome):
                 outcome = await outcome
             return dict(outcome), False
+        except UnavailableError:
+            raise  # our dependency failed: the caller answers 502/503, the model is not told
         except CadenciaError as exc:
             return {"error": exc.message, "code": exc.code}, True
 

@@ -14,6 +14,7 @@ from backend.api.routes_actions import router as actions
 from backend.api.routes_prs import router as prs
 from backend.api.routes_read import install_stream_cache, public
 from backend.api.routes_read import router as reads
+from backend.api.schemas import stream_components
 from backend.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -54,6 +55,7 @@ def create_app(settings: Settings, *, backend: Any = None, demo: bool = False) -
         lifespan=lifespan,
         description="Agents, execution ledger and gates. Bearer auth on every /api route.",
     )
+    _document_stream(app)
     install_error_handlers(app)
     install_stream_cache(app)
     app.include_router(public)
@@ -62,3 +64,18 @@ def create_app(settings: Settings, *, backend: Any = None, demo: bool = False) -
     app.include_router(prs)
     app.add_middleware(BodySizeLimit, limit=settings.max_body_bytes)
     return app
+
+
+def _document_stream(app: FastAPI) -> None:
+    """Add the SSE ``data`` models to the OpenAPI components (see ``STREAM_RESPONSE``)."""
+    build = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            schema = build()
+            schema.setdefault("components", {}).setdefault("schemas", {}).update(
+                stream_components()
+            )
+        return app.openapi_schema or build()
+
+    app.openapi = openapi  # type: ignore[method-assign]

@@ -1,4 +1,18 @@
-"""Every error a client can cause becomes JSON ``{"error": {"code", "message"}}`` with a 4xx.
+"""Every error becomes JSON ``{"error": {"code", "message"}}`` with a status that tells the truth.
+
+- 4xx: the caller can fix the request (malformed, unauthorized, unknown id, not allowed
+  now, invalid input, too large).
+- 502: a dependency we call on the caller's behalf answered badly or not at all (the
+  payment gateway, a model provider), with ``Retry-After``.
+- 503: our own infrastructure is unavailable (database, ledger, secret store, scanner),
+  with ``Retry-After``; or this backend is misconfigured (:class:`ConfigError`), without
+  one, because only an operator fixing the settings helps. A ConfigError is never a 400:
+  every one of them is raised about *our* settings, URLs or scripts, never about the
+  request, so blaming the caller would send them looking in the wrong place.
+- 500 only for a bug nobody anticipated (logged with its traceback).
+
+Driver errors that slip past a translation (``raise ... from exc`` at the boundary is the
+rule) are still a dependency failing, so they are answered 503 too, without their text.
 
 Also the request-size limit: a body over ``max_body_bytes`` is refused with 413 before it
 is read into memory (declared by Content-Length or discovered while streaming).
@@ -7,8 +21,10 @@ is read into memory (declared by Content-Length or discovered while streaming).
 from __future__ import annotations
 
 import logging
+import sqlite3
 from typing import Any
 
+import httpx
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
@@ -19,9 +35,11 @@ from backend.exceptions import (
     CadenciaError,
     ConfigError,
     ConflictError,
+    GatewayError,
     NotFoundError,
     PathError,
-    StorageError,
+    ProviderError,
+    UnavailableError,
     ValidationError,
 )
 
@@ -32,9 +50,14 @@ _STATUS: list[tuple[type[CadenciaError], int]] = [
     (ConflictError, 409),
     (ValidationError, 422),
     (PathError, 422),
-    (ConfigError, 400),
-    (StorageError, 503),
+    (GatewayError, 502),
+    (ProviderError, 502),
+    (UnavailableError, 503),
+    (ConfigError, 503),
 ]
+CLIENT_FAULT = 400
+"""Status of a :class:`CadenciaError` leaf outside the tree above: raised about the
+request (e.g. a tool refusing an order it does not know)."""
 
 
 def error_body(code: str, message: str) -> dict[str, Any]:
@@ -43,11 +66,40 @@ def error_body(code: str, message: str) -> dict[str, Any]:
 
 
 def status_of(exc: CadenciaError) -> int:
-    """HTTP status for a backend error (unknown leaves: 400, the client asked for it)."""
+    """HTTP status for a backend error (see the module docstring)."""
     for cls, status in _STATUS:
         if isinstance(exc, cls):
             return status
-    return 400
+    return CLIENT_FAULT
+
+
+def headers_of(exc: CadenciaError) -> dict[str, str] | None:
+    """``Retry-After`` for a dependency failure a retry can get past."""
+    if isinstance(exc, UnavailableError) and exc.retry_after_s:
+        return {"Retry-After": str(exc.retry_after_s)}
+    return None
+
+
+def _driver_errors() -> tuple[type[Exception], ...]:
+    """Exceptions of the database, AWS and HTTP clients that mean "a dependency failed"."""
+    found: list[type[Exception]] = [sqlite3.OperationalError, httpx.TransportError]
+    try:
+        import psycopg
+
+        found += [psycopg.OperationalError, psycopg.InterfaceError]  # PoolTimeout included
+    except ImportError:  # pragma: no cover - psycopg is a dependency; keep the API importable
+        pass
+    try:
+        from botocore.exceptions import BotoCoreError, ClientError
+
+        found += [BotoCoreError, ClientError]
+    except ImportError:  # pragma: no cover
+        pass
+    return tuple(found)
+
+
+DRIVER_ERRORS = _driver_errors()
+DRIVER_RETRY_AFTER_S = 5
 
 
 def install_error_handlers(app: FastAPI) -> None:
@@ -57,8 +109,23 @@ def install_error_handlers(app: FastAPI) -> None:
     async def _cadencia(_: Request, exc: CadenciaError) -> JSONResponse:
         status = status_of(exc)
         if status >= 500:
-            log.error("backend unavailable: %s", exc.message)
-        return JSONResponse(error_body(exc.code, exc.message), status_code=status)
+            log.error("answering %d %s: %s", status, exc.code, exc.message)
+        return JSONResponse(
+            error_body(exc.code, exc.message), status_code=status, headers=headers_of(exc)
+        )
+
+    for driver_error in DRIVER_ERRORS:
+
+        @app.exception_handler(driver_error)
+        async def _driver(_: Request, exc: Exception) -> JSONResponse:
+            # Not translated where it was raised: say which dependency, keep its text
+            # (connection strings, SQL) in the log only.
+            log.error("untranslated dependency error: %r", exc, exc_info=exc)
+            return JSONResponse(
+                error_body("unavailable", f"a dependency failed ({type(exc).__name__}); retry"),
+                status_code=503,
+                headers={"Retry-After": str(DRIVER_RETRY_AFTER_S)},
+            )
 
     @app.exception_handler(RequestValidationError)
     async def _validation(_: Request, exc: RequestValidationError) -> JSONResponse:

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from fastapi import Path, Query
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import BaseModel, ConfigDict, StringConstraints, field_validator
 
 Operator = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._@ -]{0,63}$")]
 Reason = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=2000)]
@@ -21,6 +21,15 @@ Limit = Annotated[int, Query(ge=1, le=1000)]
 
 class _Body(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+    @field_validator("*", mode="after")
+    @classmethod
+    def _no_nul(cls, value: Any) -> Any:
+        # PostgreSQL text cannot hold U+0000: refuse it here (422) instead of letting the
+        # database refuse it later, which would look like our failure (503).
+        if isinstance(value, str) and "\x00" in value:
+            raise ValueError("text must not contain NUL (\\x00) characters")
+        return value
 
 
 class OperatorBody(_Body):
@@ -94,10 +103,3 @@ class ExecutionBody(_Body):
     """Who activates execution."""
 
     operator: Operator
-
-
-class HealthOut(BaseModel):
-    """``/healthz``."""
-
-    status: Literal["ok"] = "ok"
-    version: str = Field(default="0.1.0")

@@ -17,6 +17,7 @@ from fastapi import APIRouter, Depends, Request
 
 from backend.api.auth import require_token
 from backend.api.models import OperatorBody, PrActionId, RejectBody
+from backend.api.schemas import ERRORS
 from backend.api.schemas_prs import (
     FindingOut,
     PrFilesOut,
@@ -27,7 +28,7 @@ from backend.api.schemas_prs import (
 )
 from backend.infra.actions import PrPipeline
 
-router = APIRouter(prefix="/api", dependencies=[Depends(require_token)])
+router = APIRouter(prefix="/api", dependencies=[Depends(require_token)], responses=ERRORS)
 _PREFIXES = ("/prs/{pr_action_id}", "/infra-artifacts/{pr_action_id}")
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 from collections import OrderedDict
 from typing import Annotated, Any
 
@@ -12,12 +11,25 @@ from sse_starlette.sse import EventSourceResponse
 
 from backend.agents.activity import render
 from backend.api.auth import require_token
-from backend.api.models import After, HealthOut, Limit
+from backend.api.models import After, Limit
+from backend.api.schemas import (
+    ERRORS,
+    STREAM_RESPONSE,
+    ActivityLineOut,
+    ApprovalsOut,
+    EventOut,
+    HealthOut,
+    InfraPrItem,
+    InterruptionItem,
+    RosterEntryOut,
+    StreamEventData,
+    StreamResyncData,
+)
 from backend.broadcast import Resync
 from backend.events import Event
 
 public = APIRouter()
-router = APIRouter(prefix="/api", dependencies=[Depends(require_token)])
+router = APIRouter(prefix="/api", dependencies=[Depends(require_token)], responses=ERRORS)
 
 
 def _backend(request: Request) -> Any:
@@ -30,7 +42,11 @@ async def healthz() -> HealthOut:
     return HealthOut()
 
 
-@public.get("/metrics")
+@public.get(
+    "/metrics",
+    response_class=Response,
+    responses={200: {"content": {"text/plain": {"schema": {"type": "string"}}}}},
+)
 async def metrics(request: Request) -> Response:
     """Prometheus text (no auth): ``cadencia_interrupcoes_por_teto_total`` and friends."""
     text = _backend(request).guard.metrics.prometheus_text()
@@ -38,37 +54,52 @@ async def metrics(request: Request) -> Response:
 
 
 @router.get("/roster")
-async def roster(request: Request, project_id: str | None = None) -> list[dict[str, Any]]:
+async def roster(request: Request, project_id: str | None = None) -> list[RosterEntryOut]:
     """The live team roster of a project (default: the newest)."""
-    return await asyncio.to_thread(_backend(request).team.roster, project_id)
+    got = await asyncio.to_thread(_backend(request).team.roster, project_id)
+    return [RosterEntryOut.model_validate(r) for r in got]
 
 
 @router.get("/events")
-async def events(request: Request, after: After = 0, limit: Limit = 200) -> list[dict[str, Any]]:
+async def events(request: Request, after: After = 0, limit: Limit = 200) -> list[EventOut]:
     """Events after ``after``, oldest first."""
     got = await asyncio.to_thread(_backend(request).events.after, after, limit)
-    return [e.to_dict() for e in got]
+    return [EventOut.model_validate(e.to_dict()) for e in got]
 
 
 @router.get("/activity")
-async def activity(request: Request, after: After = 0, limit: Limit = 200) -> list[dict[str, Any]]:
+async def activity(request: Request, after: After = 0, limit: Limit = 200) -> list[ActivityLineOut]:
     """One operator-readable line per event."""
     got = await asyncio.to_thread(_backend(request).events.after, after, limit)
-    return [render(e).to_dict() for e in got]
+    return [ActivityLineOut.model_validate(render(e).to_dict()) for e in got]
 
 
 @router.get("/approvals")
-async def approvals(request: Request) -> dict[str, Any]:
-    """Infra PRs in review and open teto interruptions, awaiting-human first."""
-    return await asyncio.to_thread(_backend(request).approvals)
+async def approvals(request: Request) -> ApprovalsOut:
+    """Infra PRs in review and unresolved takeovers, awaiting-human / open first."""
+    prs, interruptions = await asyncio.to_thread(_backend(request).approvals)
+    return ApprovalsOut(
+        infra_prs=[InfraPrItem.model_validate(p) for p in prs],
+        interruptions=[InterruptionItem.of(i) for i in interruptions],
+    )
 
 
-@router.get("/events/stream")
+class _EventStream(EventSourceResponse):
+    """The SSE response, with its media type on the class so OpenAPI names it."""
+
+    media_type = "text/event-stream"
+
+
+@router.get(
+    "/events/stream",
+    response_class=_EventStream,
+    responses=STREAM_RESPONSE,
+)
 async def stream(
     request: Request,
     after: Annotated[int | None, After] = None,
     last_event_id: Annotated[str | None, Header(alias="Last-Event-ID")] = None,
-) -> EventSourceResponse:
+) -> _EventStream:
     """SSE: ``id`` = event log id; resume with ``Last-Event-ID`` (or ``?after=``) without
     gap or duplicate; ``resync`` when the client fell too far behind; pings every 15 s."""
     resume: int | None = after
@@ -80,11 +111,12 @@ async def stream(
     async def generate() -> Any:
         async for item in hub.subscribe(resume):
             if isinstance(item, Resync):
-                yield {"event": "resync", "data": json.dumps({"last_id": item.last_id})}
+                data = StreamResyncData(last_id=item.last_id).model_dump_json()
+                yield {"event": "resync", "data": data}
                 continue
             yield {"id": str(item.id), "event": "event", "data": cache.encode(item)}
 
-    return EventSourceResponse(generate(), ping=15, send_timeout=30)
+    return _EventStream(generate(), ping=15, send_timeout=30)
 
 
 class _EncodedCache:
@@ -98,7 +130,9 @@ class _EncodedCache:
         """The SSE ``data`` of ``event``: its JSON plus its feed line (as /api/activity)."""
         got = self._data.get(event.id)
         if got is None:
-            got = json.dumps({**event.to_dict(), "text": render(event).text}, default=str)
+            got = StreamEventData.model_validate(
+                {**event.to_dict(), "text": render(event).text}
+            ).model_dump_json(fallback=str)
             self._data[event.id] = got
             if len(self._data) > self.size:
                 self._data.popitem(last=False)

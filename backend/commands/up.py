@@ -93,6 +93,7 @@ def _headless(url: str, token: str, seconds: float) -> int:
     for item in approvals["interruptions"]:
         print(
             f"  interruption {item['id']} in {item['conversation']} ({item['ferramenta']}, "
-            f"pedido {item['pedido']}): {item['motivo']}, {item['attempts']} attempts"
+            f"{item['entidade']} {item['entidade_id']}): {item['motivo']}, "
+            f"{item['attempt_count']} attempts"
         )
     return 0

@@ -43,7 +43,10 @@ class GatewayClient:
             raise GatewayError(
                 f"gateway refused the refund ({response.status_code}): {response.text[:200]}"
             )
-        data: dict[str, Any] = response.json()
+        try:
+            data: dict[str, Any] = response.json()
+        except ValueError as exc:  # it answered 2xx, so the debit may well have happened
+            raise GatewayUncertainError("gateway answered a body that is not JSON") from exc
         return data
 
     def lookup(self, idempotency_key: str) -> dict[str, Any] | None:
@@ -56,8 +59,11 @@ class GatewayClient:
             return None
         if response.status_code >= 400:
             raise GatewayError(f"gateway lookup answered {response.status_code}")
-        data: dict[str, Any] = response.json()
-        return data
+        try:
+            found: dict[str, Any] = response.json()
+        except ValueError as exc:
+            raise GatewayError("gateway lookup answered a body that is not JSON") from exc
+        return found
 
     def close(self) -> None:
         """Close the HTTP connection pool."""

@@ -58,6 +58,7 @@ class Attempt:
     mensagem: str
     dados: dict[str, Any] | None = None
     interruption_id: int | None = None
+    error: CadenciaError | None = None  # why it failed: a dependency, or the tool refusing
 
     @property
     def resultado(self) -> Resultado:
@@ -73,6 +74,7 @@ class _Outcome:
     detalhe: str | None = None
     interruption_id: int | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    error: CadenciaError | None = None
 
 
 class Orchestrator:
@@ -269,11 +271,15 @@ class Orchestrator:
                 "Não consegui confirmar o reembolso com o banco; um atendente vai verificar "
                 "antes de qualquer nova tentativa.",
                 detalhe=exc.message,
+                error=exc,
             ), settle
         except CadenciaError as exc:
             settle = _settle(ledger.fail, chave, {"erro": exc.message}) if ledger else None
             return _Outcome(
-                "falhou", f"Não foi possível concluir: {exc.message}", detalhe=exc.message
+                "falhou",
+                f"Não foi possível concluir: {exc.message}",
+                detalhe=exc.message,
+                error=exc,
             ), settle
         settle = _settle(ledger.complete, chave, dados) if ledger else None
         return _Outcome("executado", spec.success(args), dados=dados), settle
@@ -316,7 +322,9 @@ class Orchestrator:
         self.metrics.tentativa(record["ferramenta"], outcome.resultado)
         agent = operator or "atendimento"
         self.events.append(TENTATIVA, record, session_id=conversa_id, agent=agent, tx=tx)
-        return Attempt(record, outcome.mensagem, outcome.dados, outcome.interruption_id)
+        return Attempt(
+            record, outcome.mensagem, outcome.dados, outcome.interruption_id, outcome.error
+        )
 
     # -- recovery --------------------------------------------------------------------------
 

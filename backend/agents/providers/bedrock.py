@@ -109,6 +109,13 @@ def parse_converse_response(response: dict[str, Any]) -> ModelTurn:
         content = response["output"]["message"]["content"]
     except (KeyError, TypeError) as exc:
         raise ProviderError("Bedrock response has no output message") from exc
+    try:
+        return _parse_content(response, content)
+    except (AttributeError, KeyError, TypeError, ValueError) as exc:
+        raise ProviderError(f"Bedrock response has an unexpected shape: {exc!r}") from exc
+
+
+def _parse_content(response: dict[str, Any], content: Any) -> ModelTurn:
     texts: list[str] = []
     calls: list[ToolCall] = []
     for block in content:

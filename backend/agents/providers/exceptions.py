@@ -3,23 +3,23 @@
 Tree::
 
     CadenciaError                     (backend/exceptions.py)
-    └── ProviderError                 a model call failed or answered something unusable
-        ├── ProviderTimeoutError      the model did not answer in time
+    ├── UnavailableError
+    │   └── ProviderError             a model call failed or answered something unusable
+    │       └── ProviderTimeoutError  the model did not answer in time
+    └── ConfigError
         └── ScriptError               a scripted-provider script does not fit its schema
 
-Bad provider specs and missing credentials raise :class:`backend.exceptions.ConfigError`.
-Errors from botocore and httpx are translated here with ``raise ... from exc``.
+A provider failing is a dependency failing (HTTP 502); a broken script is our own
+configuration (HTTP 503, no retry helps). Bad provider specs and missing credentials raise
+:class:`backend.exceptions.ConfigError`. Errors from botocore and httpx are translated here
+with ``raise ... from exc``.
 """
 
 from __future__ import annotations
 
-from backend.exceptions import CadenciaError
+from backend.exceptions import ConfigError, ProviderError
 
-
-class ProviderError(CadenciaError):
-    """A model provider could not produce a usable turn."""
-
-    code = "provider_error"
+__all__ = ["ProviderError", "ProviderTimeoutError", "ScriptError"]
 
 
 class ProviderTimeoutError(ProviderError):
@@ -28,7 +28,7 @@ class ProviderTimeoutError(ProviderError):
     code = "provider_timeout"
 
 
-class ScriptError(ProviderError):
+class ScriptError(ConfigError):
     """A scripted-provider script is malformed (bad JSON or wrong shape)."""
 
     code = "invalid_script"

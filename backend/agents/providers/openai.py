@@ -107,6 +107,14 @@ def parse_chat_response(body: Any) -> ModelTurn:
         message = choice["message"]
     except (KeyError, IndexError, TypeError) as exc:
         raise ProviderError("chat completion has no choices[0].message") from exc
+    try:
+        return _parse_choice(body, choice, message)
+    except (AttributeError, KeyError, TypeError, ValueError) as exc:
+        # A server that speaks almost-OpenAI must not crash the turn with a bare error.
+        raise ProviderError(f"chat completion has an unexpected shape: {exc!r}") from exc
+
+
+def _parse_choice(body: Any, choice: Any, message: Any) -> ModelTurn:
     calls: list[ToolCall] = []
     for n, raw in enumerate(message.get("tool_calls") or []):
         function = raw.get("function") or {}

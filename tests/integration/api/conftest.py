@@ -44,7 +44,7 @@ def start_server(
     thread.start()
     deadline = time.monotonic() + 30
     while not server.started:
-        assert thread.is_alive(), "backend did not start"
+        assert thread.is_alive(), "backend died while starting"
         assert time.monotonic() < deadline, "backend did not start"
         time.sleep(0.02)
     return server, thread, f"http://127.0.0.1:{sock.getsockname()[1]}", app

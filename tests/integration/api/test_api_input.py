@@ -48,6 +48,9 @@ def test_bad_bodies_get_clear_errors_and_change_nothing(live: Live) -> None:
     _error(http.post(url, json={"text": ""}), 422)
     _error(http.post(url, json={"text": "oi", "extra": 1}), 422)
     _error(http.post(url, json=["text"]), 422)
+    # PostgreSQL cannot store NUL: the caller's input, so 422 (not our 503) on every database
+    _error(http.post(url, json={"text": "oi\u0000"}), 422, "invalid_input")
+    _error(http.post("/api/projects", json={"name": "lo\u0000ja"}), 422, "invalid_input")
     _error(
         http.post(url, content=b"x" * 2_000_000, headers={"Content-Type": "application/json"}),
         413,
