@@ -110,15 +110,15 @@ class ConsoleClient:
 
     async def infra_pr(self, pr_action_id: str) -> InfraPrDetail:
         """One infra PR with its gate timeline."""
-        return await self._get(InfraPrDetail, f"/api/infra-artifacts/{pr_action_id}")
+        return await self._get(InfraPrDetail, f"/api/prs/{pr_action_id}")
 
     async def infra_files(self, pr_action_id: str) -> InfraFiles:
         """The PR branch's files and its unified diff against main."""
-        return await self._get(InfraFiles, f"/api/infra-artifacts/{pr_action_id}/files")
+        return await self._get(InfraFiles, f"/api/prs/{pr_action_id}/files")
 
     async def infra_findings(self, pr_action_id: str) -> Findings:
         """The gates' findings on the PR."""
-        return await self._get(Findings, f"/api/infra-artifacts/{pr_action_id}/findings")
+        return await self._get(Findings, f"/api/prs/{pr_action_id}/findings")
 
     async def interruption(self, interruption_id: int) -> InterruptionDetail:
         """One interruption with transcript and attempt history."""
@@ -212,7 +212,7 @@ class ConsoleClient:
         payload: dict[str, Any] = {"operator": operator}
         if reason:
             payload["reason"] = reason
-        path = f"/api/infra-artifacts/{pr_action_id}/{verb}"
+        path = f"/api/prs/{pr_action_id}/{verb}"
         body = await self._request("POST", path, json=payload)
         return _parse(InfraPr, body, f"POST {path}")
 

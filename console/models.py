@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field
 
 AgentStatus = Literal["working", "idle", "blocked", "paused", "error", "offline"]
 Resultado = Literal[
@@ -110,40 +110,26 @@ class InfraPr(_Model):
 
 
 class Interruption(_Model):
-    """A human takeover (teto de voltas, value conflict, uncertain result).
-
-    The aliases read the names of backends older than the agreed contract (``pedido`` for
-    every entity, ``attempts`` as a count), so this console still works against them.
-    """
+    """A human takeover (teto de voltas, value conflict, uncertain result)."""
 
     id: int
     conversation: str = ""
-    entidade: Entidade | None = None
+    entidade: Entidade
     """Which kind of id ``entidade_id`` is: a cadastro takeover names a cliente."""
-    entidade_id: str = Field(default="", validation_alias=AliasChoices("entidade_id", "pedido"))
+    entidade_id: str
     ferramenta: str = ""
     motivo: str = ""
     argumentos: dict[str, Any] = Field(default_factory=dict)
-    attempt_count: int = Field(
-        default=0, validation_alias=AliasChoices("attempt_count", "attempts")
-    )
+    attempt_count: int = 0
     status: InterruptionStatus = "open"
     since: str = ""
     claimed_by: str | None = None
     resolution: str | None = None
     reply: str | None = None
 
-    @model_validator(mode="before")
-    @classmethod
-    def _older_backend(cls, data: Any) -> Any:
-        # Before the agreed contract every takeover named its entity ``pedido``.
-        if isinstance(data, dict) and "pedido" in data and "entidade" not in data:
-            return {**data, "entidade": "pedidoId"}
-        return data
-
     def entity_text(self) -> str:
         """``pedido 4821`` / ``cliente c-17``: the entity the takeover is about."""
-        noun = {"pedidoId": "pedido", "clienteId": "cliente"}.get(self.entidade or "", "entidade")
+        noun = {"pedidoId": "pedido", "clienteId": "cliente"}[self.entidade]
         return f"{noun} {self.entidade_id}"
 
 
@@ -164,7 +150,7 @@ class TimelineEntry(_Model):
 
 
 class InfraPrDetail(InfraPr):
-    """``GET /api/infra-artifacts/{id}``."""
+    """``GET /api/prs/{id}``."""
 
     timeline: list[TimelineEntry] = Field(default_factory=list)
     head: str = ""
@@ -178,7 +164,7 @@ class ArtifactFile(_Model):
 
 
 class InfraFiles(_Model):
-    """``GET /api/infra-artifacts/{id}/files``."""
+    """``GET /api/prs/{id}/files``."""
 
     files: list[ArtifactFile] = Field(default_factory=list)
     diff: str = ""
@@ -197,7 +183,7 @@ class Finding(_Model):
 
 
 class Findings(_Model):
-    """``GET /api/infra-artifacts/{id}/findings``."""
+    """``GET /api/prs/{id}/findings``."""
 
     findings: list[Finding] = Field(default_factory=list)
 
@@ -229,8 +215,6 @@ class Attempt(BaseModel):
 class InterruptionDetail(Interruption):
     """``GET /api/interruptions/{id}``: the takeover plus its story."""
 
-    # Here ``attempts`` is the list; never read it as the list item's count.
-    attempt_count: int = 0
     attempts: list[Attempt] = Field(default_factory=list)
     transcript: list[TranscriptLine] = Field(default_factory=list)
 

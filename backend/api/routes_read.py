@@ -19,12 +19,12 @@ from backend.api.schemas import (
     ApprovalsOut,
     EventOut,
     HealthOut,
-    InfraPrItem,
     InterruptionItem,
     RosterEntryOut,
     StreamEventData,
     StreamResyncData,
 )
+from backend.api.schemas_prs import PullRequestOut
 from backend.broadcast import Resync
 from backend.events import Event
 
@@ -79,7 +79,7 @@ async def approvals(request: Request) -> ApprovalsOut:
     """Infra PRs in review and unresolved takeovers, awaiting-human / open first."""
     prs, interruptions = await asyncio.to_thread(_backend(request).approvals)
     return ApprovalsOut(
-        infra_prs=[InfraPrItem.model_validate(p) for p in prs],
+        infra_prs=[PullRequestOut.model_validate(p) for p in prs],
         interruptions=[InterruptionItem.of(i) for i in interruptions],
     )
 

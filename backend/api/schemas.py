@@ -17,6 +17,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from backend.agents.roster import Status as AgentStatus
+from backend.api.schemas_prs import FindingOut, PullRequestOut
 from backend.gates.state import GateStatus
 from backend.guard.conversations import Role
 from backend.guard.interruptions import Interruption, Motivo
@@ -227,40 +228,6 @@ class ActivityLineOut(_Out):
 # -- PRs in review --------------------------------------------------------------------------
 
 
-class FindingOut(_Out):
-    """One gate finding (DESIGN's ``gate --json`` finding, plus the gate that found it)."""
-
-    tool: str
-    rule: str
-    file: str
-    line: int | None = None
-    severity: str
-    message: str
-    gate: str | None = None
-
-
-class InfraPrItem(_Out):
-    """An infra PR in the gate pipeline, as ``GET /api/approvals`` lists it."""
-
-    pr_action_id: str
-    project_id: str
-    session_id: str
-    title: str
-    branch: str
-    pr_id: str
-    pr_url: str
-    head: str
-    files: list[str]
-    findings: list[FindingOut]
-    findings_count: int
-    gate_status: GateStatus
-    gate_correction_count: int
-    blocked: bool
-    blocked_reason: str | None
-    created_at: str
-    updated_at: str
-
-
 class DevTaskOut(_Out):
     """A dev-<module> task and, once proposed, its PR's gate state."""
 
@@ -380,5 +347,5 @@ class ResolveOut(_Out):
 class ApprovalsOut(_Out):
     """``GET /api/approvals``: infra PRs in review and unresolved takeovers."""
 
-    infra_prs: list[InfraPrItem]
+    infra_prs: list[PullRequestOut]
     interruptions: list[InterruptionItem]

@@ -12,7 +12,7 @@ from backend.infra.prs import HistoryEntry, PullRequest
 
 
 class FindingOut(BaseModel):
-    """One gate finding (DESIGN.md's shape) and the gate that reported it."""
+    """One gate finding (``cadencia gate --json``'s shape) and the gate that reported it."""
 
     tool: str
     rule: str

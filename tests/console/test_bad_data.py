@@ -97,7 +97,7 @@ async def test_approvals_503_warns_and_the_console_keeps_going(
 async def test_slow_detail_shows_loading_and_can_be_left(
     make_app: Factory, proxy: FaultProxy, world: World
 ) -> None:
-    proxy.delays[f"/api/infra-artifacts/{world.pr_ready}"] = 1.5
+    proxy.delays[f"/api/prs/{world.pr_ready}"] = 1.5
     app = make_app()
     async with app.run_test(size=(120, 40)) as pilot:
         await until_live(pilot)

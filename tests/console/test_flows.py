@@ -17,7 +17,7 @@ from tests.console.fault_proxy import FaultProxy
 from tests.console.world import Live, World
 
 Factory = Callable[..., CadenciaConsole]
-PRS = "/api/infra-artifacts"
+PRS = "/api/prs"
 
 
 def _pr_keys(app: CadenciaConsole) -> list[str]:

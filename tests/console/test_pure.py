@@ -8,6 +8,7 @@ from typing import get_args
 import httpx
 import pytest
 from httpx_sse import ServerSentEvent
+from pydantic import ValidationError as PydanticValidationError
 
 from console.client import _error_from, _parse, _stream_item
 from console.exceptions import AuthError, ConflictError, ContractError, NotFoundError
@@ -39,7 +40,10 @@ def test_awaiting_human_first_then_blocked() -> None:
         InfraPr(pr_action_id="c", gate_status="awaiting_human", created_at="3"),
     ]
     assert [p.pr_action_id for p in ordered_prs(prs)] == ["c", "b", "a"]
-    items = [Interruption(id=1, status="claimed"), Interruption(id=2, status="open")]
+    items = [
+        Interruption(id=1, entidade="pedidoId", entidade_id="1", status="claimed"),
+        Interruption(id=2, entidade="pedidoId", entidade_id="2", status="open"),
+    ]
     assert [i.id for i in ordered_interruptions(items)] == [2, 1]
     assert awaiting_counts(Approvals(infra_prs=prs, interruptions=items)) == (1, 1)
 
@@ -81,10 +85,15 @@ def test_interruption_item_and_detail_read_the_agreed_contract() -> None:
         {"id": 1, "entidade": "clienteId", "entidade_id": "c-17", "attempt_count": 5}
     )
     assert (item.entity_text(), item.attempt_count) == ("cliente c-17", 5)
-    older = Interruption.model_validate({"id": 1, "pedido": "4821", "attempts": 5})
-    assert (older.entity_text(), older.attempt_count) == ("pedido 4821", 5)
+    with pytest.raises(PydanticValidationError):  # the pre-contract shape is not read
+        Interruption.model_validate({"id": 1, "pedido": "4821", "attempts": 5})
     detail = InterruptionDetail.model_validate(
-        {"id": 1, "attempts": [{"tentativaNumero": 1, "resultado": "falhou"}]}
+        {
+            "id": 1,
+            "entidade": "pedidoId",
+            "entidade_id": "4821",
+            "attempts": [{"tentativaNumero": 1, "resultado": "falhou"}],
+        }
     )
     assert detail.attempts[0].resultado == "falhou"
 
