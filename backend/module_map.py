@@ -1,6 +1,6 @@
 """The module map: which deployable modules a repository holds.
 
-DESIGN.md's shape is ``{"modules": [{"name", "path", "language", "kind", "port"}]}``. The
+The module map's shape is ``{"modules": [{"name", "path", "language", "kind", "port"}]}``. The
 Arquiteto writes it (``backend.agents``), the Infra agent plans from it (``backend.infra``),
 and ``cadencia infra plan`` reads it from a file; when there is none, the planner detects
 one from manifests (:func:`backend.infra.detect.detect_modules`). It lives below both

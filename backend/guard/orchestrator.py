@@ -1,6 +1,6 @@
 """The loop orchestrator: the teto de voltas lives here, in code, never in a prompt.
 
-Order inside one call (DESIGN.md):
+Order inside one call (ARCHITECTURE.md, "Where each rule lives"):
 schema validation (malformed → ``argumentos_invalidos``, nothing counted) → atomic
 ceiling increment (5th+ → ``bloqueado_por_teto``: tool never built, no secret read,
 metric emitted, one human takeover per combination) → idempotency claim → tool runs with

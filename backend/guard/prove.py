@@ -135,7 +135,7 @@ def prove(
 def summarize(
     architecture: str, conversas: list[Conversa], records: list[dict[str, Any]], debits: list[Any]
 ) -> dict[str, Any]:
-    """The ``--resumo`` keys (DESIGN.md) from records and the gateway journal."""
+    """The ``--resumo`` keys (``cadencia prove --help``) from records and the gateway journal."""
     debited_pedidos = {d.pedido_id for d in debits}
     teto_convs = {r["conversaId"] for r in records if r["resultado"] == "bloqueado_por_teto"}
     return {

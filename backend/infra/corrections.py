@@ -1,9 +1,10 @@
 """``correct()``: fix, in the proposed files, what the gate findings name.
 
-Findings are DESIGN.md's ``{"tool", "rule", "file", "line", "severity", "message"}``. Each
-finding is routed by its file kind (Dockerfile, compose, workflow, anything else) and by
-keywords of its rule id and message, so hadolint codes (``DL3007``), built-in check ids
-and semgrep rule ids all reach the same fixer. A finding no fixer understands leaves the
+Findings are ``cadencia gate --json``'s
+``{"tool", "rule", "file", "line", "severity", "message"}``. Each finding is routed by its
+file kind (Dockerfile, compose, workflow, anything else) and by keywords of its rule id and
+message, so hadolint codes (``DL3007``), built-in check ids and semgrep rule ids all reach
+the same fixer. A finding no fixer understands leaves the
 file as it was: the next gate run reports it again and the correction limit applies.
 """
 
