@@ -1,5 +1,5 @@
-"""PR routes for every kind (infra, dev, adr): read a PR, its files and findings; approve,
-reject, close, unblock.
+"""PR routes for every kind (infra, dev, adr): list the open ones; read a PR, its files and
+findings; approve, reject, close, unblock.
 
 ``/api/prs/{id}`` is the route; ``/api/infra-artifacts/{pr_action_id}`` is kept as an alias
 of the same handlers (same response shape as before, plus ``kind``) for the console and
@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import Any
+from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Depends, Query, Request
 
 from backend.api.auth import require_token
 from backend.api.models import OperatorBody, PrActionId, RejectBody
@@ -29,6 +29,8 @@ from backend.api.schemas_prs import (
 from backend.infra.actions import PrPipeline
 
 router = APIRouter(prefix="/api", dependencies=[Depends(require_token)], responses=ERRORS)
+ProjectFilter = Annotated[str | None, Query(pattern=r"^[A-Za-z0-9_-]{1,64}$")]
+PrKindFilter = Annotated[Literal["infra", "dev", "adr"] | None, Query()]
 _PREFIXES = ("/prs/{pr_action_id}", "/infra-artifacts/{pr_action_id}")
 
 
@@ -87,6 +89,17 @@ async def unblock(request: Request, pr_action_id: PrActionId, body: OperatorBody
         _pipeline(request).unblock, pr_action_id, body.operator, body.reason
     )
     return PullRequestOut.of(pr)
+
+
+async def open_prs(
+    request: Request, project_id: ProjectFilter = None, kind: PrKindFilter = None
+) -> list[PullRequestOut]:
+    """Every PR not merged or closed (infra, dev and ADR alike), oldest first."""
+    prs = await asyncio.to_thread(_pipeline(request).open_prs, project_id, kind)
+    return [PullRequestOut.of(pr) for pr in prs]
+
+
+router.add_api_route("/prs", open_prs, methods=["GET"], response_model=list[PullRequestOut])
 
 
 _ROUTES: tuple[tuple[str, str, Callable[..., Any], type[Any]], ...] = (

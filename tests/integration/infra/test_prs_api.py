@@ -75,6 +75,11 @@ def test_dev_task_pr_is_approved_through_api_prs_and_merged_into_main(live: Live
     ]
     head = waiting["head"]
     assert _git(repo, "merge-base", "--is-ancestor", head, "main").returncode == 1
+    # The operator finds it without knowing its id: the open dev PRs of the project.
+    listed = live.http.get("/api/prs", params={"kind": "dev", "project_id": project["id"]})
+    assert [(p["id"], p["gate_status"]) for p in listed.json()] == [(pr, "awaiting_human")]
+    assert live.http.get("/api/prs", params={"kind": "infra"}).json() == []
+    assert live.http.get("/api/prs", params={"kind": "nope"}).status_code == 422
     assert live.http.get(f"/api/prs/{pr}/findings").json() == {"findings": []}
     files = live.http.get(f"/api/prs/{pr}/files").json()
     assert files["kind"] == "dev"
@@ -88,6 +93,7 @@ def test_dev_task_pr_is_approved_through_api_prs_and_merged_into_main(live: Live
     assert "run it" in _git(repo, "show", "main:README.md").stdout
     again = live.http.post(f"/api/prs/{pr}/approve", json={"operator": "bia"})
     assert again.status_code == 409
+    assert live.http.get("/api/prs", params={"kind": "dev"}).json() == []  # merged: not open
     assert live.backend.dev_tasks.get(task["id"]).gate_status == "merged"
     moves = [
         (e.payload["task_id"], e.payload["gate_status"])
