@@ -264,16 +264,12 @@ class Backend:
         closed = await asyncio.to_thread(
             self.guard.interruptions.close, ident, operator, action, reply
         )
+        # conv's minimal wiring until resolve's rewrite: the reply goes out through the
+        # channel, and the conversation returns to the agent.
         await asyncio.to_thread(
-            self.guard.conversations.append, current.conversa_id, "operador", reply
+            self.guard.conversations.say, current.conversa_id, "operador", reply, agent=operator
         )
-        await asyncio.to_thread(
-            self.events.append,
-            EventType.CONVERSA_MENSAGEM,
-            {"conversaId": current.conversa_id, "autor": "operador", "texto": reply},
-            session_id=current.conversa_id,
-            agent=operator,
-        )
+        await asyncio.to_thread(self.guard.conversations.hand_back, current.conversa_id)
         return closed, attempt
 
 

@@ -148,3 +148,27 @@ def test_bad_reply_bodies_are_4xx(live: Live) -> None:
     huge = live.http.post(url, json={"operator": "ana", "text": "x" * 2_000_000})
     assert huge.status_code == 413
     assert not [m for m in conversation(live, "conv-bad")["messages"] if m["autor"] == "operador"]
+
+
+def test_resolve_reply_is_delivered_and_the_agent_answers_again(live: Live) -> None:
+    item = takeover(live, "conv-back")
+    live.http.post(f"/api/interruptions/{item['id']}/claim", json={"operator": "ana"})
+    resolved = live.http.post(
+        f"/api/interruptions/{item['id']}/resolve",
+        json={"operator": "ana", "action": "deny", "reply": "Seu reembolso já foi emitido."},
+    )
+    assert resolved.status_code == 200
+    got = wait_delivered(live, "conv-back")
+    assert (got["state"], got["operator"]) == ("bot", None)
+    last = got["messages"][-1]
+    assert (last["autor"], last["delivery"]["status"]) == ("operador", "delivered")
+    journal = live.backend.channel_simulator.received()
+    assert [j["texto"] for j in journal if j["messageId"] == last["id"]] == [last["texto"]]
+    # the takeover is closed: no more replies through it
+    late = live.http.post(
+        f"/api/interruptions/{item['id']}/reply", json={"operator": "ana", "text": "oi"}
+    )
+    assert late.status_code == 409
+    again = live.http.post("/api/conversations/conv-back/messages", json={"text": "Obrigado!"})
+    assert again.json()["state"] == "bot"
+    assert again.json()["reply"]
