@@ -254,6 +254,10 @@ class Ledger(ABC):
         """Every record waiting for reconciliation."""
         return [LedgerRecord.from_mapping(r) for r in self._by_status("resultado_incerto")]
 
+    def in_status(self, status: RecordStatus) -> list[LedgerRecord]:
+        """Every record in ``status``."""
+        return [LedgerRecord.from_mapping(r) for r in self._by_status(status)]
+
     def attempts(self, counter: str) -> int:
         """How many attempts were counted for ``counter`` (blocked ones included)."""
         got = self._counter(counter, None)
