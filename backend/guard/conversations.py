@@ -6,6 +6,7 @@ from typing import Any, Literal
 
 from backend.events import utcnow_iso
 from backend.store.db import Database
+from backend.store.uow import Work
 
 Role = Literal["cliente", "agente", "operador"]
 
@@ -30,3 +31,12 @@ class Conversations:
         """Every message of a conversation, oldest first."""
         with self.db.transaction(write=False) as tx:
             return tx.all("messages_for", {"conversa_id": conversa_id})
+
+    def hand_back(self, conversa_id: str, *, tx: Work | None = None) -> None:
+        """Return the conversation to the bot after a human resolved its takeover.
+
+        Minimal placeholder added by helper "resolve" (issue 11) for the agreed signature:
+        the conversation's ``bot``/``human`` state is helper "conv"'s, whose version of this
+        method replaces this one at merge. Until then every conversation is ``bot``.
+        """
+        del conversa_id, tx

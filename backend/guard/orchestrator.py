@@ -139,7 +139,7 @@ class Orchestrator:
                     operator,
                     tx=tx,
                 )
-        outcome, settle = self._run_tool(spec, args, chave)
+        outcome, settle = self._run_tool(spec, args, chave, operator)
         record = partial(
             self._record, conversa_id, spec, raw, entidade, reservation.tentativa, chave
         )
@@ -157,8 +157,8 @@ class Orchestrator:
             assert self.ledger is not None
             try:
                 with self.uow.begin() as tx:
-                    detalhe = {"erro": f"completion failed: {exc!r}"}
-                    self.ledger.mark_uncertain(chave, detalhe, tx=tx)
+                    lost: dict[str, Any] = {"erro": f"completion failed: {exc!r}"}
+                    self.ledger.mark_uncertain(chave, lost, tx=tx)
                     return record(unrecorded(exc), operator, tx=tx)
             except Exception as again:
                 # Still down: the claim stays ``tentando`` and its lease running out makes it
@@ -276,7 +276,7 @@ class Orchestrator:
         )
 
     def _run_tool(
-        self, spec: ToolSpec, args: ToolArgs, chave: str | None
+        self, spec: ToolSpec, args: ToolArgs, chave: str | None, operator: str | None = None
     ) -> tuple[CallOutcome, Callable[[Work], None] | None]:
         """Run the tool; return its outcome and how to settle the ledger claim (if any)."""
         ledger = self.ledger if chave else None
@@ -302,7 +302,9 @@ class Orchestrator:
                 detalhe=exc.message,
                 error=exc,
             ), settle
-        settle = _settle(ledger.complete, chave, dados) if ledger else None
+        # The ledger keeps who executed it when a human did (the console shows it).
+        done = {**dados, "operador": operator} if operator else dados
+        settle = _settle(ledger.complete, chave, done) if ledger else None
         return CallOutcome("executado", spec.success(args), dados=dados), settle
 
     def _record(
