@@ -315,7 +315,6 @@ def test_serve_reconciles_a_gateway_timeout_by_itself_and_says_so(reconciling: L
     assert _uncertain(live) == []
     lines = live.http.get("/api/activity", params={"limit": 1000}).json()
     assert any(
-        "reembolso#4821 settled as executado (asked the gateway)" in line["text"]
-        for line in lines
+        "reembolso#4821 settled as executado (asked the gateway)" in line["text"] for line in lines
     )
     assert len(live.backend.guard.simulator.debits()) == 1
