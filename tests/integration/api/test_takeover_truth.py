@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -68,10 +70,11 @@ def _events(live: Live, kind: str) -> list[dict[str, Any]]:
 
 
 def _until(what: str, check: Callable[[], Any], timeout: float = 30.0) -> Any:
+    """Poll ``check`` until truthy (an httpx response is truthy when it is 2xx)."""
     deadline = time.monotonic() + timeout
     while True:
         got = check()
-        if got:
+        if got if not hasattr(got, "is_success") else got.is_success:
             return got
         assert time.monotonic() < deadline, f"timed out waiting for {what}"
         time.sleep(0.05)
@@ -318,3 +321,73 @@ def test_serve_reconciles_a_gateway_timeout_by_itself_and_says_so(reconciling: L
         "reembolso#4821 settled as executado (asked the gateway)" in line["text"] for line in lines
     )
     assert len(live.backend.guard.simulator.debits()) == 1
+
+
+def test_the_database_dropped_after_the_debit_is_uncertain_never_falhou(
+    pg_url: str, tmp_path: Path
+) -> None:
+    """The gateway debits, then every connection of the database is terminated before the
+    refund is written down: the ledger must not say ``falhou`` (a retry could debit again);
+    the claim is uncertain, reconcile asks the gateway by key and completes it, one debit."""
+    import psycopg
+
+    settings = load_settings(
+        data_dir=tmp_path / "data",
+        database_url=pg_url,
+        token="test-token-123",
+        reconcile_interval_s=3600,
+        ledger_lease_seconds=1.0,
+    )
+    dbname = pg_url.rsplit("/", 1)[-1]
+    for live in live_backend(settings):
+        upsert_pedidos(
+            live.backend.db, [{"pedidoId": "4821", "valorPedido": "129.90", "clienteId": "c-1"}]
+        )
+        simulator = live.backend.guard.simulator
+        # Debit at once, answer 1.5 s later: the window in which the database drops us.
+        simulator.fail_next("timeout_after_debit", delay_s=1.5)
+        with ThreadPoolExecutor(1) as pool:
+            turn = pool.submit(
+                live.http.post,
+                "/api/conversations/conv-drop/messages",
+                json={"text": ASKS[0]},
+            )
+            _until("the debit", simulator.debits, 10)
+            with psycopg.connect(pg_url, autocommit=True) as admin:
+                admin.execute(
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                    "WHERE datname = %s AND pid <> pg_backend_pid()",
+                    (dbname,),
+                )
+            turn.result(30)  # 200 (told uncertain) or 503 (the database was still down)
+        # Within the lease at most, the claim is an uncertain item for a human.
+        [item] = _until("an uncertain item", partial(_uncertain, live), 15)
+        record = live.backend.guard.ledger.get("reembolso#4821")
+        assert record.status in ("resultado_incerto", "tentando")  # never falhou
+        failed = [
+            e
+            for e in _events(live, "TENTATIVA_DE_FERRAMENTA_REGISTRADA")
+            if e["payload"]["ferramenta"] == REFUND and e["payload"]["resultado"] == "falhou"
+        ]
+        assert failed == []
+        # (A pooled ERP connection the drop killed may answer 503 once: the operator retries.)
+        done = _until(
+            "reconcile to get through",
+            partial(
+                live.http.post, f"/api/uncertain/{item['id']}/reconcile", json={"operator": "ana"}
+            ),
+        )
+        assert done.json()["outcome"] == "executado"
+        assert live.backend.guard.ledger.get("reembolso#4821").status == "executado"
+        # The order is written too, and asking again refunds nothing more.
+        # (A pooled ERP connection the drop killed may still answer 503 once: retry.)
+        again = _until(
+            "the API to recover",
+            partial(
+                live.http.post, "/api/conversations/conv-drop/messages", json={"text": ASKS[1]}
+            ),
+        )
+        assert again.status_code == 200, again.text
+        refunds = [a for a in again.json()["attempts"] if a["ferramenta"] == REFUND]
+        assert refunds[-1]["resultado"] == "bloqueado_por_idempotencia"
+        assert len(simulator.debits()) == 1
