@@ -12,6 +12,7 @@ import logging
 import os
 import secrets as _secrets
 from dataclasses import dataclass
+from decimal import Decimal
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -25,9 +26,11 @@ from backend.channel.simulator import ChannelSimulator
 from backend.channel.webhook import WebhookChannel
 from backend.channel.worker import DeliveryWorker
 from backend.events import TENTATIVA, EventType
-from backend.exceptions import ConflictError, ValidationError, unavailable_cause
+from backend.exceptions import NotFoundError
 from backend.guard.interruptions import Interruption
 from backend.guard.service import Guard, build_guard
+from backend.guard.takeovers import Action, LedgerFacts, Resolved, Takeovers
+from backend.guard.uncertain import HandOutcome, Settled, UncertainOutcomes, chave_of, item_id
 from backend.infra.agent import InfraAgentTools
 from backend.infra.dev_tasks import DevTasks
 from backend.infra.pipeline import InfraPipeline
@@ -99,6 +102,11 @@ class Backend:
         self.customer = CustomerService(
             events=self.events, orchestrator=guard.orchestrator, conversations=guard.conversations
         )
+        self.takeovers = Takeovers(
+            interruptions=guard.interruptions,
+            conversations=guard.conversations,
+            orchestrator=guard.orchestrator,
+        )
         self.broadcaster = Broadcaster(self.events)
         self.channel_simulator, self.channel = _channel(settings)
         self.delivery = DeliveryWorker(
@@ -136,9 +144,12 @@ class Backend:
         if expired:
             log.warning(
                 "ledger: %d claim(s) found unfinished after a restart are now "
-                "resultado_incerto; run `cadencia ledger reconcile`",
+                "resultado_incerto; reconciling every %ss (or `cadencia ledger reconcile`)",
                 len(expired),
+                self.settings.reconcile_interval_s,
             )
+        if self.guard.orchestrator.uncertain is not None:
+            self.spawn(self._reconcile_loop(), "reconcile")
 
     async def _provision_scanners(self) -> None:
         """Install semgrep into the data dir on a machine that lacks it, then re-run the
@@ -223,54 +234,76 @@ class Backend:
             if e.payload.get("ferramenta") == interruption.ferramenta
             and e.payload.get(entity_key) == interruption.entidade_id
         ]
-        return InterruptionStory(interruption, transcript, attempts)
+        facts = self.takeovers.ledger_facts(interruption)
+        return InterruptionStory(interruption, transcript, attempts, facts)
 
     async def resolve_interruption(
-        self, ident: int, operator: str, action: str, reply: str
-    ) -> tuple[Interruption, dict[str, Any] | None]:
-        """Execute (once, through the ledger) or deny, reply to the customer, close it.
+        self,
+        ident: int,
+        operator: str,
+        action: Action,
+        reply: str | None,
+        *,
+        valor: Decimal | None = None,
+        reason: str | None = None,
+    ) -> Resolved:
+        """Execute (once, through the ledger), deny or hand back; see :class:`Takeovers`."""
+        return await asyncio.to_thread(
+            self.takeovers.resolve, ident, operator, action, reply, valor=valor, reason=reason
+        )
 
-        Returns the closed takeover and the operator's attempt record (None on deny).
+    def uncertain_items(self) -> list[dict[str, Any]]:
+        """Every uncertain ledger claim, oldest first (Approvals' ``uncertain``)."""
+        found = self.guard.orchestrator.uncertain
+        return [
+            {
+                "id": item_id(record.chave),
+                "chaveIdempotencia": record.chave,
+                "pedidoId": record.entidade_id
+                if tool_spec(record.ferramenta).entity_field == "pedidoId"
+                else None,
+                "valor": record.valor,
+                "conversaId": record.conversa_id,
+                "since": record.updated_at,
+                "age_s": round(age, 1),
+                "actions": ["reconcile", "settle"],
+            }
+            for record, age in (found.items() if found is not None else [])
+        ]
 
-        Raises:
-            UnavailableError: the tool could not run because a dependency of ours failed
-                (e.g. the gateway is down); the takeover stays claimed and the customer
-                gets no reply, so the operator can retry.
+    def _uncertain_outcomes(self) -> UncertainOutcomes:
+        found = self.guard.orchestrator.uncertain
+        if found is None:
+            raise NotFoundError("this backend runs without a ledger: nothing is uncertain")
+        return found
+
+    def reconcile_uncertain(self, ident: str, operator: str) -> Settled:
+        """Ask the gateway about one uncertain claim (``ident`` from :func:`item_id`)."""
+        return self._uncertain_outcomes().reconcile_one(chave_of(ident), by=operator)
+
+    def settle_uncertain(
+        self, ident: str, operator: str, outcome: HandOutcome, reason: str
+    ) -> Settled:
+        """An operator settles one uncertain claim by hand."""
+        return self._uncertain_outcomes().settle(
+            chave_of(ident), outcome, operator=operator, reason=reason
+        )
+
+    async def _reconcile_loop(self) -> None:
+        """Every ``reconcile_interval_s``: ask the gateway about every uncertain claim.
+
+        Each settlement is a ``ledger.reconciliado`` event (so it is in the feed); a round
+        that fails (the database is down) is logged and the next one tries again.
         """
-        if action not in ("execute", "deny"):
-            raise ValidationError("action must be 'execute' or 'deny'")
-        if not reply.strip():
-            raise ValidationError("a reply to the customer is required")
-        current: Interruption = await asyncio.to_thread(self.guard.interruptions.get, ident)
-        if current.status != "claimed" or current.claimed_by != operator:
-            raise ConflictError(
-                f"interruption {ident} is {current.status}"
-                + (f" by {current.claimed_by}" if current.claimed_by else "")
-                + f"; claim it before resolving (operator {operator})"
-            )
-        attempt = None
-        if action == "execute":
-            result = await asyncio.to_thread(
-                self.guard.orchestrator.call,
-                current.conversa_id,
-                current.ferramenta,
-                current.argumentos,
-                operator=operator,
-            )
-            failed = unavailable_cause(result.error) if result.resultado == "falhou" else None
-            if failed is not None:
-                raise failed
-            attempt = result.record
-        closed = await asyncio.to_thread(
-            self.guard.interruptions.close, ident, operator, action, reply
-        )
-        # conv's minimal wiring until resolve's rewrite: the reply goes out through the
-        # channel, and the conversation returns to the agent.
-        await asyncio.to_thread(
-            self.guard.conversations.say, current.conversa_id, "operador", reply, agent=operator
-        )
-        await asyncio.to_thread(self.guard.conversations.hand_back, current.conversa_id)
-        return closed, attempt
+        interval = self.settings.reconcile_interval_s
+        while True:
+            try:
+                settled = await asyncio.to_thread(self.guard.orchestrator.reconcile)
+                if settled:
+                    log.info("reconcile: %s", ", ".join(f"{k} → {v}" for k, v in settled))
+            except Exception as exc:  # the loop must outlive one bad round
+                log.warning("reconcile round failed: %r", exc)
+            await asyncio.sleep(interval)
 
 
 @dataclass(frozen=True)
@@ -280,3 +313,4 @@ class InterruptionStory:
     interruption: Interruption
     transcript: list[dict[str, Any]]
     attempts: list[dict[str, Any]]
+    ledger: LedgerFacts | None = None

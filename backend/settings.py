@@ -48,6 +48,8 @@ class Settings(BaseSettings):
     """Loop ceiling: attempts per (conversa, entidade, ferramenta) before a human takes over."""
     ledger_lease_seconds: float = Field(default=30.0, gt=0)
     """A claim older than this that never completed is treated as ``resultado_incerto``."""
+    reconcile_interval_s: float = Field(default=60.0, gt=0)
+    """How often ``cadencia serve`` asks the gateway about every uncertain ledger claim."""
     gate_correction_limit: int = Field(default=3, ge=1)
 
     gateway_url: str | None = None

@@ -60,9 +60,13 @@ CLIENT_FAULT = 400
 request (e.g. a tool refusing an order it does not know)."""
 
 
-def error_body(code: str, message: str) -> dict[str, Any]:
-    """The one error shape of the API."""
-    return {"error": {"code": code, "message": message}}
+BODY_CONTEXT = ("ledger",)
+"""Context keys of an error that are part of its body: a blocked execute's ledger facts."""
+
+
+def error_body(code: str, message: str, **extra: Any) -> dict[str, Any]:
+    """The one error shape of the API (``extra``: e.g. ``ledger`` on a blocked execute)."""
+    return {"error": {"code": code, "message": message, **extra}}
 
 
 def status_of(exc: CadenciaError) -> int:
@@ -110,8 +114,11 @@ def install_error_handlers(app: FastAPI) -> None:
         status = status_of(exc)
         if status >= 500:
             log.error("answering %d %s: %s", status, exc.code, exc.message)
+        extra = {k: exc.context[k] for k in BODY_CONTEXT if exc.context.get(k) is not None}
         return JSONResponse(
-            error_body(exc.code, exc.message), status_code=status, headers=headers_of(exc)
+            error_body(exc.code, exc.message, **extra),
+            status_code=status,
+            headers=headers_of(exc),
         )
 
     for driver_error in DRIVER_ERRORS:

@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Annotated, Any, Literal
 
 from fastapi import Path, Query
-from pydantic import BaseModel, ConfigDict, StringConstraints, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    field_validator,
+    model_validator,
+)
 
 Operator = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._@ -]{0,63}$")]
 Reason = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=2000)]
@@ -15,6 +23,7 @@ PrActionId = Annotated[str, Path(pattern=r"^[A-Za-z0-9_-]{1,64}$")]
 Ident = Annotated[str, Path(pattern=r"^[A-Za-z0-9_-]{1,64}$")]
 ConversationId = Annotated[str, Path(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")]
 InterruptionId = Annotated[int, Path(ge=1, le=2**53)]
+UncertainId = Annotated[str, Path(pattern=r"^[A-Za-z0-9_-]{1,400}$")]
 After = Annotated[int, Query(ge=0, le=2**53)]
 Limit = Annotated[int, Query(ge=1, le=1000)]
 
@@ -53,11 +62,47 @@ class ClaimBody(_Body):
 
 
 class ResolveBody(_Body):
-    """Execute the tool once (through the ledger) or deny, with a reply to the customer."""
+    """Execute the tool once (through the ledger), deny, or hand back to the bot.
+
+    ``reply`` (to the customer) is required for execute and deny; ``valor`` corrects the
+    amount before executing (≤ the order's value) and needs a ``reason``.
+    """
 
     operator: Operator
-    action: Literal["execute", "deny"]
-    reply: Text
+    action: Literal["execute", "deny", "hand_back"]
+    reply: Text | None = None
+    valor: Annotated[Decimal, Field(gt=0, max_digits=12, decimal_places=2)] | None = None
+    reason: Reason | None = None
+
+    @model_validator(mode="after")
+    def _consistent(self) -> ResolveBody:
+        if self.action != "hand_back" and self.reply is None:
+            raise ValueError(f"reply is required for {self.action}")
+        if self.valor is not None and (self.action != "execute" or self.reason is None):
+            raise ValueError("valor is only for execute, and needs a reason")
+        return self
+
+
+class GrantBody(_Body):
+    """Give the agent more attempts on the takeover's combination (audited)."""
+
+    operator: Operator
+    attempts: Annotated[int, Field(ge=1, le=10)]
+    reason: Reason
+
+
+class UncertainActionBody(_Body):
+    """Who asks the gateway about an uncertain outcome."""
+
+    operator: Operator
+
+
+class SettleBody(_Body):
+    """Settle an uncertain outcome by hand: what really happened, and why you know."""
+
+    operator: Operator
+    outcome: Literal["executado", "falhou"]
+    reason: Reason
 
 
 class MessageBody(_Body):

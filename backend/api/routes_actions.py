@@ -1,5 +1,7 @@
-"""Action routes: takeovers, projects, sessions, handoffs (PRs: routes_prs; conversations and
-operator replies: routes_conversations)."""
+"""Action routes: takeovers and uncertain outcomes, projects, sessions, handoffs.
+
+PR actions are in routes_prs; conversations and operator replies in routes_conversations.
+"""
 
 from __future__ import annotations
 
@@ -13,13 +15,17 @@ from backend.api.models import (
     AcceptBody,
     ClaimBody,
     ExecutionBody,
+    GrantBody,
     HandoffBody,
     Ident,
     InterruptionId,
     ProjectBody,
     ResolveBody,
     SessionBody,
+    SettleBody,
     TurnBody,
+    UncertainActionBody,
+    UncertainId,
 )
 from backend.api.schemas import (
     ERRORS,
@@ -29,9 +35,11 @@ from backend.api.schemas import (
     HandoffOut,
     InterruptionDetailOut,
     InterruptionItem,
+    LedgerFacts,
     ProjectOut,
     ResolveOut,
     SessionOut,
+    UncertainOut,
 )
 from backend.exceptions import ConflictError
 
@@ -47,7 +55,7 @@ def _b(request: Request) -> Any:
 
 @router.get("/interruptions/{ident}")
 async def interruption(request: Request, ident: InterruptionId) -> InterruptionDetailOut:
-    """A takeover: transcript and the ledger's attempt history."""
+    """A takeover: transcript, the attempt history and what the ledger holds for it."""
     story = await asyncio.to_thread(_b(request).interruption_detail, ident)
     item = story.interruption
     return InterruptionDetailOut.model_validate(
@@ -55,6 +63,7 @@ async def interruption(request: Request, ident: InterruptionId) -> InterruptionD
             **InterruptionItem.of(item).model_dump(),
             "transcript": story.transcript,
             "attempts": story.attempts,
+            "ledger": story.ledger.to_dict() if story.ledger else None,
         }
     )
 
@@ -68,18 +77,70 @@ async def claim(request: Request, ident: InterruptionId, body: ClaimBody) -> Int
 
 @router.post("/interruptions/{ident}/resolve")
 async def resolve(request: Request, ident: InterruptionId, body: ResolveBody) -> ResolveOut:
-    """Execute the tool once under the operator's authority (through the ledger) or deny.
+    """Execute the tool once under the operator's authority (through the ledger), deny, or
+    hand back; every resolve returns the conversation to the bot.
 
-    A dependency failing while the tool runs (e.g. the gateway is down) answers 502/503;
-    the takeover stays claimed and the customer gets no reply, so the operator can retry.
+    ``outcome`` is the ledger's real resultado. An execute the ledger blocks (already
+    refunded, another amount claimed) answers 409 ``blocked_by_ledger`` with the ledger's
+    facts in ``error.ledger``; one that did not execute (refused, uncertain) 409
+    ``not_executed``; a dependency failing answers 502/503. In all of these the takeover
+    stays claimed and the customer gets no reply, so the operator can act again.
     """
-    closed, attempt = await _b(request).resolve_interruption(
-        ident, body.operator, body.action, body.reply
+    done = await _b(request).resolve_interruption(
+        ident, body.operator, body.action, body.reply, valor=body.valor, reason=body.reason
     )
     return ResolveOut(
-        interruption=InterruptionItem.of(closed),
-        attempt=AttemptRecord.model_validate(attempt) if attempt is not None else None,
+        outcome=done.outcome,  # type: ignore[arg-type]
+        interruption=InterruptionItem.of(done.interruption),
+        attempt=AttemptRecord.model_validate(done.attempt) if done.attempt else None,
+        ledger=LedgerFacts.model_validate(done.ledger.to_dict()) if done.ledger else None,
     )
+
+
+@router.post("/interruptions/{ident}/grant")
+async def grant(request: Request, ident: InterruptionId, body: GrantBody) -> InterruptionItem:
+    """Give the agent N more attempts on the takeover's combination (audited as an event).
+
+    A takeover still claimed by the operator is handed back first; an unclaimed one is 409.
+    """
+    got = await asyncio.to_thread(
+        _b(request).takeovers.grant, ident, body.operator, body.attempts, body.reason
+    )
+    return InterruptionItem.of(got)
+
+
+# -- uncertain outcomes ------------------------------------------------------------------
+
+
+def _settled(ident: str, done: Any) -> UncertainOut:
+    status = done.status
+    return UncertainOut(
+        id=ident,
+        outcome=status if status != "tentando" else None,
+        settled=done.settled,
+        message=done.message,
+    )
+
+
+@router.post("/uncertain/{ident}/reconcile")
+async def reconcile_uncertain(
+    request: Request, ident: UncertainId, body: UncertainActionBody
+) -> UncertainOut:
+    """Ask the gateway by idempotency key what happened, and settle the claim with it.
+
+    The gateway not answering is 502 and the item stays uncertain.
+    """
+    done = await asyncio.to_thread(_b(request).reconcile_uncertain, ident, body.operator)
+    return _settled(ident, done)
+
+
+@router.post("/uncertain/{ident}/settle")
+async def settle_uncertain(request: Request, ident: UncertainId, body: SettleBody) -> UncertainOut:
+    """Settle an uncertain claim by hand (``executado``: the money moved), with a reason."""
+    done = await asyncio.to_thread(
+        _b(request).settle_uncertain, ident, body.operator, body.outcome, body.reason
+    )
+    return _settled(ident, done)
 
 
 # -- projects, sessions, handoffs --------------------------------------------------------

@@ -81,6 +81,7 @@ async def approvals(request: Request) -> ApprovalsOut:
     return ApprovalsOut(
         infra_prs=[PullRequestOut.model_validate(p) for p in prs],
         interruptions=[InterruptionItem.of(i) for i in interruptions],
+        uncertain=await asyncio.to_thread(_backend(request).uncertain_items),
     )
 
 

@@ -17,6 +17,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from backend.agents.roster import Status as AgentStatus
+from backend.api.schemas_ledger import LedgerFacts, UncertainItem, UncertainOut
 from backend.api.schemas_prs import FindingOut, PullRequestOut
 from backend.gates.state import GateStatus
 from backend.guard.conversations import Role
@@ -33,11 +34,16 @@ class _Out(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
 
+__all__ = ["LedgerFacts", "UncertainItem", "UncertainOut"]  # defined in schemas_ledger
+
+
 class ErrorDetail(_Out):
-    """What went wrong: a stable ``code`` and a message for a person."""
+    """What went wrong: a stable ``code`` and a message for a person (``ledger``: what the
+    ledger holds, on a ``blocked_by_ledger`` / ``not_executed`` 409)."""
 
     code: str
     message: str
+    ledger: LedgerFacts | None = None
 
 
 class ErrorOut(_Out):
@@ -293,6 +299,10 @@ class InterruptionItem(_Out):
     claimed_by: str | None
     resolution: str | None
     reply: str | None
+    outcome: Resultado | None = Field(
+        default=None, description="the ledger's resultado of the operator's execute"
+    )
+    grant_left: int = Field(default=0, description="attempts granted to the agent, unused")
 
     @classmethod
     def of(cls, item: Interruption) -> InterruptionItem:
@@ -311,6 +321,8 @@ class InterruptionItem(_Out):
             claimed_by=item.claimed_by,
             resolution=item.resolution,
             reply=item.reply,
+            outcome=item.outcome,  # type: ignore[arg-type]
+            grant_left=item.grant_left,
         )
 
 
@@ -327,18 +339,23 @@ class InterruptionDetailOut(InterruptionItem):
 
     transcript: list[TranscriptLine]
     attempts: list[AttemptRecord]
+    ledger: LedgerFacts | None = Field(description="what the ledger holds for the entity")
 
 
 class ResolveOut(_Out):
-    """``POST /api/interruptions/{id}/resolve``: the closed takeover and the operator's
-    attempt (``None`` when the operator denied)."""
+    """``POST /api/interruptions/{id}/resolve``: the ledger's real outcome (``executado``
+    only when it really executed; None when nothing ran), the closed takeover, the
+    operator's attempt (None unless executed) and what the ledger now holds."""
 
+    outcome: Resultado | None
     interruption: InterruptionItem
     attempt: AttemptRecord | None
+    ledger: LedgerFacts | None
 
 
 class ApprovalsOut(_Out):
-    """``GET /api/approvals``: infra PRs in review and unresolved takeovers."""
+    """``GET /api/approvals``: infra PRs in review, unresolved takeovers, uncertain outcomes."""
 
     infra_prs: list[PullRequestOut]
     interruptions: list[InterruptionItem]
+    uncertain: list[UncertainItem] = Field(default_factory=list)

@@ -71,13 +71,22 @@ def test_teto_takeover_claim_race_and_resolve(live: Live) -> None:
         )
     assert sorted(r.status_code for r in results) == [200, 409]
     winner = next(r.json()["claimed_by"] for r in results if r.status_code == 200)
-    resolved = live.http.post(
+    blocked = live.http.post(
         f"/api/interruptions/{item['id']}/resolve",
         json={"operator": winner, "action": "execute", "reply": "Já foi emitido."},
+    )
+    # executed under the operator's authority, still through the ledger: never twice, and
+    # never reported as done — the takeover stays claimed for another decision
+    assert blocked.status_code == 409
+    assert blocked.json()["error"]["code"] == "blocked_by_ledger"
+    assert blocked.json()["error"]["ledger"]["status"] == "executado"
+    still = live.http.get(f"/api/interruptions/{item['id']}").json()
+    assert (still["status"], still["claimed_by"]) == ("claimed", winner)
+    resolved = live.http.post(
+        f"/api/interruptions/{item['id']}/resolve",
+        json={"operator": winner, "action": "deny", "reply": "Já foi emitido."},
     ).json()
-    # executed under the operator's authority, still through the ledger: never twice
-    assert resolved["attempt"]["resultado"] == "bloqueado_por_idempotencia"
-    assert resolved["attempt"]["operador"] == winner
+    assert resolved["outcome"] is None
     assert resolved["interruption"]["status"] == "resolved"
     assert live.http.get("/api/approvals").json()["interruptions"] == []
     assert len(live.backend.guard.simulator.debits()) == 1

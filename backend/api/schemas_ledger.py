@@ -1,0 +1,50 @@
+"""Response models of the ledger's facts and of uncertain outcomes (issue 11).
+
+Split from :mod:`backend.api.schemas` (which re-exports them) to keep modules small.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from backend.guard.orchestrator import Resultado
+
+
+class _Out(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+
+class LedgerFacts(_Out):
+    """What the ledger holds for a takeover's entity: its claim's status, amount, when and
+    in which conversation, and the operator who executed it (if a human did)."""
+
+    status: Literal["tentando", "executado", "falhou", "resultado_incerto"]
+    valor: str | None
+    conversaId: str | None
+    ts: str | None
+    chaveIdempotencia: str
+    operador: str | None
+
+
+class UncertainItem(_Out):
+    """An uncertain outcome waiting for a human: ask the gateway, or settle it by hand."""
+
+    id: str = Field(description="URL-safe id of the ledger key")
+    chaveIdempotencia: str
+    pedidoId: str | None
+    valor: str | None
+    conversaId: str
+    since: str
+    age_s: float
+    actions: list[Literal["reconcile", "settle"]]
+
+
+class UncertainOut(_Out):
+    """``POST /api/uncertain/{id}/reconcile`` and ``.../settle``: what it came to."""
+
+    id: str
+    outcome: Resultado | None
+    settled: bool
+    message: str
