@@ -6,11 +6,17 @@ Tree::
     ├── AuthError            401: missing or wrong bearer token
     ├── NotFoundError        404: unknown id
     ├── ConflictError        409: invalid transition, or someone else acted first
+    │   └── BlockedByLedgerError  409 blocked_by_ledger: the ledger refused, with its facts
     ├── ContractError        a 2xx body that does not match the console's model of the route
     └── BackendUnavailableError  connect/read failure, timeout, broken stream
 """
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from console.models import LedgerFacts
 
 
 class ApiError(Exception):
@@ -39,6 +45,18 @@ class NotFoundError(ApiError):
 
 class ConflictError(ApiError):
     """The transition is no longer valid: someone else acted, or the state moved (409)."""
+
+
+class BlockedByLedgerError(ConflictError):
+    """The ledger refused the execute (409 ``blocked_by_ledger``): nothing ran.
+
+    Attributes:
+        ledger: What the ledger holds for the entity (when, which amount, which conversation).
+    """
+
+    def __init__(self, status: int, code: str, message: str, ledger: LedgerFacts) -> None:
+        super().__init__(status, code, message)
+        self.ledger = ledger
 
 
 class ContractError(ApiError):

@@ -84,6 +84,18 @@ def needs_approvals_refetch(event_type: str) -> bool:
     return event_type.startswith(APPROVAL_EVENT_PREFIXES)
 
 
+def touched_items(event_type: str, payload: dict[str, object]) -> set[str]:
+    """Which open screens an event concerns: ``conv:<conversaId>`` and ``int:<id>``."""
+    keys: set[str] = set()
+    conversa = payload.get("conversaId")
+    if isinstance(conversa, str) and conversa:
+        keys.add(f"conv:{conversa}")
+    ident = payload.get("interrupcao_id")
+    if event_type.startswith("interrupcao.") and isinstance(ident, int):
+        keys.add(f"int:{ident}")
+    return keys
+
+
 def backoff_delay(
     failures: int, *, base: float = 0.5, cap: float = 15.0, rng: random.Random | None = None
 ) -> float:
