@@ -20,6 +20,10 @@ from backend.agents.customer_service import CustomerService
 from backend.agents.service import TeamService
 from backend.agents.store import TeamStore
 from backend.broadcast import Broadcaster
+from backend.channel.base import Channel, RetryPolicy
+from backend.channel.simulator import ChannelSimulator
+from backend.channel.webhook import WebhookChannel
+from backend.channel.worker import DeliveryWorker
 from backend.events import TENTATIVA, EventType
 from backend.exceptions import ConflictError, ValidationError, unavailable_cause
 from backend.guard.interruptions import Interruption
@@ -60,6 +64,17 @@ def _scripts(settings: Settings) -> Any:
     )
 
 
+def _channel(settings: Settings) -> tuple[ChannelSimulator | None, Channel]:
+    """The customer's outbound channel: the webhook, or a local simulator behind one."""
+    if settings.channel_webhook_url:
+        return None, WebhookChannel(
+            settings.channel_webhook_url, timeout_s=settings.channel_timeout_s
+        )
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    simulator = ChannelSimulator(journal_path=settings.data_dir / "channel-simulator-journal.jsonl")
+    return simulator, WebhookChannel(simulator.url, timeout_s=settings.channel_timeout_s)
+
+
 class Backend:
     """Everything one backend process runs. Build with :meth:`open`; ``await start()``."""
 
@@ -85,6 +100,16 @@ class Backend:
             events=self.events, orchestrator=guard.orchestrator, conversations=guard.conversations
         )
         self.broadcaster = Broadcaster(self.events)
+        self.channel_simulator, self.channel = _channel(settings)
+        self.delivery = DeliveryWorker(
+            guard.conversations,
+            self.channel,
+            RetryPolicy(
+                base_s=settings.channel_backoff_base_s,
+                max_s=settings.channel_backoff_max_s,
+                deadline_s=settings.channel_deadline_s,
+            ),
+        )
         self.token, self.token_generated = resolve_token(settings)
         self._tasks: set[asyncio.Task[Any]] = set()
         self.tools_ready = asyncio.Event()
@@ -101,6 +126,9 @@ class Backend:
     async def start(self) -> None:
         """Start the live broadcast and settle what a crash may have left uncertain."""
         await self.broadcaster.start()
+        if self.channel_simulator is not None:
+            self.channel_simulator.start()
+        self.spawn(self.delivery.run(), "deliver-messages")
         self.spawn(self._provision_scanners(), "provision-scanners")
         expired = (
             await asyncio.to_thread(self.guard.ledger.expire_stale) if self.guard.ledger else []
@@ -165,6 +193,9 @@ class Backend:
             await asyncio.gather(*self._tasks, return_exceptions=True)
         await asyncio.to_thread(self.pipeline.close_jobs)
         await self.broadcaster.stop()
+        self.channel.close()
+        if self.channel_simulator is not None:
+            await asyncio.to_thread(self.channel_simulator.stop)
         await asyncio.to_thread(self.guard.close)
 
     # -- approvals and takeovers -----------------------------------------------------------

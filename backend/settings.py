@@ -54,6 +54,14 @@ class Settings(BaseSettings):
     """Payment gateway base URL. Default: a local simulator started in-process."""
     gateway_timeout_s: float = 5.0
     gateway_secret_id: str = "cadencia/gateway-pagamento"
+    channel_webhook_url: str | None = None
+    """Where customers' outbound messages are POSTed (JSON, one per message, with an
+    ``Idempotency-Key``). Default: a local channel simulator started in-process."""
+    channel_timeout_s: float = Field(default=5.0, gt=0)
+    channel_deadline_s: float = Field(default=60.0, ge=0)
+    """How long one message's delivery is retried before it is recorded ``failed``."""
+    channel_backoff_base_s: float = Field(default=0.5, gt=0)
+    channel_backoff_max_s: float = Field(default=10.0, gt=0)
     secrets_backend: str = "file"
     """``file`` (data dir, mode 0600) or ``aws`` (Secrets Manager)."""
 

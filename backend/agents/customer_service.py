@@ -31,9 +31,9 @@ from backend.agents.providers.base import (
 )
 from backend.agents.runtime import AgentRuntime, TurnContext
 from backend.agents.team import CUSTOMER_SERVICE
-from backend.events import EventLog, EventType
+from backend.events import EventLog
 from backend.exceptions import UnavailableError, unavailable_cause
-from backend.guard.conversations import Conversations
+from backend.guard.conversations import Conversations, Role
 from backend.guard.orchestrator import Attempt, Orchestrator
 from backend.tools.registry import CONSULTAR_STATUS_PEDIDO, EMITIR_REEMBOLSO, TOOLS
 
@@ -175,8 +175,15 @@ class CustomerService:
         return call
 
     async def handle_message(self, conversa_id: str, text: str) -> dict[str, Any]:
-        """The customer wrote ``text``: run a turn, answer, and return reply + attempts."""
+        """The customer wrote ``text``: run a turn, answer, and return reply + attempts.
+
+        While an operator holds the conversation (``human``) the message is only recorded
+        and streamed: no model turn runs, ``reply`` is None and the operator answers.
+        """
+        held = await asyncio.to_thread(self.conversations.state, conversa_id)
         await self._say(conversa_id, "cliente", text)
+        if held.state == "human":
+            return {"state": "human", "operator": held.operator, "reply": None, "attempts": []}
         first_event = await asyncio.to_thread(self.events.last_id)
         try:
             result = await self.runtime.run_turn(
@@ -197,14 +204,15 @@ class CustomerService:
             for e in await asyncio.to_thread(self.events.after, first_event, 1000)
             if e.type == "TENTATIVA_DE_FERRAMENTA_REGISTRADA" and e.session_id == conversa_id
         ]
-        return {"reply": reply, "attempts": attempts}
+        return {"state": "bot", "operator": None, "reply": reply, "attempts": attempts}
 
-    async def _say(self, conversa_id: str, autor: str, text: str) -> None:
-        await asyncio.to_thread(self.conversations.append, conversa_id, autor, text)  # type: ignore[arg-type]
+    async def _say(self, conversa_id: str, autor: Role, text: str) -> None:
+        # Message, its conversa.mensagem event and (for the agent's) its delivery commit
+        # together; the channel's worker delivers it after the commit.
         await asyncio.to_thread(
-            self.events.append,
-            EventType.CONVERSA_MENSAGEM,
-            {"conversaId": conversa_id, "autor": autor, "texto": text},
-            session_id=conversa_id,
+            self.conversations.say,
+            conversa_id,
+            autor,
+            text,
             agent=CUSTOMER_SERVICE if autor == "agente" else None,
         )

@@ -66,6 +66,13 @@ class MessageBody(_Body):
     text: Text
 
 
+class ReplyBody(_Body):
+    """An operator's message to the customer of a takeover they hold."""
+
+    operator: Operator
+    text: Text
+
+
 class ProjectBody(_Body):
     """A new project; its repository is created in the data dir (``template`` seeds it)."""
 

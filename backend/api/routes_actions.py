@@ -1,4 +1,5 @@
-"""Action routes: takeovers, conversations, projects, sessions, handoffs (PRs: routes_prs)."""
+"""Action routes: takeovers, projects, sessions, handoffs (PRs: routes_prs; conversations and
+operator replies: routes_conversations)."""
 
 from __future__ import annotations
 
@@ -11,12 +12,10 @@ from backend.api.auth import require_token
 from backend.api.models import (
     AcceptBody,
     ClaimBody,
-    ConversationId,
     ExecutionBody,
     HandoffBody,
     Ident,
     InterruptionId,
-    MessageBody,
     ProjectBody,
     ResolveBody,
     SessionBody,
@@ -26,7 +25,6 @@ from backend.api.schemas import (
     ERRORS,
     AgentTurnOut,
     AttemptRecord,
-    CustomerReplyOut,
     ExecutionOut,
     HandoffOut,
     InterruptionDetailOut,
@@ -82,22 +80,6 @@ async def resolve(request: Request, ident: InterruptionId, body: ResolveBody) ->
         interruption=InterruptionItem.of(closed),
         attempt=AttemptRecord.model_validate(attempt) if attempt is not None else None,
     )
-
-
-# -- conversations -----------------------------------------------------------------------
-
-
-@router.post("/conversations/{conversa_id}/messages")
-async def message(
-    request: Request, conversa_id: ConversationId, body: MessageBody
-) -> CustomerReplyOut:
-    """A customer message: runs the customer-service agent's turn through the guard.
-
-    When a dependency fails during the turn (model provider, gateway, database) the answer
-    is 502/503 and the customer is told only a fixed apology, never the error.
-    """
-    result = await _b(request).customer.handle_message(conversa_id, body.text)
-    return CustomerReplyOut.model_validate(result)
 
 
 # -- projects, sessions, handoffs --------------------------------------------------------

@@ -277,13 +277,6 @@ class AttemptRecord(_Out):
     interrupcaoId: int | None = Field(default=None, description="the takeover it opened")
 
 
-class CustomerReplyOut(_Out):
-    """``POST /api/conversations/{id}/messages``: the reply and this turn's attempts."""
-
-    reply: str
-    attempts: list[AttemptRecord]
-
-
 class InterruptionItem(_Out):
     """A human takeover as lists show it (``/api/approvals``, claim, resolve)."""
 

@@ -1,32 +1,265 @@
-"""Conversation transcripts (customer, agent and operator messages)."""
+"""Customer conversations: who holds them (``bot`` or ``human``) and their messages.
+
+A conversation is ``bot`` until an operator claims one of its takeovers (``take``, in the
+same unit of work as the claim); it is ``human`` until a resolve hands it back. While
+``human`` the customer's messages are recorded and streamed but no model turn runs.
+
+Every outbound message (``agente`` or ``operador``) said through :meth:`Conversations.say`
+gets a delivery row (``pending``) in the same transaction as the message and its
+``conversa.mensagem`` event; after the commit the outbound listeners (the channel's
+delivery worker) are told its id, so delivery never runs on the request path and a crash
+leaves a ``pending`` row that the next start retries.
+"""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
 
-from backend.events import utcnow_iso
-from backend.store.db import Database
+from backend.events import EventType, utcnow_iso
+from backend.exceptions import ConflictError
+from backend.store.db import Database, Tx
+from backend.store.uow import UnitOfWork, Work
+
+if TYPE_CHECKING:
+    from backend.events import EventLog
 
 Role = Literal["cliente", "agente", "operador"]
+State = Literal["bot", "human"]
+OUTBOUND: frozenset[str] = frozenset({"agente", "operador"})
+
+
+@dataclass(frozen=True)
+class ConversationState:
+    """Who holds a conversation: the agent (``bot``) or ``operator`` (``human``)."""
+
+    state: State
+    operator: str | None
+
+
+@dataclass(frozen=True)
+class Message:
+    """One message with, for outbound ones, its delivery to the customer's channel."""
+
+    id: int
+    autor: Role
+    texto: str
+    ts: str
+    delivery: dict[str, Any] | None
+
+    @classmethod
+    def from_row(cls, row: dict[str, Any]) -> Message:
+        """Build from ``conversation_messages_delivery`` (delivery columns may be NULL)."""
+        delivery = None
+        if row.get("status") is not None:
+            delivery = {
+                "status": row["status"],
+                "attempts": int(row["attempts"]),
+                "last_error": row["last_error"],
+                "delivered_at": str(row["delivered_at"]) if row["delivered_at"] else None,
+            }
+        return cls(int(row["id"]), row["role"], row["text"], str(row["ts"]), delivery)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form (the API's ``MessageOut``)."""
+        return {
+            "id": self.id,
+            "autor": self.autor,
+            "texto": self.texto,
+            "ts": self.ts,
+            "delivery": self.delivery,
+        }
+
+
+OutboundListener = Callable[[int], None]
+
+
+def _sql(db: Database, tx: Work | Tx | None) -> Tx | None:
+    if isinstance(tx, Tx):
+        return tx
+    return tx.tx_for(db) if tx is not None else None
 
 
 class Conversations:
-    """Append and read messages of customer conversations."""
+    """Conversation state, transcripts and the outbound delivery journal."""
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, events: EventLog | None = None) -> None:
         self.db = db
+        self.events = events
+        self._outbound: list[OutboundListener] = []
+
+    # -- state ---------------------------------------------------------------------------
+
+    def take(self, conversa_id: str, operator: str, *, tx: Work | Tx | None = None) -> None:
+        """The conversation goes to ``human``, held by ``operator``.
+
+        With ``tx`` (a unit of work, or the caller's open transaction on this database) it
+        commits with the caller's change, e.g. the claim of the takeover.
+        """
+        self._set(conversa_id, "human", operator, tx)
+
+    def hand_back(self, conversa_id: str, *, tx: Work | Tx | None = None) -> None:
+        """The conversation returns to the agent (``bot``)."""
+        self._set(conversa_id, "bot", None, tx)
+
+    def state(self, conversa_id: str) -> ConversationState:
+        """Who holds the conversation now (``bot`` when it was never taken)."""
+        with self.db.transaction(write=False) as tx:
+            return self._state_in(tx, conversa_id)
+
+    def known(self, conversa_id: str) -> bool:
+        """Whether the conversation has any message or state."""
+        with self.db.transaction(write=False) as tx:
+            return tx.one("conversation_known", {"conversa_id": conversa_id}) is not None
+
+    def _set(self, conversa_id: str, state: State, operator: str | None, tx: Any) -> None:
+        params = {
+            "conversa_id": conversa_id,
+            "state": state,
+            "operator": operator,
+            "now": utcnow_iso(),
+        }
+        sql = _sql(self.db, tx)
+        if sql is not None:
+            sql.execute("conversation_set_state", params)
+            return
+        with self.db.transaction() as own:
+            own.execute("conversation_set_state", params)
+
+    @staticmethod
+    def _state_in(tx: Tx, conversa_id: str) -> ConversationState:
+        row = tx.one("conversation_state", {"conversa_id": conversa_id})
+        if row is None:
+            return ConversationState("bot", None)
+        return ConversationState(row["state"], row["operator"])
+
+    # -- messages ------------------------------------------------------------------------
+
+    def add_outbound_listener(self, listener: OutboundListener) -> None:
+        """Call ``listener(message_id)`` after each outbound message commits."""
+        self._outbound.append(listener)
+
+    def remove_outbound_listener(self, listener: OutboundListener) -> None:
+        """Stop calling ``listener``."""
+        if listener in self._outbound:
+            self._outbound.remove(listener)
 
     def append(self, conversa_id: str, role: Role, text: str) -> int:
-        """Append one message; returns its id."""
+        """Record one message only (no event, no delivery: ``prove``'s simulated talks)."""
         with self.db.transaction() as tx:
-            row = tx.one(
-                "message_append",
-                {"conversa_id": conversa_id, "role": role, "text": text, "ts": utcnow_iso()},
+            return self._append_in(tx, conversa_id, role, text)
+
+    def say(
+        self,
+        conversa_id: str,
+        autor: Role,
+        text: str,
+        *,
+        agent: str | None = None,
+        held_by: str | None = None,
+    ) -> Message:
+        """Record a message, emit ``conversa.mensagem`` and, when outbound, queue its delivery.
+
+        All in one unit of work. ``held_by`` (an operator's reply) refuses with
+        :class:`ConflictError` unless the conversation is ``human`` and held by them, checked
+        in the same transaction so a concurrent hand back cannot slip in between.
+        """
+        assert self.events is not None, "Conversations needs the event log to say()"
+        with UnitOfWork(self.db).begin() as work:
+            tx = work.tx_for(self.db)
+            assert tx is not None
+            if held_by is not None:
+                current = self._state_in(tx, conversa_id)
+                if current.state != "human" or current.operator != held_by:
+                    raise ConflictError(
+                        f"conversation {conversa_id} is {current.state}"
+                        + (f" (held by {current.operator})" if current.operator else "")
+                        + f", not held by {held_by}"
+                    )
+            ts = utcnow_iso()
+            ident = self._append_in(tx, conversa_id, autor, text, ts)
+            delivery = None
+            if autor in OUTBOUND:
+                delivery = dict(status="pending", attempts=0, last_error=None, delivered_at=None)
+                tx.execute(
+                    "delivery_enqueue",
+                    {
+                        "message_id": ident,
+                        "conversa_id": conversa_id,
+                        "key": f"msg-{ident}-{uuid.uuid4().hex[:12]}",
+                        "now": utcnow_iso(),
+                    },
+                )
+                work.after_commit(lambda: self._tell(ident))
+            self.events.append(
+                EventType.CONVERSA_MENSAGEM,
+                {"conversaId": conversa_id, "autor": autor, "texto": text},
+                session_id=conversa_id,
+                agent=agent,
+                tx=work,
             )
+        return Message(ident, autor, text, ts, delivery)
+
+    def _append_in(
+        self, tx: Tx, conversa_id: str, role: Role, text: str, ts: str | None = None
+    ) -> int:
+        row = tx.one(
+            "message_append",
+            {"conversa_id": conversa_id, "role": role, "text": text, "ts": ts or utcnow_iso()},
+        )
         assert row is not None
         return int(row["id"])
 
+    def _tell(self, message_id: int) -> None:
+        for listener in list(self._outbound):
+            listener(message_id)
+
     def transcript(self, conversa_id: str) -> list[dict[str, Any]]:
-        """Every message of a conversation, oldest first."""
+        """Every message of a conversation, oldest first (``role``/``text`` rows)."""
         with self.db.transaction(write=False) as tx:
             return tx.all("messages_for", {"conversa_id": conversa_id})
+
+    def messages(self, conversa_id: str) -> list[Message]:
+        """Every message with its delivery state, oldest first."""
+        with self.db.transaction(write=False) as tx:
+            rows = tx.all("conversation_messages_delivery", {"conversa_id": conversa_id})
+        return [Message.from_row(r) for r in rows]
+
+    # -- delivery journal (the channel's worker) ------------------------------------------
+
+    def pending_deliveries(self) -> list[int]:
+        """Message ids whose delivery is still ``pending`` (e.g. left by a crash)."""
+        with self.db.transaction(write=False) as tx:
+            return [int(r["message_id"]) for r in tx.all("deliveries_pending")]
+
+    def delivery(self, message_id: int) -> dict[str, Any] | None:
+        """One delivery row joined with its message, or None."""
+        with self.db.transaction(write=False) as tx:
+            return tx.one("delivery_get", {"message_id": message_id})
+
+    def record_attempt(self, message_id: int, error: str | None) -> None:
+        """Count one delivery attempt (``error`` when it failed)."""
+        with self.db.transaction() as tx:
+            tx.execute(
+                "delivery_record_attempt",
+                {"message_id": message_id, "error": error, "now": utcnow_iso()},
+            )
+
+    def finish_delivery(
+        self, message_id: int, status: Literal["delivered", "failed"], error: str | None
+    ) -> None:
+        """Close a pending delivery as ``delivered`` or ``failed``."""
+        now = utcnow_iso()
+        with self.db.transaction() as tx:
+            tx.execute(
+                "delivery_finish",
+                {
+                    "message_id": message_id,
+                    "status": status,
+                    "error": error,
+                    "now": now,
+                    "delivered_at": now if status == "delivered" else None,
+                },
+            )

@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 from backend.events import EventLog, EventType, utcnow_iso
 from backend.exceptions import ConflictError, NotFoundError
+from backend.guard.conversations import Conversations
 from backend.store.db import Row, dumps, loads
 from backend.store.uow import UnitOfWork, Work
 from backend.tools.registry import EntityField, tool_spec
@@ -162,6 +163,8 @@ class Interruptions:
                     + (f" by {current.claimed_by}" if current.claimed_by else ""),
                     id=ident,
                 )
+            # The conversation changes hands in the same transaction as the claim.
+            Conversations(self.db).take(row["conversa_id"], operator, tx=tx)
             event = self.events.append_in(
                 tx,
                 EventType.INTERRUPCAO_ASSUMIDA,

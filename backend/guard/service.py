@@ -123,7 +123,7 @@ def build_guard(
         events=events,
         ledger=ledger,
         interruptions=interruptions,
-        conversations=Conversations(db),
+        conversations=Conversations(db, events),
         toolbox=toolbox,
         orchestrator=orchestrator,
         metrics=metrics,

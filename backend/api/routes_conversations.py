@@ -1,0 +1,83 @@
+"""Conversation routes: customer messages, reading a conversation, operator replies."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from fastapi import APIRouter, Depends, Request
+
+from backend.api.auth import require_token
+from backend.api.models import ConversationId, InterruptionId, MessageBody, ReplyBody
+from backend.api.schemas import ERRORS, AttemptRecord
+from backend.api.schemas_conversations import ConversationOut, CustomerReplyOut, MessageOut
+from backend.events import TENTATIVA
+from backend.exceptions import ConflictError, NotFoundError
+
+router = APIRouter(prefix="/api", dependencies=[Depends(require_token)], responses=ERRORS)
+
+
+def _b(request: Request) -> Any:
+    return request.app.state.backend
+
+
+@router.post("/conversations/{conversa_id}/messages")
+async def message(
+    request: Request, conversa_id: ConversationId, body: MessageBody
+) -> CustomerReplyOut:
+    """A customer message: runs the customer-service agent's turn through the guard.
+
+    While an operator holds the conversation (``state: human``) the message is recorded
+    and streamed, no model turn runs and ``reply`` is null. When a dependency fails during
+    the turn (model provider, gateway, database) the answer is 502/503 and the customer is
+    told only a fixed apology, never the error.
+    """
+    result = await _b(request).customer.handle_message(conversa_id, body.text)
+    return CustomerReplyOut.model_validate(result)
+
+
+def _conversation(backend: Any, conversa_id: str) -> ConversationOut:
+    conversations = backend.guard.conversations
+    messages = conversations.messages(conversa_id)
+    if not messages and not conversations.known(conversa_id):
+        raise NotFoundError(f"no conversation with id {conversa_id}", id=conversa_id)
+    held = conversations.state(conversa_id)
+    attempts = [e.payload for e in backend.events.of_session(conversa_id, TENTATIVA)]
+    return ConversationOut(
+        id=conversa_id,
+        state=held.state,
+        operator=held.operator,
+        messages=[MessageOut.model_validate(m.to_dict()) for m in messages],
+        attempts=[AttemptRecord.model_validate(a) for a in attempts],
+    )
+
+
+@router.get("/conversations/{conversa_id}")
+async def conversation(request: Request, conversa_id: ConversationId) -> ConversationOut:
+    """Who holds the conversation, every message with its delivery, and the tool attempts."""
+    return await asyncio.to_thread(_conversation, _b(request), conversa_id)
+
+
+def _reply(backend: Any, ident: int, operator: str, text: str) -> MessageOut:
+    item = backend.guard.interruptions.get(ident)
+    if item.status != "claimed" or item.claimed_by != operator:
+        raise ConflictError(
+            f"interruption {ident} is {item.status}"
+            + (f" by {item.claimed_by}" if item.claimed_by else "")
+            + f"; only the operator who claimed it may reply (operator {operator})",
+            id=ident,
+        )
+    said = backend.guard.conversations.say(
+        item.conversa_id, "operador", text, agent=operator, held_by=operator
+    )
+    return MessageOut.model_validate(said.to_dict())
+
+
+@router.post("/interruptions/{ident}/reply")
+async def reply(request: Request, ident: InterruptionId, body: ReplyBody) -> MessageOut:
+    """The claiming operator writes to the customer (any number of times while claimed).
+
+    The message is recorded as ``operador``, emitted as ``conversa.mensagem`` and handed to
+    the customer's channel in the background (its ``delivery`` starts ``pending``).
+    """
+    return await asyncio.to_thread(_reply, _b(request), ident, body.operator, body.text)

@@ -1,0 +1,1 @@
+"""The customer's outbound channel: every agent and operator message is delivered here."""
