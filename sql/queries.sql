@@ -92,12 +92,12 @@ WHERE conversa_id = %(conversa_id)s AND entidade_id = %(entidade_id)s
 
 -- name: interruption_get
 SELECT id, conversa_id, entidade_id, ferramenta, motivo, argumentos, attempts, status,
-       claimed_by, resolution, reply, opened_at, updated_at
+       claimed_by, resolution, reply, outcome, grant_total, grant_used, opened_at, updated_at
 FROM interruptions WHERE id = %(id)s
 
 -- name: interruptions_unresolved
 SELECT id, conversa_id, entidade_id, ferramenta, motivo, argumentos, attempts, status,
-       claimed_by, resolution, reply, opened_at, updated_at
+       claimed_by, resolution, reply, outcome, grant_total, grant_used, opened_at, updated_at
 FROM interruptions WHERE status <> 'resolved' ORDER BY id
 
 -- name: interruption_claim
@@ -106,8 +106,26 @@ WHERE id = %(id)s AND status = 'open'
 
 -- name: interruption_resolve
 UPDATE interruptions
-SET status = 'resolved', resolution = %(resolution)s, reply = %(reply)s, updated_at = %(now)s
+SET status = 'resolved', resolution = %(resolution)s, reply = %(reply)s, outcome = %(outcome)s,
+    updated_at = %(now)s
 WHERE id = %(id)s AND status = 'claimed' AND claimed_by = %(operator)s
+
+-- name: interruption_latest_for
+SELECT id, conversa_id, entidade_id, ferramenta, motivo, argumentos, attempts, status,
+       claimed_by, resolution, reply, outcome, grant_total, grant_used, opened_at, updated_at
+FROM interruptions
+WHERE conversa_id = %(conversa_id)s AND entidade_id = %(entidade_id)s
+  AND ferramenta = %(ferramenta)s
+ORDER BY id DESC LIMIT 1
+
+-- name: interruption_grant
+UPDATE interruptions SET grant_total = grant_total + %(attempts)s, updated_at = %(now)s
+WHERE id = %(id)s AND status = 'resolved'
+
+-- name: interruption_grant_use
+UPDATE interruptions SET grant_used = grant_used + 1, updated_at = %(now)s
+WHERE id = %(id)s AND status = 'resolved' AND grant_used < grant_total
+RETURNING id
 
 -- name: message_append
 INSERT INTO conversation_messages (conversa_id, role, text, ts)

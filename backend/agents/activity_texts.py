@@ -212,6 +212,19 @@ RENDERERS: dict[str, Callable[[Payload], str]] = {
     E.INTERRUPCAO_RESOLVIDA: lambda p: (
         f"interruption {p.s('interrupcao_id')} resolved by {p.s('operator')}: {p.s('action')}"
     ),
+    E.INTERRUPCAO_CONCEDIDA: lambda p: (
+        f"interruption {p.s('interrupcao_id')}: {p.s('operator')} gave the agent "
+        f"{p.s('attempts')} more attempt(s){p.suffix('reason', ': ')}"
+    ),
+    E.INTERRUPCAO_VALOR_CORRIGIDO: lambda p: (
+        f"interruption {p.s('interrupcao_id')}: {p.s('operator')} corrected the amount to "
+        f"{p.s('valor')}{p.suffix('reason', ': ')}"
+    ),
+    E.LEDGER_RECONCILIADO: lambda p: (
+        f"ledger {p.s('chaveIdempotencia')} settled as {p.s('status')}"
+        + (" (asked the gateway)" if p.s("how") == "gateway" else f" by {p.s('by')}")
+        + p.suffix("reason", ": ")
+    ),
     E.CONVERSA_MENSAGEM: lambda p: f"{p.s('autor')} in {p.s('conversaId')}: {p.s('texto', '')}",
     E.IDEA_READINESS_CONFIRMED: lambda p: (
         f"{p.view.agent or 'criativo'} confirmed the idea is ready{p.suffix('summary')}"

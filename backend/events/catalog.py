@@ -53,6 +53,9 @@ class EventType(StrEnum):
     INTERRUPCAO_ABERTA = "interrupcao.aberta"
     INTERRUPCAO_ASSUMIDA = "interrupcao.assumida"
     INTERRUPCAO_RESOLVIDA = "interrupcao.resolvida"
+    INTERRUPCAO_CONCEDIDA = "interrupcao.concedida"
+    INTERRUPCAO_VALOR_CORRIGIDO = "interrupcao.valor_corrigido"
+    LEDGER_RECONCILIADO = "ledger.reconciliado"
     CONVERSA_MENSAGEM = "conversa.mensagem"
     TOOLS_PROVISIONING = "tools.provisioning"
     TOOLS_READY = "tools.ready"
@@ -139,6 +142,18 @@ EVENTS: dict[EventType, EventSpec] = {
     E.INTERRUPCAO_ASSUMIDA: EventSpec("an operator claimed an interruption", p.InterrupcaoAssumida),
     E.INTERRUPCAO_RESOLVIDA: EventSpec(
         "an operator resolved an interruption", p.InterrupcaoResolvida
+    ),
+    E.INTERRUPCAO_CONCEDIDA: EventSpec(
+        "an operator gave the agent more attempts on a settled combination",
+        p.InterrupcaoConcedida,
+    ),
+    E.INTERRUPCAO_VALOR_CORRIGIDO: EventSpec(
+        "an operator executed a takeover with a corrected amount (an override, with a reason)",
+        p.InterrupcaoValorCorrigido,
+    ),
+    E.LEDGER_RECONCILIADO: EventSpec(
+        "an uncertain ledger claim was settled (asked the gateway by key, or by hand)",
+        p.LedgerReconciliado,
     ),
     E.CONVERSA_MENSAGEM: EventSpec("a message in a customer conversation", p.ConversaMensagem),
     E.TOOLS_PROVISIONING: EventSpec(

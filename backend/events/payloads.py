@@ -233,6 +233,33 @@ class InterrupcaoResolvida(Payload):
     operator: str
     action: str  # execute | deny | hand_back
     reply: str
+    outcome: Resultado | None = None  # the ledger's real resultado of an execute
+
+
+class InterrupcaoConcedida(Payload):
+    interrupcao_id: int
+    operator: str
+    attempts: int
+    reason: str
+    conversaId: str
+
+
+class InterrupcaoValorCorrigido(Payload):
+    interrupcao_id: int
+    operator: str
+    conversaId: str
+    valor_anterior: str | None
+    valor: str
+    reason: str
+
+
+class LedgerReconciliado(Payload):
+    chaveIdempotencia: str
+    conversaId: str
+    status: Literal["executado", "falhou", "resultado_incerto", "tentando"]
+    by: str  # "reconcile" (the backend asked the gateway) or the operator who settled it
+    how: Literal["gateway", "by_hand"]
+    reason: str | None = None
 
 
 class ConversaMensagem(Payload):

@@ -38,6 +38,15 @@ class Interruption:
     reply: str | None
     opened_at: str
     updated_at: str
+    outcome: str | None = None
+    """The ledger's ``resultado`` of the operator's action (None: nothing ran)."""
+    grant_total: int = 0
+    grant_used: int = 0
+
+    @property
+    def grant_left(self) -> int:
+        """Attempts an operator granted the agent that it has not used yet."""
+        return max(0, self.grant_total - self.grant_used)
 
     @classmethod
     def from_row(cls, row: Row) -> Interruption:
@@ -65,6 +74,8 @@ class Interruption:
             "claimed_by": self.claimed_by,
             "resolution": self.resolution,
             "reply": self.reply,
+            "outcome": self.outcome,
+            "grant_left": self.grant_left,
         }
 
 
@@ -175,8 +186,16 @@ class Interruptions:
         self.events.publish([event])
         return Interruption.from_row(row)
 
-    def close(self, ident: int, operator: str, resolution: str, reply: str) -> Interruption:
-        """Mark resolved; only the operator who claimed it may."""
+    def close(
+        self,
+        ident: int,
+        operator: str,
+        resolution: str,
+        reply: str | None,
+        *,
+        outcome: str | None = None,
+    ) -> Interruption:
+        """Mark resolved with the ledger's real ``outcome``; only the claiming operator may."""
         with self.db.transaction() as tx:
             changed = tx.execute(
                 "interruption_resolve",
@@ -185,6 +204,7 @@ class Interruptions:
                     "operator": operator,
                     "resolution": resolution,
                     "reply": reply,
+                    "outcome": outcome,
                     "now": utcnow_iso(),
                 },
             )
@@ -195,14 +215,68 @@ class Interruptions:
                 raise ConflictError(
                     f"interruption {ident} must be claimed by {operator} before resolving", id=ident
                 )
+            payload: dict[str, Any] = {
+                "interrupcao_id": ident,
+                "operator": operator,
+                "action": resolution,
+                "reply": reply or "",
+            }
+            if outcome is not None:
+                payload["outcome"] = outcome
             event = self.events.append_in(
                 tx,
                 EventType.INTERRUPCAO_RESOLVIDA,
+                payload,
+                session_id=row["conversa_id"],
+                agent="operador",
+            )
+        self.events.publish([event])
+        return Interruption.from_row(row)
+
+    # -- what the human settled ------------------------------------------------------------
+
+    def latest_for(
+        self, conversa_id: str, entidade_id: str, ferramenta: str, *, tx: Work | None = None
+    ) -> Interruption | None:
+        """The newest takeover of this combination (any motivo, any status), if any."""
+        params = {"conversa_id": conversa_id, "entidade_id": entidade_id, "ferramenta": ferramenta}
+        sql = tx.tx_for(self.db) if tx is not None else None
+        if sql is not None:
+            row = sql.one("interruption_latest_for", params)
+        else:
+            with self.db.transaction(write=False) as own:
+                row = own.one("interruption_latest_for", params)
+        return Interruption.from_row(row) if row else None
+
+    def use_grant(self, ident: int, *, tx: Work) -> bool:
+        """Spend one granted attempt, atomically; False when none is left."""
+        sql = tx.tx_for(self.db)
+        assert sql is not None, "a grant is spent in the events database's unit of work"
+        return sql.one("interruption_grant_use", {"id": ident, "now": utcnow_iso()}) is not None
+
+    def grant(self, ident: int, operator: str, attempts: int, reason: str) -> Interruption:
+        """Give the agent ``attempts`` more tries on a settled combination (audited)."""
+        with self.db.transaction() as tx:
+            changed = tx.execute(
+                "interruption_grant", {"id": ident, "attempts": attempts, "now": utcnow_iso()}
+            )
+            row = tx.one("interruption_get", {"id": ident})
+            if row is None:
+                raise NotFoundError(f"no interruption with id {ident}", id=ident)
+            if not changed:
+                raise ConflictError(
+                    f"interruption {ident} is {row['status']}; resolve it before granting",
+                    id=ident,
+                )
+            event = self.events.append_in(
+                tx,
+                EventType.INTERRUPCAO_CONCEDIDA,
                 {
                     "interrupcao_id": ident,
                     "operator": operator,
-                    "action": resolution,
-                    "reply": reply,
+                    "attempts": attempts,
+                    "reason": reason,
+                    "conversaId": row["conversa_id"],
                 },
                 session_id=row["conversa_id"],
                 agent="operador",

@@ -13,10 +13,12 @@ only so ``cadencia prove`` can show what the production design prevents.
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import replace
+from functools import partial
 from typing import Any, Literal
 
 from pydantic import ValidationError as PydanticValidationError
@@ -24,57 +26,28 @@ from pydantic import ValidationError as PydanticValidationError
 from backend.events import TENTATIVA, EventLog, utcnow_iso
 from backend.exceptions import CadenciaError, GatewayUncertainError
 from backend.guard.interruptions import Interruptions
+from backend.guard.outcomes import (
+    Attempt,
+    CallOutcome,
+    Resultado,
+    decided_by_human,
+    mensagem_de_teto,
+    unrecorded,
+)
 from backend.guard.toolbox import Toolbox
-from backend.ledger.base import Ledger, Reservation, counter_key
+from backend.guard.uncertain import UncertainOutcomes
+from backend.ledger.base import ClaimRequest, Ledger, Reservation, counter_key
 from backend.metrics import Metrics
 from backend.store.uow import UnitOfWork, Work
 from backend.tools.registry import ToolSpec, find_tool
 from backend.tools.specs import ToolArgs
 
+log = logging.getLogger(__name__)
+
+# Resultado, Attempt and the teto message moved to outcomes; callers still import them here.
+__all__ = ["Architecture", "Attempt", "Orchestrator", "Resultado", "mensagem_de_teto"]
+
 Architecture = Literal["minima", "producao"]
-Resultado = Literal[
-    "executado",
-    "bloqueado_por_idempotencia",
-    "bloqueado_por_teto",
-    "argumentos_invalidos",
-    "falhou",
-    "resultado_incerto",
-]
-
-
-def mensagem_de_teto(entidade: str) -> str:
-    """The seed's handoff message to the customer when the ceiling stops a tool."""
-    return (
-        "Não consigo confirmar isso automaticamente depois de várias tentativas — vou "
-        f"encaminhar para um atendente humano revisar o pedido {entidade}."
-    )
-
-
-@dataclass(frozen=True)
-class Attempt:
-    """The outcome of one tool call, as recorded and as told to the customer."""
-
-    record: dict[str, Any]
-    mensagem: str
-    dados: dict[str, Any] | None = None
-    interruption_id: int | None = None
-    error: CadenciaError | None = None  # why it failed: a dependency, or the tool refusing
-
-    @property
-    def resultado(self) -> Resultado:
-        """The attempt's ``resultado``."""
-        return self.record["resultado"]  # type: ignore[no-any-return]
-
-
-@dataclass
-class _Outcome:
-    resultado: Resultado
-    mensagem: str
-    dados: dict[str, Any] | None = None
-    detalhe: str | None = None
-    interruption_id: int | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
-    error: CadenciaError | None = None
 
 
 class Orchestrator:
@@ -104,6 +77,7 @@ class Orchestrator:
         self.metrics = metrics
         self.architecture = architecture
         self.uow = UnitOfWork(events.db)
+        self.uncertain = UncertainOutcomes(ledger, toolbox, events) if ledger is not None else None
         self._minima_counts: Counter[str] = Counter()
         self._minima_lock = threading.Lock()
 
@@ -143,12 +117,15 @@ class Orchestrator:
         with self.uow.begin() as tx:
             # An operator acting on a takeover is not counted against the agent's ceiling.
             reservation = self.ledger.reserve(counter, claim, count=operator is None, tx=tx)
+            blocked = None  # allowed: the tool runs outside the transaction
             if reservation.bloqueado_por_teto:
-                blocked = self._teto(conversa_id, spec, entidade, raw, reservation, tx)
-            elif reservation.claim not in ("none", "claimed"):
-                blocked = self._blocked_by_ledger(conversa_id, spec, entidade, raw, reservation, tx)
-            else:
-                blocked = None  # allowed: the tool runs outside the transaction
+                reservation, blocked = self._past_teto(
+                    conversa_id, spec, entidade, raw, counter, claim, reservation, tx
+                )
+            if blocked is None and reservation.claim not in ("none", "claimed"):
+                blocked = self._blocked_by_ledger(
+                    conversa_id, spec, entidade, raw, reservation, tx, operator
+                )
             if blocked is not None:
                 # Blocked: the decision, the takeover and the attempt's event commit together.
                 return self._record(
@@ -163,20 +140,31 @@ class Orchestrator:
                     tx=tx,
                 )
         outcome, settle = self._run_tool(spec, args, chave)
-        with self.uow.begin() as tx:
-            if settle is not None:
-                settle(tx)  # ledger completion and the attempt's event commit together
-            return self._record(
-                conversa_id,
-                spec,
-                raw,
-                entidade,
-                reservation.tentativa,
-                chave,
-                outcome,
-                operator,
-                tx=tx,
-            )
+        record = partial(
+            self._record, conversa_id, spec, raw, entidade, reservation.tentativa, chave
+        )
+        try:
+            with self.uow.begin() as tx:
+                if settle is not None:
+                    settle(tx)  # ledger completion and the attempt's event commit together
+                return record(outcome, operator, tx=tx)
+        except Exception as exc:
+            if settle is None or chave is None:
+                raise
+            # The tool answered but its outcome could not be written down (the database
+            # dropped us): never ``falhou``, which would let a retry take the claim again.
+            log.warning("ledger completion of %s failed (%r): resultado_incerto", chave, exc)
+            assert self.ledger is not None
+            try:
+                with self.uow.begin() as tx:
+                    detalhe = {"erro": f"completion failed: {exc!r}"}
+                    self.ledger.mark_uncertain(chave, detalhe, tx=tx)
+                    return record(unrecorded(exc), operator, tx=tx)
+            except Exception as again:
+                # Still down: the claim stays ``tentando`` and its lease running out makes it
+                # ``resultado_incerto`` for the reconcile loop; the caller sees the failure.
+                log.error("could not mark %s uncertain either (%r)", chave, again)
+                raise exc from again
 
     # -- paths -----------------------------------------------------------------------------
 
@@ -184,13 +172,36 @@ class Orchestrator:
         self, conversa_id: str, ferramenta: str, raw: dict[str, Any], detalhe: str
     ) -> Attempt:
         """Malformed call: recorded, never counted against the ceiling."""
-        outcome = _Outcome(
+        outcome = CallOutcome(
             "argumentos_invalidos",
             "Não entendi o pedido; pode confirmar os dados?",
             detalhe=detalhe,
         )
         spec = find_tool(ferramenta)
         return self._record(conversa_id, spec, raw, None, 0, None, outcome, ferramenta=ferramenta)
+
+    def _past_teto(
+        self,
+        conversa_id: str,
+        spec: ToolSpec,
+        entidade: str,
+        raw: dict[str, Any],
+        counter: str,
+        claim: ClaimRequest | None,
+        r: Reservation,
+        tx: Work,
+    ) -> tuple[Reservation, CallOutcome | None]:
+        """Past the ceiling: a human's grant lets it run, a human's decision answers it,
+        otherwise the combination goes (or stays) with a human."""
+        latest = self.interruptions.latest_for(conversa_id, entidade, spec.name, tx=tx)
+        if latest is not None and latest.status == "resolved":
+            if self.interruptions.use_grant(latest.id, tx=tx):
+                assert self.ledger is not None
+                granted = self.ledger.reserve(counter, claim, count=False, tx=tx)
+                return replace(granted, tentativa=r.tentativa), None
+            if latest.grant_total == 0:  # settled by a human and never reopened
+                return r, decided_by_human("bloqueado_por_teto", entidade, latest)
+        return r, self._teto(conversa_id, spec, entidade, raw, r, tx)
 
     def _teto(
         self,
@@ -200,7 +211,7 @@ class Orchestrator:
         raw: dict[str, Any],
         r: Reservation,
         tx: Work,
-    ) -> _Outcome:
+    ) -> CallOutcome:
         self.metrics.interrupcao_por_teto(spec.name)
         ident, _ = self.interruptions.open(
             conversa_id=conversa_id,
@@ -211,7 +222,7 @@ class Orchestrator:
             attempts=r.tentativa,
             tx=tx,
         )
-        return _Outcome("bloqueado_por_teto", mensagem_de_teto(entidade), interruption_id=ident)
+        return CallOutcome("bloqueado_por_teto", mensagem_de_teto(entidade), interruption_id=ident)
 
     def _blocked_by_ledger(
         self,
@@ -221,16 +232,26 @@ class Orchestrator:
         raw: dict[str, Any],
         r: Reservation,
         tx: Work,
-    ) -> _Outcome:
+        operator: str | None = None,
+    ) -> CallOutcome:
         record = r.record
         if r.claim == "duplicate":
-            return _Outcome(
+            return CallOutcome(
                 "bloqueado_por_idempotencia",
                 spec.repeat.format(entidade=entidade),
                 dados=record.resultado if record else None,
                 detalhe="ja_executado",
             )
         if r.claim == "conflict":
+            latest = self.interruptions.latest_for(conversa_id, entidade, spec.name, tx=tx)
+            if operator is None and latest is not None and latest.status == "resolved":
+                return decided_by_human("bloqueado_por_idempotencia", entidade, latest)
+            if operator is not None:  # the operator sees the ledger's facts; no new takeover
+                return CallOutcome(
+                    "bloqueado_por_idempotencia",
+                    f"Já existe uma solicitação diferente para o pedido {entidade}.",
+                    detalhe="conflito_de_valor",
+                )
             ident, _ = self.interruptions.open(
                 conversa_id=conversa_id,
                 entidade_id=entidade,
@@ -240,7 +261,7 @@ class Orchestrator:
                 attempts=r.tentativa,
                 tx=tx,
             )
-            return _Outcome(
+            return CallOutcome(
                 "bloqueado_por_idempotencia",
                 f"Já existe uma solicitação diferente para o pedido {entidade}; um atendente "
                 "humano vai revisar.",
@@ -248,7 +269,7 @@ class Orchestrator:
                 interruption_id=ident,
             )
         detalhe = "aguardando_reconciliacao" if r.claim == "uncertain" else "em_andamento"
-        return _Outcome(
+        return CallOutcome(
             "bloqueado_por_idempotencia",
             f"A solicitação do pedido {entidade} já está em processamento; aguarde a confirmação.",
             detalhe=detalhe,
@@ -256,7 +277,7 @@ class Orchestrator:
 
     def _run_tool(
         self, spec: ToolSpec, args: ToolArgs, chave: str | None
-    ) -> tuple[_Outcome, Callable[[Work], None] | None]:
+    ) -> tuple[CallOutcome, Callable[[Work], None] | None]:
         """Run the tool; return its outcome and how to settle the ledger claim (if any)."""
         ledger = self.ledger if chave else None
         try:
@@ -266,7 +287,7 @@ class Orchestrator:
             settle = (
                 _settle(ledger.mark_uncertain, chave, {"erro": exc.message}) if ledger else None
             )
-            return _Outcome(
+            return CallOutcome(
                 "resultado_incerto",
                 "Não consegui confirmar o reembolso com o banco; um atendente vai verificar "
                 "antes de qualquer nova tentativa.",
@@ -275,14 +296,14 @@ class Orchestrator:
             ), settle
         except CadenciaError as exc:
             settle = _settle(ledger.fail, chave, {"erro": exc.message}) if ledger else None
-            return _Outcome(
+            return CallOutcome(
                 "falhou",
                 f"Não foi possível concluir: {exc.message}",
                 detalhe=exc.message,
                 error=exc,
             ), settle
         settle = _settle(ledger.complete, chave, dados) if ledger else None
-        return _Outcome("executado", spec.success(args), dados=dados), settle
+        return CallOutcome("executado", spec.success(args), dados=dados), settle
 
     def _record(
         self,
@@ -292,7 +313,7 @@ class Orchestrator:
         entidade: str | None,
         tentativa: int,
         chave: str | None,
-        outcome: _Outcome,
+        outcome: CallOutcome,
         operator: str | None = None,
         *,
         tx: Work | None = None,
@@ -329,25 +350,9 @@ class Orchestrator:
     # -- recovery --------------------------------------------------------------------------
 
     def reconcile(self) -> list[tuple[str, str]]:
-        """Settle every uncertain claim by asking the gateway what happened under its key.
-
-        Returns ``(chave, new status)`` pairs. A refund the gateway did perform is completed
-        (and written on the order); one it never saw is released for a later retry.
-        """
-        if self.ledger is None:
-            return []
-        self.ledger.expire_stale()
-        settled: list[tuple[str, str]] = []
-        for record in self.ledger.uncertain():
-            spec = find_tool(record.ferramenta)
-            if spec is None or spec.reconciler is None:
-                continue  # nothing outside can tell: an operator settles it
-            found = spec.reconciler(self.toolbox.credentials(spec), record)
-            status = self.ledger.reconcile(
-                record.chave, happened=found is not None, detalhe={"gateway": found}
-            )
-            settled.append((record.chave, status))
-        return settled
+        """Settle every uncertain claim the gateway can tell about (see
+        :meth:`backend.guard.uncertain.UncertainOutcomes.reconcile_all`)."""
+        return self.uncertain.reconcile_all() if self.uncertain is not None else []
 
 
 def _settle(

@@ -5,7 +5,9 @@ implements only the small private storage methods at the bottom, each of which m
 atomic on its own. Record states: ``tentando`` → ``executado`` | ``falhou`` |
 ``resultado_incerto``. A ``tentando`` record whose lease ran out (the process died between
 claim and completion) is never retried blindly: it turns into ``resultado_incerto`` and
-waits for :meth:`Ledger.reconcile` (which asks the gateway by key) or an operator.
+waits for :meth:`Ledger.reconcile` (which asks the gateway by key) or an operator. A
+``falhou`` record is released: the next claim under its key takes it over, whatever its
+payload (so a corrected amount can go through).
 
 The per-call methods (:meth:`Ledger.reserve`, :meth:`Ledger.complete`, :meth:`Ledger.fail`,
 :meth:`Ledger.mark_uncertain`) take an optional unit of work ``tx``
@@ -184,13 +186,16 @@ class Ledger(ABC):
             if existing is None:
                 raise LedgerError("claim vanished while being read", chave=claim.chave)
         record = LedgerRecord.from_mapping(existing)
-        if record.payload_hash != claim.payload_hash:
-            return Reservation(tentativa, False, "conflict", record)
         if record.status == "falhou":
+            # Released: nothing happened under this key, so any payload (a corrected amount
+            # included) may take it; a conflict only exists with something that did or may
+            # have happened.
             if self._retake(claim.chave, row, _now_iso(), tx):
                 return Reservation(tentativa, False, "claimed")
             fresh = self._get(claim.chave, tx)
             record = LedgerRecord.from_mapping(fresh) if fresh else record
+        if record.payload_hash != claim.payload_hash:
+            return Reservation(tentativa, False, "conflict", record)
         if record.status == "executado":
             return Reservation(tentativa, False, "duplicate", record)
         if record.status == "tentando" and record.lease_until < now:
@@ -248,6 +253,10 @@ class Ledger(ABC):
     def uncertain(self) -> list[LedgerRecord]:
         """Every record waiting for reconciliation."""
         return [LedgerRecord.from_mapping(r) for r in self._by_status("resultado_incerto")]
+
+    def in_status(self, status: RecordStatus) -> list[LedgerRecord]:
+        """Every record in ``status``."""
+        return [LedgerRecord.from_mapping(r) for r in self._by_status(status)]
 
     def attempts(self, counter: str) -> int:
         """How many attempts were counted for ``counter`` (blocked ones included)."""

@@ -9,7 +9,7 @@ from typing import Any
 from backend.erp.connections import ToolConnection
 from backend.exceptions import GatewayError, NotFoundError
 from backend.gateway.client import GatewayClient
-from backend.tools.exceptions import ToolRefusedError
+from backend.tools.exceptions import DebitUnrecordedError, ToolRefusedError
 from backend.tools.specs import CadastroArgs, ConsultarArgs, ReembolsoArgs
 
 # One named query per contact column (sql/erp_queries.sql).
@@ -34,6 +34,15 @@ class ConsultarStatusPedido:
         return row
 
 
+def valor_do_pedido(erp: ToolConnection, pedido_id: str) -> Decimal:
+    """The order's value, read as the refund tool's own ERP role."""
+    with erp.transaction() as tx:
+        row = tx.one("tool_reembolso_ler", {"pedido_id": pedido_id})
+    if row is None:
+        raise ToolRefusedError(f"pedido {pedido_id} não encontrado")
+    return Decimal(str(row["valor_pedido"]))
+
+
 class EmitirReembolso:
     """Irreversible: debits the gateway once, then records the refund on the order."""
 
@@ -43,11 +52,7 @@ class EmitirReembolso:
 
     def check(self, args: ReembolsoArgs) -> Decimal:
         """Refuse a refund above the order's value or for an unknown order."""
-        with self._erp.transaction() as tx:
-            row = tx.one("tool_reembolso_ler", {"pedido_id": args.pedidoId})
-        if row is None:
-            raise ToolRefusedError(f"pedido {args.pedidoId} não encontrado")
-        valor_pedido = Decimal(str(row["valor_pedido"]))
+        valor_pedido = valor_do_pedido(self._erp, args.pedidoId)
         if args.valor > valor_pedido:
             raise ToolRefusedError(
                 f"valor {args.valor} acima do valor do pedido {valor_pedido}",
@@ -63,7 +68,16 @@ class EmitirReembolso:
             if type(exc) is GatewayError:  # definitive refusal: nothing was debited
                 raise ToolRefusedError(exc.message) from exc
             raise
-        self.record(args.pedidoId, args.valor)
+        try:
+            self.record(args.pedidoId, args.valor)
+        except Exception as exc:
+            # The money moved: whatever broke (the ERP connection dropped...), this is not a
+            # failure, or a retry could take the claim again. Reconcile completes it by key.
+            raise DebitUnrecordedError(
+                f"gateway debited {debit.get('id', '?')} but recording it failed: "
+                f"{type(exc).__name__}",
+                pedido=args.pedidoId,
+            ) from exc
         return {"reembolso": debit}
 
     def record(self, pedido_id: str, valor: Decimal) -> None:

@@ -4,13 +4,16 @@ Tree (under :class:`backend.exceptions.CadenciaError`)::
 
     CadenciaError
     ├── ToolRefusedError      the tool ran and certainly did nothing irreversible
+    ├── GatewayUncertainError (backend.exceptions)
+    │   └── DebitUnrecordedError  the gateway debited, recording it afterwards failed
     └── ValidationError
-        └── UnknownToolError  a name that is none of the registered tools
+        ├── UnknownToolError  a name that is none of the registered tools
+        └── AmountAboveOrderError  an operator's corrected amount above the order's value
 """
 
 from __future__ import annotations
 
-from backend.exceptions import CadenciaError, ValidationError
+from backend.exceptions import CadenciaError, GatewayUncertainError, ValidationError
 
 
 class ToolRefusedError(CadenciaError):
@@ -23,3 +26,19 @@ class UnknownToolError(ValidationError):
     """A name that is none of the registered tools (``tool`` in its context)."""
 
     code = "unknown_tool"
+
+
+class DebitUnrecordedError(GatewayUncertainError):
+    """The gateway answered (the money moved) but writing it down afterwards failed.
+
+    Never ``falhou``: the claim must stay unfinished (``resultado_incerto``) so reconcile
+    asks the gateway by key and completes it, and nothing retries the debit blindly.
+    """
+
+    code = "debit_unrecorded"
+
+
+class AmountAboveOrderError(ValidationError):
+    """A corrected amount above what the order is worth (``valor``, ``valor_pedido``)."""
+
+    code = "amount_above_order"

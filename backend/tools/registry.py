@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from decimal import Decimal
 from types import MappingProxyType
 from typing import Any, Literal, Protocol
 
@@ -23,7 +24,12 @@ from backend.erp.connections import ToolConnection
 from backend.erp.grants import ROLE_CADASTRO, ROLE_CONSULTA, ROLE_REEMBOLSO
 from backend.gateway.client import GatewayClient
 from backend.ledger.base import ClaimRequest, LedgerRecord, payload_hash
-from backend.tools.erp_tools import AtualizarCadastro, ConsultarStatusPedido, EmitirReembolso
+from backend.tools.erp_tools import (
+    AtualizarCadastro,
+    ConsultarStatusPedido,
+    EmitirReembolso,
+    valor_do_pedido,
+)
 from backend.tools.exceptions import UnknownToolError
 from backend.tools.specs import CadastroArgs, ConsultarArgs, ReembolsoArgs, ToolArgs
 
@@ -58,6 +64,8 @@ Runner = Callable[[ToolCredentials, Any, "str | None"], dict[str, Any]]
 """``runner(credentials, args, idempotency_key) -> dados``; raises on failure."""
 Reconciler = Callable[[ToolCredentials, LedgerRecord], "dict[str, Any] | None"]
 """Asks the outside world what happened under an uncertain claim; None: it never did."""
+AmountLimit = Callable[[ToolCredentials, Any], Decimal]
+"""The most an operator's corrected amount may be for these arguments (the order's value)."""
 
 
 @dataclass(frozen=True)
@@ -118,6 +126,8 @@ class ToolSpec:
         secret: the secret the tool reads when it runs, if any (the payment gateway's).
         reconciler: settles an uncertain claim by asking the gateway, if the tool can
             leave one.
+        amount_limit: for a tool whose ``valor`` an operator may correct before executing,
+            the ceiling of that correction, read with the tool's own credentials.
     """
 
     name: ToolName
@@ -132,6 +142,7 @@ class ToolSpec:
     role: str
     secret: SecretName | None = None
     reconciler: Reconciler | None = None
+    amount_limit: AmountLimit | None = None
 
     @property
     def short(self) -> str:
@@ -171,6 +182,10 @@ def _reconcile_reembolso(creds: ToolCredentials, record: LedgerRecord) -> dict[s
     return tool.reconcile(record.chave, record.entidade_id, record.valor)
 
 
+def _limit_reembolso(creds: ToolCredentials, args: ReembolsoArgs) -> Decimal:
+    return valor_do_pedido(creds.erp, args.pedidoId)
+
+
 def _run_cadastro(creds: ToolCredentials, args: CadastroArgs, chave: str | None) -> dict[str, Any]:
     return AtualizarCadastro(creds.erp).run(args)
 
@@ -201,6 +216,7 @@ _SPECS = (
         role=ROLE_REEMBOLSO,
         secret="gateway",
         reconciler=_reconcile_reembolso,
+        amount_limit=_limit_reembolso,
     ),
     ToolSpec(
         name=ATUALIZAR_CADASTRO,

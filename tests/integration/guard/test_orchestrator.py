@@ -208,20 +208,35 @@ def test_every_attempt_is_an_event_with_the_seed_fields(guard: Guard) -> None:
     assert events[0].id < events[1].id
 
 
-def test_a_resolved_takeover_does_not_hide_the_next_one(guard: Guard) -> None:
+def test_a_settled_combination_answers_with_the_human_until_a_grant(guard: Guard) -> None:
+    consulta = ("conv-1", "consultar-status-pedido", {"pedidoId": "4821"})
     for _ in range(5):
-        guard.orchestrator.call("conv-1", "consultar-status-pedido", {"pedidoId": "4821"})
+        guard.orchestrator.call(*consulta)
     [first] = guard.interruptions.unresolved()
     guard.interruptions.claim(first.id, "ana")
     guard.interruptions.close(first.id, "ana", "deny", "Vou verificar pessoalmente.")
     assert guard.interruptions.unresolved() == []
-    again = guard.orchestrator.call("conv-1", "consultar-status-pedido", {"pedidoId": "4821"})
+    # Settled by a human: the agent's next attempts get the human's answer, no new takeover.
+    again = guard.orchestrator.call(*consulta)
     assert again.resultado == "bloqueado_por_teto"
-    [second] = guard.interruptions.unresolved()
+    assert again.interruption_id is None
+    assert "Vou verificar pessoalmente." in again.mensagem
+    assert "decidido_por_operador: deny" in again.record["detalhe"]
+    assert guard.interruptions.unresolved() == []
+    # A grant of 2: exactly two more attempts run, then the combination is a human's again.
+    guard.interruptions.grant(first.id, "ana", 2, "cliente confirmou o pedido")
+    ran = [guard.orchestrator.call(*consulta) for _ in range(2)]
+    assert [a.resultado for a in ran] == ["executado", "executado"]
+    assert [a.record["tentativaNumero"] for a in ran] == [7, 8]
+    stopped = guard.orchestrator.call(*consulta)
+    assert stopped.resultado == "bloqueado_por_teto"
+    [second] = guard.interruptions.unresolved()  # a resolved takeover hides no later one
     assert second.id != first.id
-    assert again.interruption_id == second.id
-    guard.orchestrator.call("conv-1", "consultar-status-pedido", {"pedidoId": "4821"})
+    assert stopped.interruption_id == second.id
+    guard.orchestrator.call(*consulta)
     assert [i.id for i in guard.interruptions.unresolved()] == [second.id]  # still one open
+    granted = [e for e in guard.events.after(0) if e.type == "interrupcao.concedida"]
+    assert [(e.payload["operator"], e.payload["attempts"]) for e in granted] == [("ana", 2)]
 
 
 def test_cadastro_takeover_names_the_cliente_not_a_pedido(guard: Guard) -> None:

@@ -131,6 +131,21 @@ def test_failed_claim_is_retaken_by_the_next_attempt(ledger: Ledger) -> None:
     assert (record.status, record.resultado, record.conversa_id) == ("tentando", None, "conv-9")
 
 
+def test_failed_claim_is_released_to_a_corrected_amount(ledger: Ledger) -> None:
+    teto = counter_key("conv-1", "4821", "emitir-reembolso")
+    ledger.reserve(teto, _claim("k", "500.00"))
+    ledger.fail("k", {"erro": "valor acima do valor do pedido"})
+    corrected = ledger.reserve(teto, _claim("k", "129.90"))
+    assert corrected.claim == "claimed"  # not a conflict: nothing happened under the key
+    record = ledger.get("k")
+    assert record is not None
+    assert (record.status, record.valor) == ("tentando", "129.90")
+    assert record.payload_hash == payload_hash({"pedidoId": "4821", "valor": "129.90"})
+    ledger.complete("k", {"ok": True})
+    assert ledger.reserve(teto, _claim("k", "129.90")).claim == "duplicate"
+    assert ledger.reserve(teto, _claim("k", "500.00")).claim == "conflict"
+
+
 def test_stale_claim_becomes_uncertain_and_is_reconciled(store: Store) -> None:
     ledger = store.make(lease_seconds=0.2)
     teto = counter_key("conv-1", "4821", "emitir-reembolso")

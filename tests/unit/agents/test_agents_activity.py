@@ -290,6 +290,60 @@ CASES: list[tuple[dict[str, Any], str]] = [
         "background task reconcile failed: LedgerError('down')",
     ),
     (ev("bench.tick", {"i": 41, "t": 1.5}), "bench tick 41"),
+    (
+        ev(
+            "interrupcao.concedida",
+            {
+                "interrupcao_id": 3,
+                "operator": "ana",
+                "attempts": 2,
+                "reason": "cliente confirmou",
+                "conversaId": "conv-1",
+            },
+        ),
+        "interruption 3: ana gave the agent 2 more attempt(s): cliente confirmou",
+    ),
+    (
+        ev(
+            "interrupcao.valor_corrigido",
+            {
+                "interrupcao_id": 3,
+                "operator": "ana",
+                "conversaId": "conv-1",
+                "valor_anterior": "500.00",
+                "valor": "129.90",
+                "reason": "valor do pedido",
+            },
+        ),
+        "interruption 3: ana corrected the amount to 129.90: valor do pedido",
+    ),
+    (
+        ev(
+            "ledger.reconciliado",
+            {
+                "chaveIdempotencia": "reembolso#4821",
+                "conversaId": "conv-1",
+                "status": "executado",
+                "by": "reconcile",
+                "how": "gateway",
+            },
+        ),
+        "ledger reembolso#4821 settled as executado (asked the gateway)",
+    ),
+    (
+        ev(
+            "ledger.reconciliado",
+            {
+                "chaveIdempotencia": "reembolso#4821",
+                "conversaId": "conv-1",
+                "status": "falhou",
+                "by": "ana",
+                "how": "by_hand",
+                "reason": "banco confirmou",
+            },
+        ),
+        "ledger reembolso#4821 settled as falhou by ana: banco confirmou",
+    ),
 ]
 
 
