@@ -220,7 +220,11 @@ class TakeoverActionsMixin:
             asked = str(detail.argumentos.get("valor", ""))
             fields += [
                 FormField(
-                    "valor", f"Corrected valor (asked: {asked or '?'}):", asked, check=_valor_check
+                    "valor",
+                    f"Corrected valor (the agent asked {asked or '?'}):",
+                    "119.90",
+                    check=_valor_check,
+                    value=asked,
                 ),
                 FormField("reason", "Why this valor (required, audited):", "reason for the record"),
             ]
