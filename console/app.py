@@ -312,7 +312,7 @@ class CadenciaConsole(ActionsMixin, TakeoverActionsMixin, App[int]):
             self._roster_dirty = True
         elif event.type == "agent.status" or needs_roster_refetch(event.type):
             self._refetch_roster = True
-        if needs_approvals_refetch(event.type):
+        if needs_approvals_refetch(event.type, event.payload):
             self._refetch_approvals = True
         self._touched |= touched_items(event.type, event.payload)
         if self.paused:

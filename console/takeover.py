@@ -130,7 +130,7 @@ def delivery_mark(delivery: Delivery | None) -> tuple[str, str]:
     if delivery is None:
         return "", ""
     if delivery.status == "delivered":
-        return f"✓ delivered {hhmm(delivery.delivered_at)}", "green"
+        return "✓ delivered", "green"
     if delivery.status == "failed":
         why = f": {delivery.last_error}" if delivery.last_error else ""
         return f"✗ failed after {delivery.attempts}{why}", "bold red"

@@ -37,6 +37,7 @@ from console.state import (
     RESULTADO_STYLE,
     awaiting_counts,
     backoff_delay,
+    needs_approvals_refetch,
     ordered_interruptions,
     ordered_prs,
     resultado_style,
@@ -217,3 +218,10 @@ def test_events_name_the_screens_they_touch() -> None:
     assert touched_items("conversa.mensagem", {"conversaId": "c-17"}) == {"conv:c-17"}
     assert touched_items("interrupcao.assumida", {"interrupcao_id": 4}) == {"int:4"}
     assert touched_items("agent.status", {}) == set()
+
+
+def test_an_uncertain_attempt_refetches_approvals() -> None:
+    attempt = "TENTATIVA_DE_FERRAMENTA_REGISTRADA"
+    assert needs_approvals_refetch(attempt, {"resultado": "resultado_incerto"})
+    assert not needs_approvals_refetch(attempt, {"resultado": "executado"})
+    assert needs_approvals_refetch("ledger.reconciliado")
