@@ -147,11 +147,12 @@ class ActionsMixin:
         try:
             result = await call()
         except BlockedByLedgerError as exc:
-            outcome = blocked_outcome(exc.ledger, ferramenta or "the tool")
+            outcome = blocked_outcome(exc.ledger, ferramenta or "the tool", exc.code)
             self.outcomes[item_key] = outcome
+            blocked = exc.code != "not_executed"
             self.notify(
                 f"{label}: {outcome.text}",
-                title="Blocked by the ledger (409)",
+                title="Blocked by the ledger (409)" if blocked else "Not executed (409)",
                 severity="warning",
                 timeout=12,
             )

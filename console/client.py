@@ -351,9 +351,9 @@ def _error_from(response: httpx.Response) -> ApiError:
     except ValueError:
         pass
     status = response.status_code
-    if status == 409 and code == "blocked_by_ledger" and isinstance(error, dict):
+    if status == 409 and isinstance(error, dict) and error.get("ledger") is not None:
         try:
-            facts = _parse(LedgerFacts, error.get("ledger"), "409 blocked_by_ledger")
+            facts = _parse(LedgerFacts, error["ledger"], f"409 {code}")
         except ContractError:
             pass  # still a conflict; without readable facts it is shown as a plain one
         else:

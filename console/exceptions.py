@@ -6,7 +6,8 @@ Tree::
     ├── AuthError            401: missing or wrong bearer token
     ├── NotFoundError        404: unknown id
     ├── ConflictError        409: invalid transition, or someone else acted first
-    │   └── BlockedByLedgerError  409 blocked_by_ledger: the ledger refused, with its facts
+    │   └── BlockedByLedgerError  409 with the ledger's facts: ``blocked_by_ledger`` (it
+    │                             refused to run) or ``not_executed`` (ran, did not execute)
     ├── ContractError        a 2xx body that does not match the console's model of the route
     └── BackendUnavailableError  connect/read failure, timeout, broken stream
 """
@@ -48,7 +49,10 @@ class ConflictError(ApiError):
 
 
 class BlockedByLedgerError(ConflictError):
-    """The ledger refused the execute (409 ``blocked_by_ledger``): nothing ran.
+    """The execute did not execute, and the body says what the ledger holds.
+
+    ``code`` is ``blocked_by_ledger`` (already executed, another amount claimed, in
+    flight) or ``not_executed`` (the tool refused, or its outcome is uncertain).
 
     Attributes:
         ledger: What the ledger holds for the entity (when, which amount, which conversation).

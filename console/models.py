@@ -128,6 +128,10 @@ class Interruption(_Model):
     claimed_by: str | None = None
     resolution: str | None = None
     reply: str | None = None
+    outcome: Resultado | None = None
+    """The ledger's ``resultado`` of the operator's execute, once resolved."""
+    grant_left: int = 0
+    """Attempts an operator granted the agent on the combination, not used yet."""
 
     def entity_text(self) -> str:
         """``pedido 4821`` / ``cliente c-17``: the entity the takeover is about."""

@@ -107,11 +107,11 @@ def resolve_outcome(action: str, result: ResolveResult, ferramenta: str) -> Outc
     return Outcome(f"{outcome}: {ferramenta} did not go through{facts}", "error", "bold red")
 
 
-def blocked_outcome(facts: LedgerFacts, ferramenta: str) -> Outcome:
-    """A 409 ``blocked_by_ledger``: what the ledger holds, never "done"."""
+def blocked_outcome(facts: LedgerFacts, ferramenta: str, code: str = "") -> Outcome:
+    """A 409 carrying the ledger's facts: what the ledger holds, never "done"."""
+    what = "not executed" if code == "not_executed" else "blocked by the ledger, nothing ran"
     return Outcome(
-        f"blocked by the ledger, nothing ran: {ferramenta} {facts.status} {_where(facts)}; "
-        "the takeover is still yours",
+        f"{what}: {ferramenta} {facts.status} {_where(facts)}; the takeover is still yours",
         "warning",
         "bold red",
     )

@@ -165,7 +165,9 @@ class InterruptionDetailScreen(OperatorScreen):
         elif d.status == "claimed":
             hint = (f"claimed by {d.claimed_by}", "yellow")
         else:
-            hint = (f"resolved: {d.resolution or ''} — {d.reply or ''} · g grant", "dim")
+            ran = f" ({d.outcome})" if d.outcome else ""
+            granted = f" · {d.grant_left} granted attempts left" if d.grant_left else ""
+            hint = (f"resolved: {d.resolution or ''}{ran} — {d.reply or ''}{granted}", "dim")
         args = ", ".join(f"{k}={v}" for k, v in d.argumentos.items())
         self.query_one("#summary", Static).update(
             Text.assemble(
