@@ -8,7 +8,9 @@ backend's own orchestrator, as the agent would have made it.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 
 from textual.widgets import Button, Input, Label, Static
 
@@ -49,7 +51,8 @@ def _debits(live: Live, pedido: str) -> int:
 
 def _declined_takeover(live: Live, conversa: str, pedido: str) -> int:
     """An order refunded for the wrong amount until the teto de voltas: every attempt
-    ``falhou`` (above the order's value), the last one opens the takeover."""
+    ``falhou`` (above the order's value), the last one opens the takeover; alice claims
+    it and the customer writes (no model turn runs while a human holds it)."""
     from backend.erp.seed import upsert_pedidos
 
     upsert_pedidos(
@@ -60,7 +63,11 @@ def _declined_takeover(live: Live, conversa: str, pedido: str) -> int:
             conversa, REFUND, {"pedidoId": pedido, "valor": "599.00"}
         )
     items = live.http.get("/api/approvals").json()["interruptions"]
-    return int(next(i["id"] for i in items if i["conversation"] == conversa))
+    takeover = int(next(i["id"] for i in items if i["conversation"] == conversa))
+    _claim(live, takeover)
+    said = live.http.post(f"/api/conversations/{conversa}/messages", json={"text": "E aí?"})
+    assert said.json()["reply"] is None
+    return takeover
 
 
 async def _open(pilot, app: CadenciaConsole, takeover: int) -> InterruptionDetailScreen:  # type: ignore[no-untyped-def]
@@ -166,7 +173,6 @@ async def test_execute_shows_the_real_falhou_then_edit_with_a_corrected_valor_ex
     make_app: Factory, proxy: FaultProxy, live: Live
 ) -> None:
     takeover = _declined_takeover(live, "c-90", "7001")
-    _claim(live, takeover)
     app = make_app()
     async with app.run_test(size=(120, 40)) as pilot:
         await _open(pilot, app, takeover)
@@ -320,12 +326,19 @@ async def test_uncertain_items_are_listed_and_reconciled_or_settled(
         ],
     )
     gateway = live.backend.guard.simulator
-    for conversa, pedido, valor in (("c-81", "8001", "40.00"), ("c-82", "8002", "41.00")):
-        gateway.fail_next("timeout_after_debit")
-        got = live.backend.guard.orchestrator.call(
-            conversa, REFUND, {"pedidoId": pedido, "valor": valor}
-        )
-        assert got.resultado == "resultado_incerto"
+    timeout = live.settings.gateway_timeout_s
+
+    def refund(conversa: str, pedido: str, valor: str) -> str:
+        # The gateway debits, then answers after the client gave up: nobody knows.
+        args = {"pedidoId": pedido, "valor": valor}
+        return str(live.backend.guard.orchestrator.call(conversa, REFUND, args).resultado)
+
+    gateway.fail_next("timeout_after_debit", delay_s=timeout + 0.5)
+    gateway.fail_next("timeout_after_debit", delay_s=timeout + 0.5)
+    with ThreadPoolExecutor(2) as pool:
+        got = list(pool.map(refund, ("c-81", "c-82"), ("8001", "8002"), ("40.00", "41.00")))
+    assert got == ["resultado_incerto", "resultado_incerto"]
+    time.sleep(0.6)  # the gateway's late answers are in; only the console does not know
     app = make_app()
     async with app.run_test(size=(120, 40)) as pilot:
         await until_live(pilot)
