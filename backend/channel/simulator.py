@@ -4,7 +4,8 @@ The default channel when no ``CADENCIA_CHANNEL_WEBHOOK_URL`` is set (the backend
 one, like the gateway simulator). It honours ``Idempotency-Key``: a message sent again
 with the same key is answered as before and journaled once, even under concurrent
 retries. Failure injection (:meth:`ChannelSimulator.fail_next`) lets tests make the next
-requests fail with a status before anything is journaled.
+requests fail with a status, before the message is journaled or after it (the answer is
+lost: only the idempotency key keeps the retry from showing it twice).
 """
 
 from __future__ import annotations
@@ -46,8 +47,9 @@ class ChannelSimulator:
                     self.journal.append(entry)
                     self._by_key[entry["idempotencyKey"]] = entry
         self._lock = threading.Lock()
-        self._failures: list[int] = []
-        self.requests = 0
+        self._failures: list[tuple[int, bool]] = []
+        self.request_keys: list[str | None] = []
+        """The ``Idempotency-Key`` of every message request, in arrival order."""
         self._server = ThreadingHTTPServer((host, port), self._handler())
         self._server.daemon_threads = True
         self._thread: threading.Thread | None = None
@@ -85,10 +87,11 @@ class ChannelSimulator:
         if self._thread is not None:
             self._thread.join(timeout=5)
 
-    def fail_next(self, status: int = 503, *, times: int = 1) -> None:
-        """Answer the next ``times`` message requests with ``status`` (nothing journaled)."""
+    def fail_next(self, status: int = 503, *, times: int = 1, after_receipt: bool = False) -> None:
+        """Answer the next ``times`` message requests with ``status``; with
+        ``after_receipt`` the message is journaled first (a lost answer)."""
         with self._lock:
-            self._failures.extend([status] * times)
+            self._failures.extend([(status, after_receipt)] * times)
 
     def received(self) -> list[dict[str, Any]]:
         """A copy of the journal: one entry per message (per idempotency key)."""
@@ -97,20 +100,28 @@ class ChannelSimulator:
 
     def _receive(self, body: dict[str, Any], key: str | None) -> tuple[int, dict[str, Any]]:
         with self._lock:
-            self.requests += 1
-            if self._failures:
-                return self._failures.pop(0), {"erro": "falha simulada"}
+            self.request_keys.append(key)
+            failure = self._failures.pop(0) if self._failures else None
+            if failure is not None and not failure[1]:
+                return failure[0], {"erro": "falha simulada"}
             if not key:
                 return 400, {"erro": "Idempotency-Key é obrigatório"}
             if key in self._by_key:
-                return 200, {**self._by_key[key], "replay": True}
-            entry = {**body, "idempotencyKey": key, "receivedAt": time.time()}
-            self.journal.append(entry)
-            self._by_key[key] = entry
-            if self._journal_path is not None:
-                with self._journal_path.open("a", encoding="utf-8") as fh:
-                    fh.write(json.dumps(entry, ensure_ascii=False) + "\n")
-            return 201, entry
+                status, answer = 200, {**self._by_key[key], "replay": True}
+            else:
+                status, answer = 201, self._journal(body, key)
+            if failure is not None:
+                return failure[0], {"erro": "falha simulada depois do recebimento"}
+            return status, answer
+
+    def _journal(self, body: dict[str, Any], key: str) -> dict[str, Any]:
+        entry = {**body, "idempotencyKey": key, "receivedAt": time.time()}
+        self.journal.append(entry)
+        self._by_key[key] = entry
+        if self._journal_path is not None:
+            with self._journal_path.open("a", encoding="utf-8") as fh:
+                fh.write(json.dumps(entry, ensure_ascii=False) + "\n")
+        return entry
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         sim = self
