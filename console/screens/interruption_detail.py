@@ -47,6 +47,7 @@ class InterruptionDetailScreen(OperatorScreen):
         self.detail: InterruptionDetail | None = None
         self.conversation: Conversation | None = None
         self._conversation_problem = ""
+        self._shown_attempts: list[tuple[str, ...]] = []
 
     def compose(self) -> ComposeResult:
         """Status bar, summary, ledger, outcome, transcript, attempts, reply box."""
@@ -191,16 +192,22 @@ class InterruptionDetailScreen(OperatorScreen):
         )
         self._show_reply_box(mine)
         self._show_transcript(d)
-        table = self.query_one("#attempts", DataTable)
-        table.clear()
-        for a in d.attempts:
-            table.add_row(
+        rows: list[tuple[str, ...]] = [
+            (
                 str(a.tentativaNumero),
-                Text(a.resultado, style=resultado_style(a.resultado)),
+                a.resultado,
                 a.timestamp[:19],
                 a.ferramenta,
                 a.chaveIdempotencia or "",
             )
+            for a in d.attempts
+        ]
+        if rows != self._shown_attempts:  # a reload that changed nothing redraws nothing
+            self._shown_attempts = rows
+            table = self.query_one("#attempts", DataTable)
+            table.clear()
+            for n, resultado, *rest in rows:
+                table.add_row(n, Text(resultado, style=resultado_style(resultado)), *rest)
 
     def _show_reply_box(self, mine: bool) -> None:
         box = self.query_one("#reply", Input)
