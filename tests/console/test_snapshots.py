@@ -13,6 +13,7 @@ from textual.pilot import Pilot
 from console.app import CadenciaConsole
 from console.screens.forms import FormScreen
 from console.screens.modals import ConfirmScreen
+from console.widgets.activity_feed import ActivityFeed
 from tests.console.conftest import until_live, wait_for
 from tests.console.fault_proxy import FaultProxy
 from tests.console.world import Live, World
@@ -31,6 +32,11 @@ def _app(make_app: Factory, **fields: object) -> CadenciaConsole:
 async def _settled(pilot: Pilot) -> None:
     await until_live(pilot)
     pilot.app.clear_notifications()
+    # The feed follows its tail one refresh after the backlog lands; on a busy machine
+    # that can be after the snapshot would be taken.
+    feeds = list(pilot.app.screen.query(ActivityFeed))
+    await wait_for(pilot, lambda: all(f.scroll_offset.y == f.max_scroll_y for f in feeds))
+    await pilot.pause(0.2)
 
 
 async def _delivered(pilot: Pilot) -> None:
