@@ -23,6 +23,14 @@ from console.takeover import delivery_mark, execute_warning, ledger_text
 from console.widgets.status_bar import StatusBar
 
 ROLE_STYLE = {"cliente": "bold cyan", "agente": "green", "operador": "bold magenta"}
+ATTEMPT_COLUMNS = (
+    ("tentativaNumero", 15),
+    ("resultado", 26),
+    ("timestamp", 19),
+    ("ferramenta", 18),
+    ("chaveIdempotencia", 28),
+)
+"""Fixed widths: the table reads the same whatever arrives first, rows or a redraw."""
 DELIVERY_POLL_S = 1.0
 """While an outbound message is still pending, its delivery is refetched this often."""
 
@@ -69,8 +77,8 @@ class InterruptionDetailScreen(OperatorScreen):
         """Fetch; refetch when an action or an event touches this takeover or conversation."""
         super().on_mount()
         table = self.query_one("#attempts", DataTable)
-        for key in ("tentativaNumero", "resultado", "timestamp", "ferramenta", "chaveIdempotencia"):
-            table.add_column(key, key=key)
+        for key, width in ATTEMPT_COLUMNS:
+            table.add_column(key, key=key, width=width)
         self.console.item_changed.subscribe(self, self._item_changed)
         self.console.conversation_changed.subscribe(self, self._conversation_changed)
         self.set_interval(DELIVERY_POLL_S, self._poll_delivery)
