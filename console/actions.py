@@ -8,19 +8,35 @@ and a feed line; a 409 also refetches the item, because the operator's view was 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from textual import work
 
-from console.exceptions import ApiError, ConflictError
+from console.exceptions import ApiError, BlockedByLedgerError, ConflictError
 from console.models import InfraPr, Interruption
 from console.screens.modals import ConfirmScreen, PromptScreen
+from console.takeover import Outcome, blocked_outcome
 
 if TYPE_CHECKING:
     from console.app import CadenciaConsole
 
 READONLY_REASON = "read-only console"
-DANGEROUS_ACTIONS = frozenset({"approve", "reject", "claim", "execute", "deny"})
+DANGEROUS_ACTIONS = frozenset(
+    {
+        "approve",
+        "reject",
+        "claim",
+        "execute",
+        "edit",
+        "deny",
+        "hand_back",
+        "grant",
+        "reply",
+        "reconcile",
+        "settle",
+    }
+)
+"""Actions a read-only console shows dimmed and refuses (with the reason)."""
 
 
 class ActionsMixin:
@@ -113,54 +129,34 @@ class ActionsMixin:
         )
         self.push_screen(ConfirmScreen(f"Take over interruption #{item.id}?", body), done)
 
-    def request_resolve(  # type: ignore[misc]
-        self: CadenciaConsole,
-        item: Interruption,
-        action: Literal["execute", "deny"],
-    ) -> None:
-        """Ask for the customer reply, then execute or deny the held tool call."""
-        verb = "Execute" if action == "execute" else "Deny"
-        if self.refuse_if_readonly(verb):
-            return
-        if item.status != "claimed" or item.claimed_by != self.operator:
-            self.notify(
-                f"Take over interruption #{item.id} first (t); it is {item.status}"
-                + (f" by {item.claimed_by}" if item.claimed_by else ""),
-                severity="warning",
-            )
-            return
-
-        def done(reply: str | None) -> None:
-            if reply:
-                self._send(
-                    f"int:{item.id}",
-                    f"{verb} interruption #{item.id}",
-                    lambda: self.client.resolve(item.id, self.operator, action, reply),
-                )
-            else:
-                self.notify(f"{verb} cancelled — nothing sent", timeout=2)
-
-        what = (
-            f"run [b]{item.ferramenta}[/b] once more for {item.entity_text()}"
-            if action == "execute"
-            else f"[b]not[/b] run {item.ferramenta} for {item.entity_text()}"
-        )
-        self.push_screen(
-            PromptScreen(
-                f"{verb} interruption #{item.id}",
-                f"This will {what}. Reply to the customer (required):",
-                placeholder="message the customer will read",
-                submit_label=verb,
-            ),
-            done,
-        )
-
     @work(group="actions", exit_on_error=False)
     async def _send(
-        self: CadenciaConsole, item_key: str, label: str, call: Callable[[], Awaitable[Any]]
+        self: CadenciaConsole,
+        item_key: str,
+        label: str,
+        call: Callable[[], Awaitable[Any]],
+        describe: Callable[[Any], Outcome] | None = None,
+        ferramenta: str = "",
     ) -> None:
+        """Send ``call``; report what the backend says happened, never a guess.
+
+        ``describe`` turns the response into the real outcome (a resolve's ``outcome``);
+        without it a 2xx is reported as done. A 409 ``blocked_by_ledger`` is reported with
+        what the ledger holds, and the item stays as it was.
+        """
         try:
-            await call()
+            result = await call()
+        except BlockedByLedgerError as exc:
+            outcome = blocked_outcome(exc.ledger, ferramenta or "the tool", exc.code)
+            self.outcomes[item_key] = outcome
+            blocked = exc.code != "not_executed"
+            self.notify(
+                f"{label}: {outcome.text}",
+                title="Blocked by the ledger (409)" if blocked else "Not executed (409)",
+                severity="warning",
+                timeout=12,
+            )
+            self.add_feed_line("console.blocked", f"{label} → 409: {outcome.text}")
         except ConflictError as exc:
             self.notify(
                 f"{label}: someone else acted first — {exc.message}. Refreshed.",
@@ -170,10 +166,14 @@ class ActionsMixin:
             )
             self.add_feed_line("console.conflict", f"{label} → 409: {exc.message}")
         except ApiError as exc:
+            self.outcomes[item_key] = Outcome(f"failed: {exc.message}", "error", "bold red")
             self.notify(f"{label} failed: {exc.message}", severity="error", timeout=8)
             self.add_feed_line("console.error", f"{label} → failed: {exc.message}")
         else:
-            self.notify(f"{label}: done", title="✓", timeout=4)
-            self.add_feed_line("console.action", f"{label} by {self.operator}: done")
+            outcome = describe(result) if describe else Outcome("done", "information", "green")
+            self.outcomes[item_key] = outcome
+            title = "✓" if outcome.severity == "information" else label
+            self.notify(f"{label}: {outcome.text}", title=title, severity=outcome.severity)
+            self.add_feed_line("console.action", f"{label} by {self.operator}: {outcome.text}")
         self.item_changed.publish(item_key)
         self.refetch(approvals=True)

@@ -17,10 +17,10 @@ from typing import ClassVar, cast
 from textual import work
 from textual.app import App
 from textual.binding import Binding, BindingType
-from textual.screen import Screen
 from textual.signal import Signal
 
 from console.actions import ActionsMixin
+from console.actions_takeover import TakeoverActionsMixin
 from console.client import ConsoleClient
 from console.commands import ConsoleCommands
 from console.config import ConsoleSettings
@@ -28,14 +28,16 @@ from console.exceptions import ApiError, AuthError, ContractError
 from console.feed import FeedLine, from_activity, from_event
 from console.models import Approvals, Connected, Malformed, Resync, RosterEntry, StreamEvent
 from console.screens.approvals import ApprovalsScreen
-from console.screens.help import HelpScreen
+from console.screens.help import HelpScreen, binding_rows
 from console.screens.team import TeamScreen
 from console.state import (
     awaiting_counts,
     backoff_delay,
     needs_approvals_refetch,
     needs_roster_refetch,
+    touched_items,
 )
+from console.takeover import Outcome
 
 BACKLOG_PAGE = 1_000
 FLUSH_INTERVAL_S = 0.1
@@ -46,12 +48,7 @@ ROSTER_ROUTE = "GET /api/roster"
 APPROVALS_ROUTE = "GET /api/approvals"
 
 
-_NAVIGATION = frozenset(
-    {"Cursor up", "Cursor down", "Select", "Top", "Bottom", "Page up", "Page down"}
-)
-
-
-class CadenciaConsole(ActionsMixin, App[int]):
+class CadenciaConsole(ActionsMixin, TakeoverActionsMixin, App[int]):
     """Keyboard-driven console for on-call operators."""
 
     TITLE = "Cadência Ops"
@@ -102,7 +99,10 @@ class CadenciaConsole(ActionsMixin, App[int]):
         self.contract_errors: dict[str, tuple[str, str]] = {}
         """Route → (field, what was wrong) for every response the console could not read;
         a route's entry goes when the route answers well again (refresh with ``r``)."""
+        self.outcomes: dict[str, Outcome] = {}
+        """Item key → the real outcome of the operator's last action on it (shown on screen)."""
         self._pending_feed: list[FeedLine] = []
+        self._touched: set[str] = set()
         self._roster_dirty = False
         self._approvals_dirty = False
         self._refetch_roster = False
@@ -113,6 +113,9 @@ class CadenciaConsole(ActionsMixin, App[int]):
         self.status_changed: Signal[None] = Signal(self, "status_changed")
         self.item_changed: Signal[str] = Signal(self, "item_changed")
         """Published with ``"pr:<id>"`` / ``"int:<id>"`` when an item should be refetched."""
+        self.conversation_changed: Signal[str] = Signal(self, "conversation_changed")
+        """Published with a conversa id when an event says it changed (a message, a
+        delivery, a takeover): the takeover screen refetches it."""
         self.ready = asyncio.Event()
         """Set once the first snapshots and backlog are rendered."""
 
@@ -139,26 +142,8 @@ class CadenciaConsole(ActionsMixin, App[int]):
 
     def action_help(self) -> None:
         """List every binding of the current screen."""
-        own: list[tuple[str, str, str]] = []
-        widget: list[tuple[str, str, str]] = []
-        seen: set[str] = set()
-        for active in self.screen.active_bindings.values():
-            binding = active.binding
-            if binding.action in seen and not binding.description:
-                continue
-            seen.add(binding.action)
-            note = "" if active.enabled else "off: read-only console"
-            keys = binding.key_display or self.get_key_display(binding)
-            row = (keys, binding.description or binding.action, note)
-            # The screen's and the app's keys first; of the focused widget's own keys only
-            # the ones an operator moves with (no page-left, copy...).
-            if binding.description == "Copy selected text":
-                continue  # Textual's own; nothing an operator needs from this console
-            if isinstance(active.node, (App, Screen)):
-                own.append(row)
-            elif binding.description in _NAVIGATION:
-                widget.append(row)
-        self.push_screen(HelpScreen(self.screen.title or self.current_mode, own + widget))
+        title = self.screen.title or self.current_mode
+        self.push_screen(HelpScreen(title, binding_rows(self, self.screen)))
 
     def action_refresh(self) -> None:
         """Refetch roster and approvals now."""
@@ -327,8 +312,9 @@ class CadenciaConsole(ActionsMixin, App[int]):
             self._roster_dirty = True
         elif event.type == "agent.status" or needs_roster_refetch(event.type):
             self._refetch_roster = True
-        if needs_approvals_refetch(event.type):
+        if needs_approvals_refetch(event.type, event.payload):
             self._refetch_approvals = True
+        self._touched |= touched_items(event.type, event.payload)
         if self.paused:
             self.paused_count += 1
 
@@ -347,6 +333,13 @@ class CadenciaConsole(ActionsMixin, App[int]):
             self._approvals_dirty = False
             self.approvals_changed.publish(None)
             self.status_changed.publish(None)
+        if self._touched:
+            touched, self._touched = self._touched, set()
+            for key in sorted(touched):
+                if key.startswith("conv:"):
+                    self.conversation_changed.publish(key.removeprefix("conv:"))
+                else:
+                    self.item_changed.publish(key)
 
     def _tick(self) -> None:
         if self.connection in ("live", "stale"):

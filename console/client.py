@@ -9,7 +9,9 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import AsyncGenerator, Callable
+from decimal import Decimal
 from typing import Any, Literal, TypeVar
+from urllib.parse import quote
 
 import httpx
 from httpx_sse import ServerSentEvent, SSEError
@@ -23,6 +25,7 @@ from console.exceptions import (
     ApiError,
     AuthError,
     BackendUnavailableError,
+    BlockedByLedgerError,
     ConflictError,
     ContractError,
     NotFoundError,
@@ -31,6 +34,7 @@ from console.models import (
     ActivityLine,
     Approvals,
     Connected,
+    Conversation,
     Event,
     Findings,
     Health,
@@ -39,12 +43,15 @@ from console.models import (
     InfraPrDetail,
     Interruption,
     InterruptionDetail,
+    LedgerFacts,
     Malformed,
+    Message,
     ResolveResult,
     Resync,
     RosterEntry,
     StreamEvent,
     StreamItem,
+    UncertainOut,
 )
 
 STREAM_READ_TIMEOUT_S = 45.0
@@ -52,6 +59,7 @@ STREAM_READ_TIMEOUT_S = 45.0
 STREAM_ROUTE = "GET /api/events/stream"
 
 _T = TypeVar("_T")
+ResolveAction = Literal["execute", "deny", "hand_back"]
 
 
 class ConsoleClient:
@@ -124,6 +132,10 @@ class ConsoleClient:
         """One interruption with transcript and attempt history."""
         return await self._get(InterruptionDetail, f"/api/interruptions/{interruption_id}")
 
+    async def conversation(self, conversa_id: str) -> Conversation:
+        """A conversation: who holds it, every message and its delivery state."""
+        return await self._get(Conversation, f"/api/conversations/{quote(conversa_id, safe='')}")
+
     # -- operator actions --------------------------------------------------------------
 
     async def approve(self, pr_action_id: str, operator: str, reason: str = "") -> InfraPr:
@@ -150,18 +162,71 @@ class ConsoleClient:
         body = await self._request("POST", path, json={"operator": operator})
         return _parse(Interruption, body, f"POST {path}")
 
+    async def reply(self, interruption_id: int, operator: str, text: str) -> Message:
+        """Send the customer a message from the operator (any number of times while claimed)."""
+        path = f"/api/interruptions/{interruption_id}/reply"
+        body = await self._request("POST", path, json={"operator": operator, "text": text})
+        return _parse(Message, body, f"POST {path}")
+
     async def resolve(
         self,
         interruption_id: int,
         operator: str,
-        action: Literal["execute", "deny"],
-        reply: str,
+        action: ResolveAction,
+        reply: str = "",
+        *,
+        valor: Decimal | None = None,
+        reason: str = "",
     ) -> ResolveResult:
-        """Execute or deny the held tool call and reply to the customer."""
+        """Execute (optionally with a corrected ``valor`` and its reason), deny or hand back.
+
+        Raises:
+            BlockedByLedgerError: the ledger refused the execute; the takeover stays open.
+        """
+        if valor is not None and not reason.strip():
+            raise ApiError(422, "reason_required", "a reason is required to change the valor")
+        payload: dict[str, Any] = {"operator": operator, "action": action}
+        if reply:
+            payload["reply"] = reply
+        if valor is not None:
+            payload["valor"] = str(valor)
+        if reason:
+            payload["reason"] = reason
         path = f"/api/interruptions/{interruption_id}/resolve"
-        payload = {"operator": operator, "action": action, "reply": reply}
         body = await self._request("POST", path, json=payload)
         return _parse(ResolveResult, body, f"POST {path}")
+
+    async def grant(
+        self, interruption_id: int, operator: str, attempts: int, reason: str
+    ) -> Interruption:
+        """Give the agent ``attempts`` more tries on the takeover's combination (audited)."""
+        if not reason.strip():
+            raise ApiError(422, "reason_required", "a reason is required to grant attempts")
+        path = f"/api/interruptions/{interruption_id}/grant"
+        payload = {"operator": operator, "attempts": attempts, "reason": reason}
+        body = await self._request("POST", path, json=payload)
+        return _parse(Interruption, body, f"POST {path}")
+
+    async def reconcile(self, uncertain_id: str, operator: str) -> UncertainOut:
+        """Ask the gateway what happened to an uncertain attempt (by its idempotency key)."""
+        path = f"/api/uncertain/{quote(uncertain_id, safe='')}/reconcile"
+        body = await self._request("POST", path, json={"operator": operator})
+        return _parse(UncertainOut, body, f"POST {path}")
+
+    async def settle(
+        self,
+        uncertain_id: str,
+        operator: str,
+        outcome: Literal["executado", "falhou"],
+        reason: str,
+    ) -> UncertainOut:
+        """Settle an uncertain attempt by hand; the reason is required."""
+        if not reason.strip():
+            raise ApiError(422, "reason_required", "a reason is required to settle by hand")
+        path = f"/api/uncertain/{quote(uncertain_id, safe='')}/settle"
+        payload = {"operator": operator, "outcome": outcome, "reason": reason}
+        body = await self._request("POST", path, json=payload)
+        return _parse(UncertainOut, body, f"POST {path}")
 
     # -- live stream -------------------------------------------------------------------
 
@@ -274,6 +339,7 @@ def _stream_item(shape: type[StreamEvent] | type[Resync], sse: ServerSentEvent) 
 def _error_from(response: httpx.Response) -> ApiError:
     """Translate an error response (``{"error": {"code", "message"}}``) to our tree."""
     code, message = "http_error", response.reason_phrase or "error"
+    error: Any = None
     try:
         body = response.json()
         error = body.get("error") if isinstance(body, dict) else None
@@ -285,6 +351,13 @@ def _error_from(response: httpx.Response) -> ApiError:
     except ValueError:
         pass
     status = response.status_code
+    if status == 409 and isinstance(error, dict) and error.get("ledger") is not None:
+        try:
+            facts = _parse(LedgerFacts, error["ledger"], f"409 {code}")
+        except ContractError:
+            pass  # still a conflict; without readable facts it is shown as a plain one
+        else:
+            return BlockedByLedgerError(status, code, message, facts)
     cls = {401: AuthError, 403: AuthError, 404: NotFoundError, 409: ConflictError}.get(
         status, ApiError
     )

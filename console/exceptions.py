@@ -6,11 +6,18 @@ Tree::
     ├── AuthError            401: missing or wrong bearer token
     ├── NotFoundError        404: unknown id
     ├── ConflictError        409: invalid transition, or someone else acted first
+    │   └── BlockedByLedgerError  409 with the ledger's facts: ``blocked_by_ledger`` (it
+    │                             refused to run) or ``not_executed`` (ran, did not execute)
     ├── ContractError        a 2xx body that does not match the console's model of the route
     └── BackendUnavailableError  connect/read failure, timeout, broken stream
 """
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from console.models import LedgerFacts
 
 
 class ApiError(Exception):
@@ -39,6 +46,21 @@ class NotFoundError(ApiError):
 
 class ConflictError(ApiError):
     """The transition is no longer valid: someone else acted, or the state moved (409)."""
+
+
+class BlockedByLedgerError(ConflictError):
+    """The execute did not execute, and the body says what the ledger holds.
+
+    ``code`` is ``blocked_by_ledger`` (already executed, another amount claimed, in
+    flight) or ``not_executed`` (the tool refused, or its outcome is uncertain).
+
+    Attributes:
+        ledger: What the ledger holds for the entity (when, which amount, which conversation).
+    """
+
+    def __init__(self, status: int, code: str, message: str, ledger: LedgerFacts) -> None:
+        super().__init__(status, code, message)
+        self.ledger = ledger
 
 
 class ContractError(ApiError):

@@ -32,6 +32,8 @@ GateStatus = Literal[
     "closed",
 ]
 InterruptionStatus = Literal["open", "claimed", "resolved"]
+LedgerStatus = Literal["tentando", "executado", "falhou", "resultado_incerto"]
+"""What the ledger holds for one idempotency key (its record's status)."""
 
 
 class _Model(BaseModel):
@@ -126,6 +128,10 @@ class Interruption(_Model):
     claimed_by: str | None = None
     resolution: str | None = None
     reply: str | None = None
+    outcome: Resultado | None = None
+    """The ledger's ``resultado`` of the operator's execute, once resolved."""
+    grant_left: int = 0
+    """Attempts an operator granted the agent on the combination, not used yet."""
 
     def entity_text(self) -> str:
         """``pedido 4821`` / ``cliente c-17``: the entity the takeover is about."""
@@ -133,11 +139,26 @@ class Interruption(_Model):
         return f"{noun} {self.entidade_id}"
 
 
+class UncertainItem(_Model):
+    """A ``resultado_incerto`` waiting on a human: did the money move or not?"""
+
+    id: str
+    """URL-safe; names the item in ``/api/uncertain/{id}/...``."""
+    chaveIdempotencia: str
+    pedidoId: str | None = None
+    valor: str | None = None
+    conversaId: str | None = None
+    since: str = ""
+    age_s: float = 0
+    actions: list[Literal["reconcile", "settle"]] = Field(default_factory=list)
+
+
 class Approvals(_Model):
     """``GET /api/approvals``: what waits on people."""
 
     infra_prs: list[InfraPr] = Field(default_factory=list)
     interruptions: list[Interruption] = Field(default_factory=list)
+    uncertain: list[UncertainItem] = Field(default_factory=list)
 
 
 class TimelineEntry(_Model):
@@ -212,18 +233,74 @@ class Attempt(BaseModel):
     chaveIdempotencia: str | None = None
 
 
+class LedgerFacts(_Model):
+    """What the ledger holds for a takeover's entity: shown before an execute is confirmed
+    and when the ledger blocks one (409 ``blocked_by_ledger``)."""
+
+    status: LedgerStatus
+    valor: str | None = None
+    conversaId: str | None = None
+    ts: str | None = None
+    chaveIdempotencia: str
+    operador: str | None = None
+
+
 class InterruptionDetail(Interruption):
     """``GET /api/interruptions/{id}``: the takeover plus its story."""
 
     attempts: list[Attempt] = Field(default_factory=list)
     transcript: list[TranscriptLine] = Field(default_factory=list)
+    ledger: LedgerFacts | None = None
+    """None when the ledger has no record for the entity yet."""
 
 
 class ResolveResult(_Model):
-    """``POST /api/interruptions/{id}/resolve``."""
+    """``POST /api/interruptions/{id}/resolve``: what really happened."""
 
+    outcome: Resultado | None = None
+    """The ledger's ``resultado`` of the operator's execute; None for deny / hand back."""
     interruption: Interruption
     attempt: Attempt | None = None
+    ledger: LedgerFacts | None = None
+
+
+class Delivery(_Model):
+    """Where an outbound message stands on its way to the customer's channel."""
+
+    status: Literal["pending", "delivered", "failed"]
+    attempts: int = 0
+    last_error: str | None = None
+    delivered_at: str | None = None
+
+
+class Message(_Model):
+    """One message of ``GET /api/conversations/{id}`` (and the answer to a reply)."""
+
+    id: int
+    autor: Literal["cliente", "agente", "operador"]
+    texto: str = ""
+    ts: str = ""
+    delivery: Delivery | None = None
+    """None for the customer's own (inbound) messages."""
+
+
+class Conversation(_Model):
+    """``GET /api/conversations/{id}``: who holds it (bot or a human) and every message."""
+
+    id: str
+    state: Literal["bot", "human"]
+    operator: str | None = None
+    messages: list[Message] = Field(default_factory=list)
+    attempts: list[Attempt] = Field(default_factory=list)
+
+
+class UncertainOut(_Model):
+    """``POST /api/uncertain/{id}/reconcile`` and ``.../settle``."""
+
+    id: str
+    outcome: Resultado | None = None
+    settled: bool = False
+    message: str = ""
 
 
 class Resync(_Model):

@@ -26,7 +26,8 @@ ROSTER_EVENTS = frozenset(
 )
 """Events after which the roster may gain members or change status: refetch it."""
 
-APPROVAL_EVENT_PREFIXES = ("infra.", "artifact.", "interrupcao.")
+APPROVAL_EVENT_PREFIXES = ("infra.", "artifact.", "interrupcao.", "ledger.")
+ATTEMPT_EVENT = "TENTATIVA_DE_FERRAMENTA_REGISTRADA"
 
 RESULTADO_STYLE = {
     "executado": "green",
@@ -79,9 +80,24 @@ def needs_roster_refetch(event_type: str) -> bool:
     return event_type in ROSTER_EVENTS or event_type.startswith(("infra.", "artifact.", "dev."))
 
 
-def needs_approvals_refetch(event_type: str) -> bool:
-    """True for events that can change what waits on people."""
+def needs_approvals_refetch(event_type: str, payload: dict[str, object] | None = None) -> bool:
+    """True for events that can change what waits on people (an uncertain attempt is an
+    Approvals item of its own)."""
+    if event_type == ATTEMPT_EVENT:
+        return (payload or {}).get("resultado") == "resultado_incerto"
     return event_type.startswith(APPROVAL_EVENT_PREFIXES)
+
+
+def touched_items(event_type: str, payload: dict[str, object]) -> set[str]:
+    """Which open screens an event concerns: ``conv:<conversaId>`` and ``int:<id>``."""
+    keys: set[str] = set()
+    conversa = payload.get("conversaId")
+    if isinstance(conversa, str) and conversa:
+        keys.add(f"conv:{conversa}")
+    ident = payload.get("interrupcao_id")
+    if event_type.startswith("interrupcao.") and isinstance(ident, int):
+        keys.add(f"int:{ident}")
+    return keys
 
 
 def backoff_delay(

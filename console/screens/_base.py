@@ -9,7 +9,7 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 
 from console.actions import DANGEROUS_ACTIONS
-from console.models import InfraPr, Interruption
+from console.models import InfraPr, Interruption, UncertainItem
 from console.widgets.status_bar import StatusBar
 
 if TYPE_CHECKING:
@@ -21,11 +21,29 @@ PR_BINDINGS: list[BindingType] = [
 ]
 INTERRUPTION_BINDINGS: list[BindingType] = [
     Binding("t", "claim", "Take over", tooltip="claim the interruption (asks y/n)"),
-    Binding("e", "execute", "Execute", tooltip="execute the held tool call, with a reply"),
-    Binding("d", "deny", "Deny", tooltip="deny the held tool call, with a reply"),
+    Binding("e", "execute", "Execute", tooltip="execute the held tool call (reply, then y/n)"),
+    Binding("v", "edit", "Edit valor", tooltip="execute with a corrected valor and a reason"),
+    Binding("d", "deny", "Deny", tooltip="deny the held tool call (reply, then y/n)"),
+    Binding("h", "hand_back", "Hand back", tooltip="give the conversation back to the bot"),
+    Binding("g", "grant", "Grant", tooltip="give the agent N more attempts (reason required)"),
 ]
 OPERATOR_BINDINGS: list[BindingType] = [*PR_BINDINGS, *INTERRUPTION_BINDINGS]
-_KEY_TO_ACTION = {"a": "approve", "x": "reject", "t": "claim", "e": "execute", "d": "deny"}
+UNCERTAIN_BINDINGS: list[BindingType] = [
+    Binding("c", "reconcile", "Reconcile", tooltip="ask the gateway what happened (asks y/n)"),
+    Binding("s", "settle", "Settle", tooltip="settle by hand (outcome and reason required)"),
+]
+_KEY_TO_ACTION = {
+    "a": "approve",
+    "x": "reject",
+    "t": "claim",
+    "e": "execute",
+    "v": "edit",
+    "d": "deny",
+    "h": "hand_back",
+    "g": "grant",
+    "c": "reconcile",
+    "s": "settle",
+}
 
 
 class ConsoleScreen(Screen[None]):
@@ -72,6 +90,10 @@ class OperatorScreen(ConsoleScreen):
         """The interruption the keys act on, if any."""
         return None
 
+    def selected_uncertain(self) -> UncertainItem | None:
+        """The uncertain outcome the keys act on, if any."""
+        return None
+
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Read-only: dangerous keys stay visible but dimmed (None), and are refused."""
         if action in DANGEROUS_ACTIONS and self.console.readonly:
@@ -81,9 +103,9 @@ class OperatorScreen(ConsoleScreen):
     def on_key(self, event: events.Key) -> None:
         """A dimmed key still answers, so the operator learns why nothing happened."""
         action = _KEY_TO_ACTION.get(event.key)
-        if action and self.console.readonly:
+        if action and self.console.readonly and self._has_binding(action):
             event.stop()
-            self.console.refuse_if_readonly(action.capitalize())
+            self.console.refuse_if_readonly(action.replace("_", " ").capitalize())
 
     def action_approve(self) -> None:
         """``a``: approve the selected PR after a ``y`` confirmation."""
@@ -103,18 +125,52 @@ class OperatorScreen(ConsoleScreen):
     def action_execute(self) -> None:
         """``e``: execute the held call of a claimed interruption, with a reply."""
         if item := self._need_interruption():
-            self.console.request_resolve(item, "execute")
+            self.console.request_takeover_action(item, "execute")
+
+    def action_edit(self) -> None:
+        """``v``: execute with a corrected valor (reason required), with a reply."""
+        if item := self._need_interruption():
+            self.console.request_takeover_action(item, "edit")
 
     def action_deny(self) -> None:
         """``d``: deny the held call of a claimed interruption, with a reply."""
         if item := self._need_interruption():
-            self.console.request_resolve(item, "deny")
+            self.console.request_takeover_action(item, "deny")
+
+    def action_hand_back(self) -> None:
+        """``h``: give the conversation back to the bot, reply optional."""
+        if item := self._need_interruption():
+            self.console.request_takeover_action(item, "hand_back")
+
+    def action_grant(self) -> None:
+        """``g``: let the agent try the combination N more times, with a reason."""
+        if item := self._need_interruption():
+            self.console.request_grant(item)
+
+    def action_reconcile(self) -> None:
+        """``c``: ask the gateway about the selected uncertain outcome."""
+        if item := self._need_uncertain():
+            self.console.request_reconcile(item)
+
+    def action_settle(self) -> None:
+        """``s``: settle the selected uncertain outcome by hand."""
+        if item := self._need_uncertain():
+            self.console.request_settle(item)
 
     def _need_pr(self) -> InfraPr | None:
         pr = self.selected_pr()
         if pr is None:
             self.notify("Select an infra PR first", severity="warning", timeout=3)
         return pr
+
+    def _need_uncertain(self) -> UncertainItem | None:
+        item = self.selected_uncertain()
+        if item is None:
+            self.notify("Select an uncertain outcome first", severity="warning", timeout=3)
+        return item
+
+    def _has_binding(self, action: str) -> bool:
+        return any(isinstance(b, Binding) and b.action == action for b in type(self).BINDINGS)
 
     def _need_interruption(self) -> Interruption | None:
         item = self.selected_interruption()

@@ -1,4 +1,5 @@
-"""Approvals (key ``2``): infra PRs in review and teto interruptions, awaiting-human first."""
+"""Approvals (key ``2``): infra PRs in review, teto interruptions and uncertain refund
+outcomes, whatever waits on a human first."""
 
 from __future__ import annotations
 
@@ -12,8 +13,8 @@ from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.widgets import DataTable, Footer, Input, Label
 
-from console.models import InfraPr, Interruption
-from console.screens._base import OPERATOR_BINDINGS, OperatorScreen
+from console.models import InfraPr, Interruption, UncertainItem
+from console.screens._base import OPERATOR_BINDINGS, UNCERTAIN_BINDINGS, OperatorScreen
 from console.screens._tables import reconcile
 from console.state import matches, ordered_interruptions, ordered_prs, since_text
 from console.widgets.status_bar import StatusBar
@@ -37,6 +38,15 @@ INT_COLUMNS = (
     ("waiting", 7),
     ("claimed by", 12),
 )
+UNC_COLUMNS = (
+    ("pedido", 8),
+    ("valor", 9),
+    ("conversa", 18),
+    ("chaveIdempotencia", 40),
+    ("waiting", 7),
+    ("actions", 18),
+)
+_OTHER_LISTS = ("interruptions", "uncertain")
 GATE_STYLE = {
     "awaiting_human": "bold reverse red",
     "blocked": "bold red",
@@ -46,21 +56,23 @@ GATE_STYLE = {
 }
 
 
-def _age(iso: str, now: datetime) -> str:
+def _age(iso: str, now: datetime, fallback_s: float | None = None) -> str:
     try:
         then = datetime.fromisoformat(iso)
     except ValueError:
-        return "?"
+        return "?" if fallback_s is None else since_text(fallback_s)
     return since_text((now - then).total_seconds())
 
 
 class ApprovalsScreen(OperatorScreen):
-    """What waits on people: approve/reject PRs, take over and resolve interruptions."""
+    """What waits on people: approve/reject PRs, take over and resolve interruptions,
+    reconcile or settle uncertain outcomes."""
 
     TITLE = "Approvals"
     CSS_PATH = "approvals.tcss"
     BINDINGS: ClassVar[list[BindingType]] = [
         *OPERATOR_BINDINGS,
+        *UNCERTAIN_BINDINGS,
         Binding("j", "cursor('down')", "Down", show=False),
         Binding("k", "cursor('up')", "Up", show=False),
         Binding("enter", "open", "Open", show=False),
@@ -77,6 +89,11 @@ class ApprovalsScreen(OperatorScreen):
         with Vertical(id="ints-pane"):
             yield Label("Interruptions (teto de voltas)", classes="pane-title")
             yield DataTable(id="interruptions", cursor_type="row")
+        with Vertical(id="unc-pane"):
+            yield Label(
+                "Uncertain outcomes (resultado_incerto: did money move?)", classes="pane-title"
+            )
+            yield DataTable(id="uncertain", cursor_type="row")
         yield Input(
             placeholder="filter PRs and interruptions (esc clears)", id="filter", classes="hidden"
         )
@@ -88,7 +105,13 @@ class ApprovalsScreen(OperatorScreen):
         self._filter = ""
         self._shown_prs: dict[str, tuple[object, ...]] = {}
         self._shown_ints: dict[str, tuple[object, ...]] = {}
-        for table_id, columns in (("#prs", PR_COLUMNS), ("#interruptions", INT_COLUMNS)):
+        self._shown_unc: dict[str, tuple[object, ...]] = {}
+        tables = (
+            ("#prs", PR_COLUMNS),
+            ("#interruptions", INT_COLUMNS),
+            ("#uncertain", UNC_COLUMNS),
+        )
+        for table_id, columns in tables:
             table = self.query_one(table_id, DataTable)
             for key, width in columns:
                 table.add_column(key, key=key, width=width)
@@ -144,8 +167,11 @@ class ApprovalsScreen(OperatorScreen):
         self.query_one("#prs", DataTable).focus()
 
     def selected_pr(self) -> InfraPr | None:
-        """The highlighted PR (when the PR list has focus, or no interruption list focus)."""
-        if isinstance(self.focused, DataTable) and self.focused.id == "interruptions":
+        """The highlighted PR (when the PR list has focus, or no other list has)."""
+        if isinstance(self.focused, DataTable) and self.focused.id in (
+            "interruptions",
+            "uncertain",
+        ):
             return None
         key = self._cursor_key("#prs")
         return next((p for p in self.console.approvals.infra_prs if p.pr_action_id == key), None)
@@ -156,6 +182,13 @@ class ApprovalsScreen(OperatorScreen):
             return None
         key = self._cursor_key("#interruptions")
         return next((i for i in self.console.approvals.interruptions if str(i.id) == key), None)
+
+    def selected_uncertain(self) -> UncertainItem | None:
+        """The highlighted uncertain outcome (the list must have focus)."""
+        if not (isinstance(self.focused, DataTable) and self.focused.id == "uncertain"):
+            return None
+        key = self._cursor_key("#uncertain")
+        return next((u for u in self.console.approvals.uncertain if u.id == key), None)
 
     def _cursor_key(self, table_id: str) -> str | None:
         table = self.query_one(table_id, DataTable)
@@ -184,6 +217,17 @@ class ApprovalsScreen(OperatorScreen):
             int_rows,
             [c for c, _ in INT_COLUMNS],
         )
+        unc_rows = [
+            (u.id, self._unc_cells(u, now))
+            for u in sorted(approvals.uncertain, key=lambda u: (u.since, u.id))
+            if matches(q, u.pedidoId, u.conversaId, u.chaveIdempotencia, u.valor)
+        ]
+        reconcile(
+            self.query_one("#uncertain", DataTable),
+            self._shown_unc,
+            unc_rows,
+            [c for c, _ in UNC_COLUMNS],
+        )
 
     @staticmethod
     def _pr_cells(p: InfraPr) -> tuple[object, ...]:
@@ -209,4 +253,16 @@ class ApprovalsScreen(OperatorScreen):
             str(i.attempt_count),
             _age(i.since, now),
             Text(claimed or "— open —", style="dim" if claimed else "bold red"),
+        )
+
+    @staticmethod
+    def _unc_cells(u: UncertainItem, now: datetime) -> tuple[object, ...]:
+        keys = {"reconcile": "c reconcile", "settle": "s settle"}
+        return (
+            u.pedidoId or "",
+            u.valor or "",
+            u.conversaId or "",
+            u.chaveIdempotencia,
+            Text(_age(u.since, now, u.age_s), style="bold yellow"),
+            " · ".join(keys.get(a, a) for a in u.actions),
         )

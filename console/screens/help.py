@@ -2,14 +2,41 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from rich.table import Table
-from textual.app import ComposeResult
+from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
-from textual.screen import ModalScreen
+from textual.screen import ModalScreen, Screen
 from textual.widgets import Static
+
+_NAVIGATION = frozenset(
+    {"Cursor up", "Cursor down", "Select", "Top", "Bottom", "Page up", "Page down"}
+)
+
+
+def binding_rows(app: App[Any], screen: Screen[Any]) -> list[tuple[str, str, str]]:
+    """(keys, description, why it is off) for the screen's and the app's bindings, then
+    the focused widget's navigation keys (no page-left, copy...)."""
+    own: list[tuple[str, str, str]] = []
+    widget: list[tuple[str, str, str]] = []
+    seen: set[str] = set()
+    for active in screen.active_bindings.values():
+        binding = active.binding
+        if binding.action in seen and not binding.description:
+            continue
+        seen.add(binding.action)
+        note = "" if active.enabled else "off: read-only console"
+        keys = binding.key_display or app.get_key_display(binding)
+        row = (keys, binding.description or binding.action, note)
+        if binding.description == "Copy selected text":
+            continue  # Textual's own; nothing an operator needs from this console
+        if isinstance(active.node, (App, Screen)):
+            own.append(row)
+        elif binding.description in _NAVIGATION:
+            widget.append(row)
+    return own + widget
 
 
 class HelpScreen(ModalScreen[None]):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import fcntl
+import os
 import shutil
 import tempfile
 from collections.abc import Callable, Iterator
@@ -38,9 +39,14 @@ class Built:
     pristine: Path
 
 
-WORLD_DIR = Path(tempfile.gettempdir()) / "cadencia-console-world"
+WORLD_DIR = Path(
+    os.environ.get("CADENCIA_CONSOLE_WORLD_DIR")
+    or Path(tempfile.gettempdir()) / "cadencia-console-world"
+)
 """A fixed place: a PR's id is a digest of its repository's absolute path, and the snapshots
-show it. Two sessions at once take turns (the lock), they never share a world."""
+show it. Two sessions at once take turns (the lock), they never share a world; a session
+that need not match the snapshots may build its own elsewhere (``CADENCIA_CONSOLE_WORLD_DIR``)
+instead of waiting for the lock."""
 
 
 @pytest.fixture(scope="session")

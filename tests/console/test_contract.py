@@ -17,6 +17,7 @@ from pydantic import BaseModel, TypeAdapter
 from console.models import (
     ActivityLine,
     Approvals,
+    Conversation,
     Event,
     Findings,
     Health,
@@ -25,10 +26,12 @@ from console.models import (
     InfraPrDetail,
     Interruption,
     InterruptionDetail,
+    Message,
     ResolveResult,
     Resync,
     RosterEntry,
     StreamEvent,
+    UncertainOut,
 )
 
 Schema = dict[str, Any]
@@ -46,6 +49,11 @@ ROUTES: list[tuple[str, str, Any]] = [
     ("get", "/api/interruptions/{}", InterruptionDetail),
     ("post", "/api/interruptions/{}/claim", Interruption),
     ("post", "/api/interruptions/{}/resolve", ResolveResult),
+    ("post", "/api/interruptions/{}/reply", Message),
+    ("post", "/api/interruptions/{}/grant", Interruption),
+    ("get", "/api/conversations/{}", Conversation),
+    ("post", "/api/uncertain/{}/reconcile", UncertainOut),
+    ("post", "/api/uncertain/{}/settle", UncertainOut),
 ]
 """(method, path with ``{}`` for any path parameter, what the console parses the body as)."""
 STREAM_MESSAGES: list[tuple[str, Any]] = [

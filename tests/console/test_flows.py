@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from textual.widgets import Button, DataTable
+from textual.widgets import Button, DataTable, Input, Label
 
 from console.app import CadenciaConsole
 from console.screens.approvals import ApprovalsScreen
@@ -139,7 +139,7 @@ async def test_live_status_change_updates_only_that_row(make_app: Factory, live:
         assert table.row_count == rows
 
 
-async def test_claim_then_execute_with_a_reply(
+async def test_claim_from_approvals_then_the_takeover_screen_is_yours(
     make_app: Factory, proxy: FaultProxy, live: Live, world: World
 ) -> None:
     app = make_app()
@@ -156,17 +156,14 @@ async def test_claim_then_execute_with_a_reply(
                 i.id == takeover and i.claimed_by == "alice" for i in app.approvals.interruptions
             ),
         )
-        await pilot.press("enter")  # open the detail; act from there
-        await wait_for(pilot, lambda: getattr(app.screen, "detail", None) is not None)
-        await pilot.press("e")
-        assert isinstance(app.screen, PromptScreen)
-        await pilot.press(*"reembolso feito", "enter")
-        await wait_for(pilot, lambda: all(i.id != takeover for i in app.approvals.interruptions))
-        assert proxy.calls("POST", f"/api/interruptions/{takeover}/resolve") == [
-            {"operator": "alice", "action": "execute", "reply": "reembolso feito"}
+        assert proxy.calls("POST", f"/api/interruptions/{takeover}/claim") == [
+            {"operator": "alice"}
         ]
-        # Executed under the operator's authority, still through the ledger: never twice.
-        assert len(live.backend.guard.simulator.debits()) == 2  # one per pedido, from the world
+        await pilot.press("enter")  # open the takeover screen; act from there
+        await wait_for(pilot, lambda: getattr(app.screen, "conversation", None) is not None)
+        title = str(app.screen.query_one("#conversation-title", Label).content)
+        assert "held by human: alice" in title  # the conversation changed hands
+        assert not app.screen.query_one("#reply", Input).disabled
 
 
 async def test_conflict_409_notifies_and_refreshes(

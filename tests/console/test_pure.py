@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from decimal import Decimal
 from typing import get_args
 
 import httpx
@@ -11,14 +12,23 @@ from httpx_sse import ServerSentEvent
 from pydantic import ValidationError as PydanticValidationError
 
 from console.client import _error_from, _parse, _stream_item
-from console.exceptions import AuthError, ConflictError, ContractError, NotFoundError
+from console.exceptions import (
+    AuthError,
+    BlockedByLedgerError,
+    ConflictError,
+    ContractError,
+    NotFoundError,
+)
 from console.feed import from_event
 from console.models import (
     Approvals,
+    Delivery,
     InfraPr,
     Interruption,
     InterruptionDetail,
+    LedgerFacts,
     Malformed,
+    ResolveResult,
     Resultado,
     RosterEntry,
     StreamEvent,
@@ -27,9 +37,19 @@ from console.state import (
     RESULTADO_STYLE,
     awaiting_counts,
     backoff_delay,
+    needs_approvals_refetch,
     ordered_interruptions,
     ordered_prs,
     resultado_style,
+    touched_items,
+)
+from console.takeover import (
+    blocked_outcome,
+    delivery_mark,
+    execute_warning,
+    parse_attempts,
+    parse_valor,
+    resolve_outcome,
 )
 
 
@@ -116,3 +136,92 @@ def test_an_unreadable_stream_event_is_malformed_not_fatal() -> None:
     no_text = _stream_item(StreamEvent, ServerSentEvent(data='{"id": 43, "type": "x"}', id="43"))
     assert isinstance(no_text, Malformed)
     assert no_text.field == "text"  # the feed shows the server's line; without it, say so
+
+
+def _facts(status: str, **extra: object) -> LedgerFacts:
+    return LedgerFacts.model_validate(
+        {
+            "status": status,
+            "valor": "129.90",
+            "conversaId": "conv-77f1",
+            "ts": "2025-11-29T09:14:03Z",
+            "chaveIdempotencia": "reembolso#4821",
+            **extra,
+        }
+    )
+
+
+def test_the_execute_warning_says_what_the_ledger_holds() -> None:
+    text, style = execute_warning(_facts("executado"), "emitir-reembolso")
+    assert text == (
+        "emitir-reembolso already ran: 129.90 at 09:14 in conv-77f1"
+        " — a second emitir-reembolso will be blocked."
+    )
+    assert style == "bold red"
+    assert "released" in execute_warning(_facts("falhou"), "emitir-reembolso")[0]
+    assert "reconcile" in execute_warning(_facts("resultado_incerto"), "emitir-reembolso")[0]
+    assert "first time" in execute_warning(None, "emitir-reembolso")[0]
+
+
+def test_only_executado_is_reported_as_executed() -> None:
+    item = {"id": 1, "entidade": "pedidoId", "entidade_id": "4821"}
+
+    def outcome(value: str | None) -> str:
+        result = ResolveResult.model_validate(
+            {"outcome": value, "interruption": item, "ledger": _facts("executado").model_dump()}
+        )
+        return resolve_outcome("execute", result, "emitir-reembolso").text
+
+    assert outcome("executado").startswith("executado")
+    for value in get_args(Resultado):
+        if value != "executado":
+            assert not outcome(value).startswith("executado"), value
+            assert "done" not in outcome(value)
+    assert "did not say" in outcome(None)
+    assert "129.90" in outcome("bloqueado_por_idempotencia")
+
+
+def test_a_409_blocked_by_ledger_carries_the_ledger_facts() -> None:
+    facts = _facts("executado").model_dump()
+    blocked = _error_from(
+        httpx.Response(
+            409, json={"error": {"code": "blocked_by_ledger", "message": "m", "ledger": facts}}
+        )
+    )
+    assert isinstance(blocked, BlockedByLedgerError)
+    assert blocked.ledger.valor == "129.90"
+    assert "nothing ran" in blocked_outcome(blocked.ledger, "emitir-reembolso").text
+    unreadable = _error_from(
+        httpx.Response(409, json={"error": {"code": "blocked_by_ledger", "message": "m"}})
+    )
+    assert type(unreadable) is ConflictError  # still a conflict, never a success
+
+
+def test_valor_and_attempts_are_checked_before_sending() -> None:
+    assert parse_valor("59,90") == Decimal("59.90")
+    assert isinstance(parse_valor("abc"), str)
+    assert isinstance(parse_valor("0"), str)
+    assert isinstance(parse_valor("1.999"), str)
+    assert parse_attempts("3") == 3
+    assert isinstance(parse_attempts("11"), str)
+    assert isinstance(parse_attempts("0"), str)
+
+
+def test_delivery_marks() -> None:
+    assert delivery_mark(None) == ("", "")
+    assert delivery_mark(Delivery(status="pending", attempts=0))[0] == "… pending"
+    failed = Delivery(status="failed", attempts=3, last_error="503")
+    assert delivery_mark(failed) == ("✗ failed after 3: 503", "bold red")
+
+
+def test_events_name_the_screens_they_touch() -> None:
+    assert touched_items("conversa.mensagem", {"conversaId": "c-17"}) == {"conv:c-17"}
+    assert touched_items("interrupcao.assumida", {"interrupcao_id": 4}) == {"int:4"}
+    assert touched_items("agent.status", {}) == set()
+
+
+def test_an_uncertain_attempt_refetches_approvals() -> None:
+    attempt = "TENTATIVA_DE_FERRAMENTA_REGISTRADA"
+    assert needs_approvals_refetch(attempt, {"resultado": "resultado_incerto"})
+    assert not needs_approvals_refetch(attempt, {"resultado": "executado"})
+    assert needs_approvals_refetch("ledger.reconciliado")

@@ -11,8 +11,12 @@ from collections.abc import Callable
 from textual.pilot import Pilot
 
 from console.app import CadenciaConsole
+from console.screens.forms import FormScreen
+from console.screens.modals import ConfirmScreen
+from console.widgets.activity_feed import ActivityFeed
 from tests.console.conftest import until_live, wait_for
 from tests.console.fault_proxy import FaultProxy
+from tests.console.world import Live, World
 
 SIZE = (120, 40)
 Factory = Callable[..., CadenciaConsole]
@@ -28,6 +32,26 @@ def _app(make_app: Factory, **fields: object) -> CadenciaConsole:
 async def _settled(pilot: Pilot) -> None:
     await until_live(pilot)
     pilot.app.clear_notifications()
+    # The feed follows its tail one refresh after the backlog lands; on a busy machine
+    # that can be after the snapshot would be taken.
+    feeds = list(pilot.app.screen.query(ActivityFeed))
+    await wait_for(pilot, lambda: all(f.scroll_offset.y == f.max_scroll_y for f in feeds))
+    await pilot.pause(0.2)
+
+
+async def _delivered(pilot: Pilot) -> None:
+    """The takeover screen loaded, with every outbound message past ``pending`` (the
+    delivery worker runs on its own clock; a pending mark would make the bytes vary)."""
+
+    def ready() -> bool:
+        screen = pilot.app.screen
+        conv = getattr(screen, "conversation", None)
+        return conv is not None and all(
+            m.delivery is None or m.delivery.status != "pending" for m in conv.messages
+        )
+
+    await wait_for(pilot, ready)
+    await pilot.pause(0.3)
 
 
 def test_team_screen(snap_compare, make_app: Factory) -> None:
@@ -58,7 +82,41 @@ def test_interruption_detail(snap_compare, make_app: Factory) -> None:
     async def run_before(pilot: Pilot) -> None:
         await _settled(pilot)
         await pilot.press("2", "tab", "enter")  # the open teto de voltas takeover
-        await wait_for(pilot, lambda: getattr(pilot.app.screen, "detail", None) is not None)
+        await _delivered(pilot)
+
+    assert snap_compare(_app(make_app), terminal_size=SIZE, run_before=run_before)
+
+
+def test_takeover_claimed_with_the_ledger_state(
+    snap_compare, make_app: Factory, live: Live, world: World
+) -> None:
+    live.http.post(
+        f"/api/interruptions/{world.open_takeover}/claim", json={"operator": "alice"}
+    ).raise_for_status()
+
+    async def run_before(pilot: Pilot) -> None:
+        await _settled(pilot)
+        await pilot.press("2", "tab", "enter")
+        await _delivered(pilot)
+
+    assert snap_compare(_app(make_app), terminal_size=SIZE, run_before=run_before)
+
+
+def test_execute_confirmation_shows_what_the_ledger_holds(
+    snap_compare, make_app: Factory, live: Live, world: World
+) -> None:
+    live.http.post(
+        f"/api/interruptions/{world.open_takeover}/claim", json={"operator": "alice"}
+    ).raise_for_status()
+
+    async def run_before(pilot: Pilot) -> None:
+        await _settled(pilot)
+        await pilot.press("2", "tab", "enter")
+        await _delivered(pilot)
+        await pilot.press("e")
+        await wait_for(pilot, lambda: isinstance(pilot.app.screen, FormScreen))
+        await pilot.press(*"reembolso feito", "enter")
+        await wait_for(pilot, lambda: isinstance(pilot.app.screen, ConfirmScreen))
         await pilot.pause(0.3)
 
     assert snap_compare(_app(make_app), terminal_size=SIZE, run_before=run_before)

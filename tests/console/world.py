@@ -234,8 +234,21 @@ def _teto(live: Live, conversa: str, pedido: str, valor: str) -> int:
                 f"/api/conversations/{conversa}/messages", json={"text": text.format(p=pedido)}
             )
         )
+        _delivered(live, conversa)
     items = _ok(live.http.get("/api/approvals"))["interruptions"]
     return int(next(i["id"] for i in items if i["conversation"] == conversa))
+
+
+def _delivered(live: Live, conversa: str) -> None:
+    """Wait until the agent's reply left for the channel: the delivery worker reads the
+    fixed clock too, and must do it between messages, not whenever a thread gets the CPU."""
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        messages = _ok(live.http.get(f"/api/conversations/{conversa}"))["messages"]
+        if all((m["delivery"] or {}).get("status") != "pending" for m in messages):
+            return
+        time.sleep(0.02)
+    raise AssertionError(f"{conversa}: a delivery stayed pending")
 
 
 def _ok(response: httpx.Response) -> Any:
