@@ -25,7 +25,7 @@ TENTATIVA_NAME = "TENTATIVA_DE_FERRAMENTA_REGISTRADA"
 AgentStatus = Literal["working", "idle", "blocked", "offline"]  # backend.agents.roster.Status
 Outcome = Literal["allow", "ask", "deny"]  # backend.agents.policy.Outcome
 Stage = Literal["iam", "agent_autonomy", "permissions", "default"]  # policy.Stage
-Resultado = Literal[  # backend.guard.orchestrator.Resultado
+Resultado = Literal[  # the one definition; backend.guard re-exports it
     "executado",
     "bloqueado_por_idempotencia",
     "bloqueado_por_teto",

@@ -7,19 +7,11 @@ fixed customer-facing wordings it answers with.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
+from backend.events.payloads import Resultado
 from backend.exceptions import CadenciaError
 from backend.guard.interruptions import Interruption
-
-Resultado = Literal[
-    "executado",
-    "bloqueado_por_idempotencia",
-    "bloqueado_por_teto",
-    "argumentos_invalidos",
-    "falhou",
-    "resultado_incerto",
-]
 
 
 def mensagem_de_teto(entidade: str) -> str:
