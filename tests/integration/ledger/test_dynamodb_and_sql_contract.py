@@ -174,12 +174,15 @@ def test_reconcile_not_happened_releases_the_key(store: Store) -> None:
 
 def test_expire_stale_only_touches_expired_tentando(store: Store) -> None:
     ledger = store.make(lease_seconds=0.2)
+    # "fresh" is claimed through a second ledger on the same store with a long lease: a
+    # 0.2 s lease could run out on a loaded machine between its claim and the sweep.
+    patient = store.make(lease_seconds=600.0)
     teto = counter_key("c", "p", "emitir-reembolso")
     for chave in ("old", "done"):
         ledger.reserve(teto, _claim(chave))
     ledger.complete("done", {"ok": True})
     time.sleep(0.3)
-    ledger.reserve(teto, _claim("fresh"))  # its lease has not run out
+    patient.reserve(teto, _claim("fresh"))  # its lease has not run out
     assert ledger.expire_stale() == ["old"]
     statuses = {c: ledger.get(c).status for c in ("old", "done", "fresh")}  # type: ignore[union-attr]
     assert statuses == {"old": "resultado_incerto", "done": "executado", "fresh": "tentando"}
