@@ -7,9 +7,11 @@ FAILS instead of skipping.
 from __future__ import annotations
 
 import os
+import threading
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -104,19 +106,42 @@ def any_db(request: pytest.FixtureRequest) -> Database:
     return request.getfixturevalue("sqlite_db" if request.param == "sqlite" else "pg_db")
 
 
+class _OneRequestAtATime:
+    """WSGI wrapper serializing moto's request handling.
+
+    Real DynamoDB applies each single-item write atomically; moto's in-memory backend does
+    a read-modify-write per ``UpdateItem`` with no lock, so under its threaded server two
+    concurrent ``ADD attempts :one`` can both return 1 (seen as a flaky ceiling race).
+    One request at a time restores the service's per-item atomicity the ledger relies on.
+    """
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self.lock = threading.Lock()
+
+    def __call__(self, environ: Any, start_response: Any) -> Any:
+        with self.lock:
+            # Materialize the body inside the lock: moto builds it while iterating.
+            return list(self.app(environ, start_response))
+
+
 @pytest.fixture(scope="session")
 def moto_endpoint() -> Iterator[str]:
     """moto's server over real HTTP on loopback, for the whole session."""
     try:
-        from moto.server import ThreadedMotoServer
+        from moto.server import DomainDispatcherApplication, create_backend_app
+        from werkzeug.serving import make_server
     except ImportError:
         require(False, "moto[server]")
         raise
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
+    app = _OneRequestAtATime(DomainDispatcherApplication(create_backend_app))
+    server = make_server("127.0.0.1", 0, app, threaded=True)
+    thread = threading.Thread(target=server.serve_forever, name="moto", daemon=True)
+    thread.start()
+    host, port = server.server_address[:2]
     os.environ.setdefault("AWS_ACCESS_KEY_ID", "testing")
     os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "testing")
     os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
     yield f"http://{host}:{port}"
-    server.stop()
+    server.shutdown()
+    thread.join(timeout=10)

@@ -149,13 +149,16 @@ def test_failed_claim_is_released_to_a_corrected_amount(ledger: Ledger) -> None:
 def test_stale_claim_becomes_uncertain_and_is_reconciled(store: Store) -> None:
     ledger = store.make(lease_seconds=0.2)
     teto = counter_key("conv-1", "4821", "emitir-reembolso")
-    assert ledger.reserve(teto, _claim("k")).claim == "claimed"
+    # A claim within its lease (a long one, so a loaded machine cannot outlive it).
+    patient = store.make(lease_seconds=600.0)
+    assert patient.reserve(teto, _claim("running")).claim == "claimed"
     with pytest.raises(LedgerError):  # still within its lease: the owner may be running
-        ledger.reconcile("k", happened=True, detalhe={})
+        patient.reconcile("running", happened=True, detalhe={})
+    assert ledger.reserve(teto, _claim("k")).claim == "claimed"
     time.sleep(0.3)
     stale = ledger.reserve(teto, _claim("k"))
     assert stale.claim == "uncertain"  # never retried blindly
-    assert [r.chave for r in ledger.uncertain()] == ["k"]
+    assert [r.chave for r in ledger.uncertain()] == ["k"]  # "running" is not uncertain
     assert ledger.reserve(teto, _claim("k")).claim == "uncertain"
     assert ledger.reconcile("k", happened=True, detalhe={"gateway": "debito d-7"}) == "executado"
     assert ledger.uncertain() == []
