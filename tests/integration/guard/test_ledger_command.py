@@ -24,7 +24,11 @@ def test_reconcile_command_completes_a_refund_the_gateway_did(
         guard.simulator.fail_next("timeout_after_debit", delay_s=1.5)
         attempt = guard.orchestrator.call("conv-1", "emitir-reembolso", REFUND)
         assert attempt.resultado == "resultado_incerto"
-        time.sleep(1.6)  # the debit lands in the simulator's journal after the timeout
+        # The debit lands in the simulator's journal after the timeout: wait for it.
+        end = time.monotonic() + 15.0
+        while not guard.simulator.debits() and time.monotonic() < end:
+            time.sleep(0.05)
+        assert len(guard.simulator.debits()) == 1
     finally:
         guard.close()
         guard.db.close()
