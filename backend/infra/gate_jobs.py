@@ -245,11 +245,12 @@ class GateJobs:
                 log.exception("gate job %s failed", key)
                 error = exc
             message = None if error is None else _message(error)
-            status = self.store.finish(key, self.owner, message)
+            stored = None if message is None else f"the gate run failed: {message}"
+            status = self.store.finish(key, self.owner, stored)
             if status is None:
                 log.warning("gate job %s was taken over by another worker", key)
-            if error is not None:
-                self._report(key, message or "")
+            if message is not None:
+                self._report(key, message)
             if status != "queued":  # asked again meanwhile: claim it once more
                 if error is not None:
                     raise error
@@ -285,9 +286,7 @@ class GateJobs:
             if job is None or job.status == "done":
                 return self._result_of(key)
             if job.status == "failed":
-                raise ConflictError(
-                    f"the gate job of {key} failed: {job.last_error}", pr_action_id=key
-                )
+                raise ConflictError(job.last_error or "the gate job failed", pr_action_id=key)
             if not job.live(time.time()):
                 if job.attempts >= self.store.max_attempts and job.status == "running":
                     raise ConflictError(died_reason(job.attempts), pr_action_id=key)

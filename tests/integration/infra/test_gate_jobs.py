@@ -114,7 +114,7 @@ def test_the_heartbeat_keeps_a_long_run_from_being_taken_over(
         assert release.wait(60)
         return "finished"
 
-    lease = 0.6
+    lease = 1.5  # beats every 0.5s: a second of slack on a loaded machine
     mine = GateJobs(
         JobStore(any_db, lease_s=lease, max_attempts=3),
         long_run,
@@ -125,8 +125,8 @@ def test_the_heartbeat_keeps_a_long_run_from_being_taken_over(
     job = mine.start("act_long")
     _until(lambda: ran == ["act_long"], "the run to start")
 
-    # Five leases long: without the heartbeat the other worker would take it after one.
-    deadline = time.monotonic() + 5 * lease
+    # Three leases long: without the heartbeat the other worker would take it after one.
+    deadline = time.monotonic() + 3 * lease
     while time.monotonic() < deadline:
         assert other.claim("act_long", "other") is None
         assert other.claimable() == []
@@ -199,7 +199,7 @@ def test_a_run_that_raised_is_stuck_and_a_rerun_runs_it_again(
 
     [stuck] = world.pipeline.stuck_prs()
     assert stuck.pr.id == pr
-    assert stuck.reason  # the run's own error
+    assert stuck.reason.startswith("the gate run failed: ")  # with the run's own error
     assert world.pipeline.recover_jobs() == []  # a failed run is not retried on its own
     shutil.move(away, world.repo.repo_path)
 
