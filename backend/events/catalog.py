@@ -45,6 +45,7 @@ class EventType(StrEnum):
     ARTIFACT_QA_VERDICT = "artifact.qa_verdict"
     ARTIFACT_SECOPS_VERDICT = "artifact.secops_verdict"
     PR_GATE_CHANGED = "pr.gate_changed"
+    PR_CORRECTION_UNCHANGED = "pr.correction_unchanged"
     DEV_TASK_STARTED = "dev.task_started"
     DEV_TASK_DONE = "dev.task_done"
     APPROVAL_REQUESTED = "approval.requested"
@@ -124,6 +125,10 @@ EVENTS: dict[EventType, EventSpec] = {
         p.GateVerdict,
     ),
     E.PR_GATE_CHANGED: EventSpec("a dev PR moved in the gate state machine", p.PrGateChanged),
+    E.PR_CORRECTION_UNCHANGED: EventSpec(
+        "a correction had no diff: not committed, not counted (the PR stays changes_requested)",
+        p.PrCorrectionUnchanged,
+    ),
     E.DEV_TASK_STARTED: EventSpec("a dev agent started a task", p.DevTask),
     E.DEV_TASK_DONE: EventSpec("a dev agent finished a task", p.DevTask),
     E.APPROVAL_REQUESTED: EventSpec(

@@ -178,6 +178,13 @@ class PrGateChanged(Payload):
     reason: str
 
 
+class PrCorrectionUnchanged(Payload):
+    pr_action_id: str
+    kind: Literal["infra", "dev", "adr"]  # backend.infra.prs.PrKind
+    task_id: str | None
+    detail: str
+
+
 class ApprovalRequested(Payload):
     approval_id: str
     action: str
