@@ -98,7 +98,7 @@ class PrFlow(CorrectionLoop):
             ValidationError: a project without a repository.
             PathError: a path that could escape the repository; nothing is written.
             ConflictError: ``decide()`` denied the action, the PR is not in
-                ``changes_requested`` for a correction, or the branch already exists.
+                ``changes_requested`` for a correction.
         """
         rules = rules_for(proposal.kind)
         existing = rules.existing(
