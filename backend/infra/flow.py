@@ -94,6 +94,11 @@ class PrFlow(CorrectionLoop):
     def propose(self, proposal: Proposal) -> ProposalResult:
         """Open the proposal's PR, or commit a correction on it, through ``decide()``.
 
+        Returns:
+            ``opened``, ``corrected``, ``pending`` (``decide()`` asked), or ``unchanged``: a
+            correction whose files are already at the PR's head, refused before ``decide()``
+            (recorded as "no change"; no commit, no count, no gate run).
+
         Raises:
             ValidationError: a project without a repository.
             PathError: a path that could escape the repository; nothing is written.

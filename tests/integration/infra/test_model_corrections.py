@@ -183,3 +183,34 @@ def test_a_model_turn_that_proposes_nothing_is_a_no_change(live: Live, model: Fa
     assert "use alpine" in _last_user_message(model.requests[0])
     backend.pipeline.jobs.wait_idle(30)
     assert len(model.requests) == 1
+
+
+def test_a_failing_model_leaves_the_pr_with_the_author_and_says_why(
+    live: Live, model: FakeServer
+) -> None:
+    require_scanners()
+    backend = live.backend
+    project, session, repo = _project(live)
+    clean = planner.plan(Path(repo), module_map_of(MODULES))
+    pr = backend.infra_tools.propose_infra_pr(project, session, "Infra", _files_arg(clean))
+    head = pr.artifact.head
+    _wait(live, pr.artifact.id, _awaiting_human(0))
+    model.replies.append((503, {"error": {"message": "overloaded", "type": "server_error"}}, 0.0))
+
+    live.http.post(
+        f"/api/prs/{pr.artifact.id}/reject", json={"operator": "ana", "reason": "use alpine"}
+    )
+
+    deadline = time.monotonic() + 60
+    failed: list[Any] = []
+    while time.monotonic() < deadline and not failed:
+        failed = [e for e in backend.events.after(0, 10_000) if e.type == "infra.pr_failed"]
+        time.sleep(0.3)
+    assert failed, "no infra.pr_failed event"
+    assert "503" in failed[0].payload["error"], failed[0].payload
+    art = live.http.get(f"/api/prs/{pr.artifact.id}").json()
+    assert (art["gate_status"], art["gate_correction_count"], art["head"]) == (
+        "changes_requested",
+        0,
+        head,
+    )
