@@ -39,7 +39,7 @@ from backend.infra.gate_jobs import (
     drop_branch,
     gate_findings,
 )
-from backend.infra.git import DEFAULT_BRANCH, GitProvider
+from backend.infra.git import GitProvider
 from backend.infra.kinds import Emit, KindRules, emit, rules_for
 from backend.infra.proposals import GateName, Proposal, ProposalResult, VerdictValue
 from backend.infra.prs import Finding, PullRequest, PullRequests
@@ -173,19 +173,9 @@ class PrFlow(CorrectionLoop):
     def _open(self, rules: KindRules, pr_id: str, proposal: Proposal) -> PullRequest:
         git = self.git(proposal.project_id)
         git.ensure_repo()
-        branch = rules.branch_for(
-            task_id=proposal.task_id, session_id=proposal.session_id, taken=git.branch_exists
+        branch, base = rules.create_branch(
+            git, task_id=proposal.task_id, session_id=proposal.session_id
         )
-        try:
-            base = git.create_branch(branch, DEFAULT_BRANCH)
-        except ConflictError:
-            # Another session took the branch between the check and the create: take the next.
-            again = rules.branch_for(
-                task_id=proposal.task_id, session_id=proposal.session_id, taken=git.branch_exists
-            )
-            if again == branch:
-                raise
-            branch, base = again, git.create_branch(again, DEFAULT_BRANCH)
         message = rules.commit_message(pr_id, proposal.title, proposal.task_id)
         try:
             head = git.commit_files(branch, proposal.files, message)

@@ -19,9 +19,10 @@ from typing import Any, ClassVar
 from backend.agents.policy import ActionType
 from backend.agents.team import DEV_PREFIX
 from backend.events import EventType
-from backend.exceptions import ValidationError
+from backend.exceptions import ConflictError, ValidationError
 from backend.gates.state import Transition
 from backend.infra import planner
+from backend.infra.git import DEFAULT_BRANCH, GitProvider
 from backend.infra.prs import Finding, PrKind, PullRequest, PullRequests
 
 INFRA_AGENT = "infra"
@@ -61,6 +62,24 @@ class KindRules(ABC):
     ) -> str:
         """The branch for a new PR, given which branches already exist (``taken``)."""
         return self.branch(task_id=task_id)
+
+    def create_branch(
+        self, git: GitProvider, *, task_id: str | None, session_id: str | None
+    ) -> tuple[str, str]:
+        """Create the new PR's branch from ``main``; returns ``(branch, base sha)``.
+
+        Raises:
+            ConflictError: the branch exists and this kind has no other to offer.
+        """
+        branch = self.branch_for(task_id=task_id, session_id=session_id, taken=git.branch_exists)
+        try:
+            return branch, git.create_branch(branch, DEFAULT_BRANCH)
+        except ConflictError:
+            # Another session took it between the check and the create: take the next one.
+            again = self.branch_for(task_id=task_id, session_id=session_id, taken=git.branch_exists)
+            if again == branch:
+                raise
+            return again, git.create_branch(again, DEFAULT_BRANCH)
 
     @abstractmethod
     def existing(
