@@ -32,6 +32,7 @@ from backend.guard.service import Guard, build_guard
 from backend.guard.takeovers import Action, LedgerFacts, Resolved, Takeovers
 from backend.guard.uncertain import HandOutcome, Settled, UncertainOutcomes, chave_of, item_id
 from backend.infra.agent import InfraAgentTools
+from backend.infra.authoring import ModelAuthor
 from backend.infra.dev_tasks import DevTasks
 from backend.infra.pipeline import InfraPipeline
 from backend.settings import Settings
@@ -134,6 +135,8 @@ class Backend:
     async def start(self) -> None:
         """Start the live broadcast and settle what a crash may have left uncertain."""
         await self.broadcaster.start()
+        # A PR's author on a model corrects it in a turn on this loop (see ModelAuthor).
+        self.pipeline.author = ModelAuthor(self.team, asyncio.get_running_loop())
         if self.channel_simulator is not None:
             self.channel_simulator.start()
         self.spawn(self.delivery.run(), "deliver-messages")
@@ -204,6 +207,7 @@ class Backend:
         if self._tasks:
             await asyncio.gather(*self._tasks, return_exceptions=True)
         await asyncio.to_thread(self.pipeline.close_jobs)
+        self.pipeline.author = None
         await self.broadcaster.stop()
         self.channel.close()
         if self.channel_simulator is not None:

@@ -195,6 +195,10 @@ RENDERERS: dict[str, Callable[[Payload], str]] = {
         f"{p.s('operator')} re-ran the gates of {p.s('kind')} PR {p.s('pr_action_id')} "
         f"({p.s('gate_status')}){p.suffix('reason', ': ')}"
     ),
+    E.PR_CORRECTION_UNCHANGED: lambda p: (
+        f"{p.s('kind', 'infra')} PR {p.s('pr_action_id')}: no change in the correction "
+        f"({p.s('detail', 'nothing to commit')}); not committed, still changes_requested"
+    ),
     E.DEV_TASK_STARTED: lambda p: f"{p.agent()} started task {p.s('task_id')}{p.suffix('title')}",
     E.DEV_TASK_DONE: lambda p: f"{p.agent()} finished task {p.s('task_id')}{p.suffix('title')}",
     E.BACKLOG_TASK_BLOCKED: lambda p: (

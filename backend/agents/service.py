@@ -69,6 +69,16 @@ class TeamService:
                 return await self.run_infra_planner(project_id, session_id)
         return await self.runtime.run_turn(TurnContext(project_id, session_id, agent_id), text)
 
+    async def correction_turn(
+        self, project_id: str, session_id: str | None, agent_id: str, text: str
+    ) -> TurnResult | None:
+        """A model turn of a PR's author asked to correct it (``text``: the reason, the
+        findings and the files); ``None`` when the agent runs on the rule-based planner,
+        whose corrections the PR pipeline applies itself."""
+        if is_planner(model_binding(agent_id, self.settings)):
+            return None
+        return await self.runtime.run_turn(TurnContext(project_id, session_id, agent_id), text)
+
     async def _require_infra_handoff(self, project_id: str, session_id: str) -> None:
         handoffs = await asyncio.to_thread(self.store.handoffs, project_id)
         if not any(

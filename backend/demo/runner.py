@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 DEMO_OPERATOR = "demo (auto-accepted)"
+DEMO_PROJECT = "loja-demo"
 PACE_S = 1.0
 """Pause between demo steps: slow enough for an operator to watch the roster change."""
 
@@ -70,15 +71,33 @@ def create_project_repo(backend: Backend, name: str, template: str = "empty") ->
     return backend.store.project(project.id)
 
 
+def demo_project(backend: Backend) -> tuple[Project, bool]:
+    """The demo's project and whether it is new: an earlier demo's ``loja-demo`` on this data
+    dir (its repository in the data dir) is reused, so restarting the demo does not add a
+    second project of the same name."""
+    repos = (backend.settings.data_dir / "repos").resolve()
+    for project in backend.store.projects():
+        if project.name == DEMO_PROJECT and project.repo_path:
+            repo = Path(project.repo_path).resolve()
+            if repo.parent == repos and (repo / ".git").exists():
+                return project, False
+    return create_project_repo(backend, DEMO_PROJECT, "demo"), True
+
+
 async def run_demo(backend: Backend, *, pace_s: float = PACE_S) -> dict[str, Any]:
-    """The whole demo; returns ids of what it created."""
-    project = await asyncio.to_thread(create_project_repo, backend, "loja-demo", "demo")
+    """The whole demo; returns ids of what it created.
+
+    On a data dir an earlier demo used, the story plays again in a new session of the same
+    project: its own infra PR (on a branch of its own), its own customers.
+    """
+    project, new = await asyncio.to_thread(demo_project, backend)
+    title = "fase 4a — demo" if new else "fase 4a — demo (again)"
+    session = await asyncio.to_thread(backend.store.create_session, project.id, title)
+    sid = session["id"]
     # Conversations are new on every run, so a second demo on the same data dir shows the
     # whole story again instead of continuing yesterday's customers.
-    run = f"{int(project.id[-4:], 16) % 1000:03d}"
+    run = f"{int(sid[-4:], 16) % 1000:03d}"
     customer = backend.spawn(_customer_demo(backend, pace_s, run), "demo-customers")
-    session = await asyncio.to_thread(backend.store.create_session, project.id, "fase 4a — demo")
-    sid = session["id"]
     for agent_id, text in (
         (CRIATIVO, "Quero uma loja com API, site e worker de reembolsos."),
         (PO, "Quebre em histórias e tarefas."),
@@ -89,15 +108,16 @@ async def run_demo(backend: Backend, *, pace_s: float = PACE_S) -> dict[str, Any
     handoff = await backend.team.offer_infra_handoff(project.id, sid)
     await asyncio.sleep(pace_s)
     await backend.team.accept_handoff(handoff.id, DEMO_OPERATOR)
-    await asyncio.to_thread(backend.store.activate_execution, project.id)
     project = await asyncio.to_thread(backend.store.project, project.id)
+    if not project.execution_activated:  # an earlier run activated it already
+        project = await asyncio.to_thread(backend.store.activate_execution, project.id)
     tasks = await asyncio.to_thread(seed_demo_tasks, backend.dev_tasks, project)
     await backend.tools_ready.wait()  # first run on a fresh machine: semgrep is being installed
     await _infra_with_one_correction(backend, project.id, sid)
     for task in tasks:
         await asyncio.to_thread(run_demo_task, backend.dev_tasks, task.id)
     await customer
-    return {"project_id": project.id, "session_id": sid, "handoff_id": handoff.id}
+    return {"project_id": project.id, "session_id": sid, "handoff_id": handoff.id, "new": new}
 
 
 async def _infra_with_one_correction(backend: Backend, project_id: str, session_id: str) -> None:

@@ -46,6 +46,7 @@ class EventType(StrEnum):
     ARTIFACT_SECOPS_VERDICT = "artifact.secops_verdict"
     PR_GATE_CHANGED = "pr.gate_changed"
     PR_GATES_RERUN = "pr.gates_rerun"
+    PR_CORRECTION_UNCHANGED = "pr.correction_unchanged"
     DEV_TASK_STARTED = "dev.task_started"
     DEV_TASK_DONE = "dev.task_done"
     APPROVAL_REQUESTED = "approval.requested"
@@ -127,6 +128,10 @@ EVENTS: dict[EventType, EventSpec] = {
     E.PR_GATE_CHANGED: EventSpec("a dev PR moved in the gate state machine", p.PrGateChanged),
     E.PR_GATES_RERUN: EventSpec(
         "an operator re-queued the gate job of a PR waiting in a gate", p.PrGatesRerun
+    ),
+    E.PR_CORRECTION_UNCHANGED: EventSpec(
+        "a correction had no diff: not committed, not counted (the PR stays changes_requested)",
+        p.PrCorrectionUnchanged,
     ),
     E.DEV_TASK_STARTED: EventSpec("a dev agent started a task", p.DevTask),
     E.DEV_TASK_DONE: EventSpec("a dev agent finished a task", p.DevTask),

@@ -188,6 +188,13 @@ class PrGatesRerun(Payload):
     job_error: str | None = None  # why the job was stuck, if it was
 
 
+class PrCorrectionUnchanged(Payload):
+    pr_action_id: str
+    kind: Literal["infra", "dev", "adr"]  # backend.infra.prs.PrKind
+    task_id: str | None
+    detail: str
+
+
 class ApprovalRequested(Payload):
     approval_id: str
     action: str

@@ -3,13 +3,16 @@
 :meth:`PrFlow.propose` goes through :func:`decide`; a kind's first proposal creates its
 branch from ``main``, commits every file in ONE commit, opens the PR and inserts it in
 ``awaiting_qa``. A later proposal for the same PR (the same session's infra PR, the same
-task's dev PR) is a correction: one more commit on the SAME branch and PR, no new row.
+task's dev PR) is a correction: one more commit on the SAME branch and PR, no new row —
+unless its files are identical to the PR's head, which is refused as "no change" (not
+committed, not counted). A second session's infra PR gets a branch of its own.
 
 :meth:`PrFlow.run_gates` is deterministic: QA on the files read back from git at the
 recorded head, then SecOps only after a QA pass. Each verdict goes through the shared
 state machine (:func:`next_gate_status`) and a conditional UPDATE, with its events in the
 same transaction. :meth:`PrFlow.start_gates` runs that in a background thread; with
-``auto`` it runs the whole correction loop (:meth:`settle`). The operator actions live in
+``auto`` it runs the whole correction loop (:meth:`settle`, in
+:mod:`backend.infra.correcting`). The operator actions live in
 :class:`backend.infra.actions.PrPipeline`; what differs per kind lives in
 :mod:`backend.infra.kinds`.
 """
@@ -27,6 +30,8 @@ from backend.gates.runner import GateResult, run_qa, run_secops
 from backend.gates.scanners._base import DEFAULT_TIMEOUT_S
 from backend.gates.state import GateEvent, Transition, next_gate_status
 from backend.gates.verdicts import verdict_event
+from backend.infra.authoring import CorrectionAuthor
+from backend.infra.correcting import CorrectionLoop
 from backend.infra.gate_jobs import (
     IN_GATE,
     GateJob,
@@ -35,15 +40,15 @@ from backend.infra.gate_jobs import (
     drop_branch,
     gate_findings,
 )
-from backend.infra.git import DEFAULT_BRANCH, GitProvider
+from backend.infra.git import GitProvider
 from backend.infra.kinds import Emit, KindRules, emit, rules_for
-from backend.infra.proposals import SETTLED, GateName, Proposal, ProposalResult, VerdictValue
+from backend.infra.proposals import GateName, Proposal, ProposalResult, VerdictValue
 from backend.infra.prs import Finding, PullRequest, PullRequests
 from backend.settings import Settings, load_settings
 from backend.store.db import Tx
 
 
-class PrFlow:
+class PrFlow(CorrectionLoop):
     """Proposals, gates and corrections of every PR over the team store, git and the gates.
 
     Args:
@@ -53,6 +58,8 @@ class PrFlow:
         auto: start the gates after every proposal and let the author correct on its own
             (the server); tests drive each step explicitly instead.
         timeout_s: limit for each scanner subprocess.
+        author: runs a model-backed author's correction turn (see
+            :mod:`backend.infra.authoring`); without one, the rule-based fixer corrects.
     """
 
     def __init__(
@@ -63,6 +70,7 @@ class PrFlow:
         permissions: Any = None,
         auto: bool = False,
         timeout_s: float = DEFAULT_TIMEOUT_S,
+        author: CorrectionAuthor | None = None,
     ) -> None:
         self.store = store
         self.events = store.events
@@ -73,6 +81,7 @@ class PrFlow:
         )
         self.auto = auto
         self.timeout_s = timeout_s
+        self.author = author
         self.prs = PullRequests(self.db)
         self.jobs = GateJobs.on(self.db, self.events, self.settings, self._job_work, self.prs)
 
@@ -86,17 +95,28 @@ class PrFlow:
     def propose(self, proposal: Proposal) -> ProposalResult:
         """Open the proposal's PR, or commit a correction on it, through ``decide()``.
 
+        Returns:
+            ``opened``, ``corrected``, ``pending`` (``decide()`` asked), or ``unchanged``: a
+            correction whose files are already at the PR's head, refused before ``decide()``
+            (recorded as "no change"; no commit, no count, no gate run).
+
         Raises:
             ValidationError: a project without a repository.
             PathError: a path that could escape the repository; nothing is written.
             ConflictError: ``decide()`` denied the action, the PR is not in
-                ``changes_requested`` for a correction, or the branch already exists.
+                ``changes_requested`` for a correction.
         """
         rules = rules_for(proposal.kind)
         existing = rules.existing(
             self.prs, session_id=proposal.session_id, task_id=proposal.task_id
         )
         pr_id = existing.id if existing else new_id("act")
+        if existing is not None and self._same_as_head(existing, proposal.files):
+            # Nothing to decide, commit or count: the author is told, the PR stays put.
+            note = "the proposed files are identical to the PR's head"
+            return ProposalResult(
+                "unchanged", None, self.no_change(existing, proposal.author, note)
+            )
         decision = decide(
             proposal.author,
             rules.action,
@@ -154,8 +174,9 @@ class PrFlow:
     def _open(self, rules: KindRules, pr_id: str, proposal: Proposal) -> PullRequest:
         git = self.git(proposal.project_id)
         git.ensure_repo()
-        branch = rules.branch(task_id=proposal.task_id)
-        base = git.create_branch(branch, DEFAULT_BRANCH)
+        branch, base = rules.create_branch(
+            git, task_id=proposal.task_id, session_id=proposal.session_id
+        )
         message = rules.commit_message(pr_id, proposal.title, proposal.task_id)
         try:
             head = git.commit_files(branch, proposal.files, message)
@@ -310,43 +331,6 @@ class PrFlow:
         if pr.gate_status in IN_GATE or (self.auto and pr.gate_status == "changes_requested"):
             return self.settle(pr_id) if self.auto else self.run_gates(pr_id)
         return pr  # a run that died after its last verdict was recorded: nothing is left
-
-    # -- the correction loop ---------------------------------------------------------------
-
-    def correct(self, pr_id: str) -> ProposalResult:
-        """The author fixes what the findings name and proposes again (same tool path)."""
-        pr = self.prs.get(pr_id)
-        if pr.gate_status != "changes_requested":
-            raise ConflictError(f"nothing to correct while {pr.gate_status}")
-        rules = rules_for(pr.kind)
-        fixed = rules.correct(self.read(pr), list(pr.findings))
-        proposal = Proposal(
-            kind=pr.kind,
-            project_id=pr.project_id,
-            title=pr.title,
-            files=fixed,
-            author=pr.author,
-            session_id=pr.session_id,
-            task_id=pr.task_id,
-        )
-        return self.propose(proposal)
-
-    def settle(self, pr_id: str) -> PullRequest:
-        """Gates → (changes_requested → correct → gates)* until awaiting_human or blocked."""
-        pr = self.prs.get(pr_id)
-        for _ in range(4 * (self.limit + 2)):
-            if pr.gate_status in SETTLED:
-                return pr
-            if pr.gate_status == "changes_requested":
-                if self.correct(pr_id).status == "pending":
-                    return self.prs.get(pr_id)  # the correction waits for a human's approval
-                pr = self.prs.get(pr_id)
-            else:
-                before = pr.state
-                pr = self.run_gates(pr_id)
-                if pr.state == before:  # a skipped gate: running again will not help
-                    return pr
-        return pr
 
     def settle_now(self, pr_id: str) -> PullRequest:
         """Settle and wait: joins the background loop when ``auto`` already runs one."""

@@ -12,15 +12,17 @@ read: infra PRs are named by ``pr_action_id`` (ADR 0014 §6), dev PRs by ``task_
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from backend.agents.policy import ActionType
 from backend.agents.team import DEV_PREFIX
 from backend.events import EventType
-from backend.exceptions import ValidationError
+from backend.exceptions import ConflictError, ValidationError
 from backend.gates.state import Transition
 from backend.infra import planner
+from backend.infra.git import DEFAULT_BRANCH, GitProvider
 from backend.infra.prs import Finding, PrKind, PullRequest, PullRequests
 
 INFRA_AGENT = "infra"
@@ -47,10 +49,37 @@ class KindRules(ABC):
     kind: ClassVar[PrKind]
     action: ClassVar[ActionType]
     changed_type: ClassVar[EventType]
+    author_tool: ClassVar[str | None] = None
+    """The tool the author proposes with when a model writes its corrections (``None``:
+    this kind's corrections always come from the rule-based fixer)."""
 
     @abstractmethod
     def branch(self, *, task_id: str | None) -> str:
         """The branch a new PR of this kind is opened on."""
+
+    def branch_for(
+        self, *, task_id: str | None, session_id: str | None, taken: Callable[[str], bool]
+    ) -> str:
+        """The branch for a new PR, given which branches already exist (``taken``)."""
+        return self.branch(task_id=task_id)
+
+    def create_branch(
+        self, git: GitProvider, *, task_id: str | None, session_id: str | None
+    ) -> tuple[str, str]:
+        """Create the new PR's branch from ``main``; returns ``(branch, base sha)``.
+
+        Raises:
+            ConflictError: the branch exists and this kind has no other to offer.
+        """
+        branch = self.branch_for(task_id=task_id, session_id=session_id, taken=git.branch_exists)
+        try:
+            return branch, git.create_branch(branch, DEFAULT_BRANCH)
+        except ConflictError:
+            # Another session took it between the check and the create: take the next one.
+            again = self.branch_for(task_id=task_id, session_id=session_id, taken=git.branch_exists)
+            if again == branch:
+                raise
+            return again, git.create_branch(again, DEFAULT_BRANCH)
 
     @abstractmethod
     def existing(
@@ -127,14 +156,26 @@ class KindRules(ABC):
 
 
 class InfraRules(KindRules):
-    """The Infra agent's PR: one per session on ``feature/infra-setup``."""
+    """The Infra agent's PR: one per session, the project's first on ``feature/infra-setup``,
+    every later session's on ``feature/infra-setup-<session id>`` (ADR 0014: one infra PR
+    cycle per session; an earlier session's branch, merged or not, stays its own)."""
 
     kind = "infra"
     action = "open_infra_pr"
     changed_type = EventType.INFRA_GATE_CHANGED
+    author_tool = "propose_infra_pr"
 
     def branch(self, *, task_id: str | None) -> str:
         return INFRA_BRANCH
+
+    def branch_for(
+        self, *, task_id: str | None, session_id: str | None, taken: Callable[[str], bool]
+    ) -> str:
+        if not taken(INFRA_BRANCH):
+            return INFRA_BRANCH
+        if not session_id:
+            raise ValidationError("an infra PR belongs to a session")
+        return f"{INFRA_BRANCH}-{session_id}"
 
     def existing(
         self, prs: PullRequests, *, session_id: str | None, task_id: str | None

@@ -1,10 +1,12 @@
 """The Infra agent's entry points into the one PR pipeline (ADR 0014 decisions 3 and 4).
 
-``propose_infra_pr`` goes through :func:`decide`; the first call of a session creates
-``feature/infra-setup`` from ``main``, commits every file in ONE commit, opens the PR and
-inserts it (kind ``infra``) in ``awaiting_qa``. Any later call in the same session is a
-correction: one more commit on the SAME branch and PR, no new row — the Infra agent uses
-the same tool either way and the difference lives in :class:`~backend.infra.flow.PrFlow`.
+``propose_infra_pr`` goes through :func:`decide`; the first call of a session creates its
+branch from ``main`` (``feature/infra-setup`` for the project's first session,
+``feature/infra-setup-<session id>`` for every later one), commits every file in ONE
+commit, opens the PR and inserts it (kind ``infra``) in ``awaiting_qa``. Any later call in
+the same session is a correction: one more commit on the SAME branch and PR, no new row
+(files identical to the PR's head are refused as "no change") — the Infra agent uses the
+same tool either way and the difference lives in :class:`~backend.infra.flow.PrFlow`.
 
 :class:`InfraPipeline` is the whole :class:`~backend.infra.actions.PrPipeline` (gates,
 corrections, operator actions for every kind) plus these entry points, so one backend
@@ -43,7 +45,7 @@ class InfraPipeline(PrPipeline):
             ValidationError: bad title/files, or a project without a repository.
             PathError: a path that could escape the repository; nothing is written.
             ConflictError: ``decide()`` denied the action, the PR is not in
-                ``changes_requested`` for a correction, or the branch already exists.
+                ``changes_requested`` for a correction.
             NotFoundError: unknown project or session.
         """
         if not title.strip():

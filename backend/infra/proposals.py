@@ -28,16 +28,22 @@ class Proposal:
 
 @dataclass(frozen=True)
 class ProposalResult:
-    """What a proposal did: opened a PR, committed a correction, or waits for approval."""
+    """What a proposal did: opened a PR, committed a correction, waits for approval, or
+    changed nothing (``unchanged``: no commit, no ``decide()``, so no decision)."""
 
-    status: Literal["opened", "corrected", "pending"]
-    decision: Decision
+    status: Literal["opened", "corrected", "pending", "unchanged"]
+    decision: Decision | None
     artifact: PullRequest | None = None
     approval_id: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The tool result handed back to the model."""
-        out: dict[str, Any] = {"status": self.status, "decision": self.decision.to_dict()}
+        out: dict[str, Any] = {
+            "status": self.status,
+            "decision": None if self.decision is None else self.decision.to_dict(),
+        }
+        if self.status == "unchanged":
+            out["detail"] = "no change: the files are identical to the PR's head; not committed"
         if self.artifact is not None:
             out.update(
                 pr_action_id=self.artifact.id,

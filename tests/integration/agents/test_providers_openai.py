@@ -2,13 +2,7 @@
 
 from __future__ import annotations
 
-import json
-import threading
-import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
 
 import pytest
 
@@ -20,6 +14,7 @@ from backend.agents.providers import (
     UserMessage,
 )
 from backend.agents.providers.openai import OpenAIProvider
+from tests.openai_server import FakeServer, completion, serve
 
 SCHEMA = {
     "type": "object",
@@ -30,66 +25,10 @@ SCHEMA = {
 TOOLS = [ToolSpec("consultar-status-pedido", "Read the status of one order.", SCHEMA)]
 
 
-def completion(message: dict[str, Any], finish_reason: str) -> dict[str, Any]:
-    """A chat.completion body as OpenAI returns it."""
-    return {
-        "id": "chatcmpl-123",
-        "object": "chat.completion",
-        "created": 1_700_000_000,
-        "model": "gpt-4o-mini-2024-07-18",
-        "system_fingerprint": "fp_1",
-        "choices": [
-            {"index": 0, "message": message, "logprobs": None, "finish_reason": finish_reason}
-        ],
-        "usage": {"prompt_tokens": 82, "completion_tokens": 17, "total_tokens": 99},
-    }
-
-
-@dataclass
-class FakeServer:
-    """Answers queued (status, body, delay) tuples and records every request."""
-
-    url: str
-    replies: list[tuple[int, Any, float]] = field(default_factory=list)
-    requests: list[dict[str, Any]] = field(default_factory=list)
-
-
 @pytest.fixture
 def server() -> Iterator[FakeServer]:
-    state = FakeServer(url="")
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            length = int(self.headers.get("Content-Length", "0"))
-            state.requests.append(
-                {
-                    "path": self.path,
-                    "headers": dict(self.headers),
-                    "body": json.loads(self.rfile.read(length)),
-                }
-            )
-            status, body, delay = state.replies.pop(0)
-            time.sleep(delay)
-            raw = body.encode() if isinstance(body, str) else json.dumps(body).encode()
-            try:
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(raw)))
-                self.end_headers()
-                self.wfile.write(raw)
-            except (BrokenPipeError, ConnectionResetError):
-                pass  # the client gave up (the timeout test)
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    state.url = f"http://127.0.0.1:{httpd.server_address[1]}/v1"
-    yield state
-    httpd.shutdown()
-    httpd.server_close()
+    with serve() as state:
+        yield state
 
 
 async def test_tool_call_round_trip_on_the_wire(server: FakeServer) -> None:

@@ -166,9 +166,19 @@ def test_reject_sends_the_pr_back_for_a_correction(live_sqlite: Live) -> None:
         json={"operator": "ana", "reason": "use a smaller base image"},
     )
     assert rejected.status_code == 200
-    art = _wait_status(live, pr, "awaiting_human")  # the Infra agent corrected on the same PR
-    assert art["gate_correction_count"] == 1
+    # The rule-based planner cannot act on the reason: a correction with no diff is refused
+    # (not committed, not counted) and the loop stops with the PR still sent back.
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        art = live.http.get(f"/api/infra-artifacts/{pr}").json()
+        if any((t.get("note") or "").startswith("no change") for t in art["timeline"]):
+            break
+        time.sleep(0.3)
+    assert (art["gate_status"], art["gate_correction_count"]) == ("changes_requested", 0)
     assert any(t.get("actor") == "ana" for t in art["timeline"])
+    kinds = [e["type"] for e in live.http.get("/api/events", params={"limit": 1000}).json()]
+    assert "pr.correction_unchanged" in kinds
+    assert "infra.pr_corrected" not in kinds
 
 
 def _sse(live: Live, headers: dict[str, str], n: int) -> list[dict]:

@@ -142,10 +142,16 @@ def test_reject_requires_a_reason_and_sends_back_to_the_agent(world: World) -> N
     assert art.gate_status == "changes_requested"
     assert [f["message"] for f in art.findings] == ["expose port 9000 instead"]
     assert world.pipeline.timeline(pr)[-1].actor == "alice"
-    # The agent's correction loop: same tool, same branch.
+    # The rule-based author cannot apply "expose port 9000": its correction has no diff,
+    # so nothing is committed or counted and the PR stays with the author.
     corrected = world.pipeline.correct(pr)
-    assert corrected.status == "corrected"
-    assert world.commits_on_branch() == 2
+    assert corrected.status == "unchanged"
+    assert world.commits_on_branch() == 1
+    art = world.pipeline.get(pr)
+    assert (art.gate_status, art.gate_correction_count) == ("changes_requested", 0)
+    assert (world.pipeline.timeline(pr)[-1].note or "").startswith("no change")
+    [unchanged] = world.of_type("pr.correction_unchanged")
+    assert unchanged.payload["pr_action_id"] == pr
 
 
 def test_failing_corrections_block_and_blocked_rejects_verdicts(world: World) -> None:

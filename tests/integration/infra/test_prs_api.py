@@ -103,6 +103,17 @@ def test_dev_task_pr_is_approved_through_api_prs_and_merged_into_main(live: Live
     assert moves[-1] == (task["id"], "merged")
 
 
+def _wait_note(live: Live, pr: str, note: str, timeout: float = 60) -> dict[str, Any]:
+    deadline = time.monotonic() + timeout
+    body: dict[str, Any] = {}
+    while time.monotonic() < deadline:
+        body = live.http.get(f"/api/prs/{pr}").json()
+        if any((t.get("note") or "").startswith(note) for t in body["timeline"]):
+            return body
+        time.sleep(0.3)
+    raise AssertionError(f"{pr} has no {note!r} note: {body.get('timeline')}")
+
+
 def test_dev_task_pr_rejected_through_api_prs_is_corrected_on_the_same_pr(live: Live) -> None:
     require_scanners()
     backend = live.backend
@@ -118,10 +129,17 @@ def test_dev_task_pr_rejected_through_api_prs_is_corrected_on_the_same_pr(live: 
     )
 
     assert rejected.status_code == 200, rejected.text
-    again = _wait(live, pr, "awaiting_human")  # the author corrected on the same PR
-    assert again["gate_correction_count"] == 1
+    # The dev agent's rule-based fixer cannot act on "say how to run it": its correction
+    # has no diff, so it is refused (not committed, not counted) and the PR stays sent back.
+    again = _wait_note(live, pr, "no change")
+    assert (again["gate_status"], again["gate_correction_count"]) == ("changes_requested", 0)
     assert again["branch"] == f"feature/task-{task.id}"
     assert any(t["actor"] == "ana" for t in again["timeline"])
+    backend.pipeline.jobs.wait_idle(30)  # the loop that refused it has stopped
+    fixed = backend.dev_tasks.propose_task_pr(task.id, {"README.md": "# loja\n\nrun: make\n"})
+    assert fixed.pr_action_id == pr
+    again = _wait(live, pr, "awaiting_human")  # a real correction, on the same PR
+    assert again["gate_correction_count"] == 1
     closed = live.http.post(f"/api/prs/{pr}/close", json={"operator": "ana"}).json()
     assert closed["gate_status"] == "closed"
     alias = live.http.get(f"/api/infra-artifacts/{pr}").json()

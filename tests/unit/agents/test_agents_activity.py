@@ -171,6 +171,20 @@ CASES: list[tuple[dict[str, Any], str]] = [
         "ana re-ran the gates of infra PR act_9 (awaiting_secops): the scan died",
     ),
     (
+        ev(
+            "pr.correction_unchanged",
+            {
+                "pr_action_id": "act_1",
+                "kind": "infra",
+                "task_id": None,
+                "detail": "the author proposed no files",
+            },
+            "infra",
+        ),
+        "infra PR act_1: no change in the correction (the author proposed no files); "
+        "not committed, still changes_requested",
+    ),
+    (
         ev("dev.task_started", {"task_id": "t-9", "title": "health endpoint"}, "dev-api"),
         "dev-api started task t-9: health endpoint",
     ),

@@ -34,6 +34,22 @@ def test_branches_follow_adr_0014() -> None:
         rules_for("dev").branch(task_id=None)
 
 
+def test_a_later_sessions_infra_pr_gets_a_branch_of_its_own() -> None:
+    infra, dev = rules_for("infra"), rules_for("dev")
+    free, taken = (lambda _: False), (lambda b: b == INFRA_BRANCH)
+    assert infra.branch_for(task_id=None, session_id="ses_2", taken=free) == INFRA_BRANCH
+    assert (
+        infra.branch_for(task_id=None, session_id="ses_2", taken=taken) == f"{INFRA_BRANCH}-ses_2"
+    )
+    with pytest.raises(ValidationError):
+        infra.branch_for(task_id=None, session_id=None, taken=taken)
+    # A dev PR's branch is its task's, whatever exists (one PR per task).
+    assert dev.branch_for(task_id="tsk_9", session_id=None, taken=lambda _: True) == (
+        "feature/task-tsk_9"
+    )
+    assert (infra.author_tool, dev.author_tool) == ("propose_infra_pr", None)
+
+
 def test_infra_prs_are_named_by_pr_action_id_and_dev_prs_by_task_id() -> None:
     infra, dev = rules_for("infra"), rules_for("dev")
     assert infra.verdict_ref(_pr("infra")) == {"pr_action_id": "act_1", "task_id": None}

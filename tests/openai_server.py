@@ -1,0 +1,115 @@
+"""A loopback HTTP server speaking the OpenAI chat-completions wire format (for tests).
+
+It answers queued ``(status, body, delay)`` replies in order and records every request, so
+a test can assert what the provider really sent. With no reply queued it answers 500 with
+an OpenAI error body (a test that expected no more calls then sees the extra request).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+def completion(message: dict[str, Any], finish_reason: str) -> dict[str, Any]:
+    """A chat.completion body as OpenAI returns it."""
+    return {
+        "id": "chatcmpl-123",
+        "object": "chat.completion",
+        "created": 1_700_000_000,
+        "model": "gpt-4o-mini-2024-07-18",
+        "system_fingerprint": "fp_1",
+        "choices": [
+            {"index": 0, "message": message, "logprobs": None, "finish_reason": finish_reason}
+        ],
+        "usage": {"prompt_tokens": 82, "completion_tokens": 17, "total_tokens": 99},
+    }
+
+
+def tool_call(call_id: str, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    """A completion whose assistant message calls one tool."""
+    message = {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {
+                "id": call_id,
+                "type": "function",
+                "function": {"name": name, "arguments": json.dumps(arguments)},
+            }
+        ],
+        "refusal": None,
+    }
+    return completion(message, "tool_calls")
+
+
+def text(content: str) -> dict[str, Any]:
+    """A completion that answers with text and calls nothing."""
+    return completion({"role": "assistant", "content": content, "refusal": None}, "stop")
+
+
+@dataclass
+class FakeServer:
+    """Answers queued (status, body, delay) tuples and records every request."""
+
+    url: str
+    replies: list[tuple[int, Any, float]] = field(default_factory=list)
+    requests: list[dict[str, Any]] = field(default_factory=list)
+
+    def answer(self, *bodies: dict[str, Any]) -> None:
+        """Queue 200 replies with these bodies."""
+        self.replies.extend((200, body, 0.0) for body in bodies)
+
+
+@contextmanager
+def serve() -> Iterator[FakeServer]:
+    """Run a :class:`FakeServer` on 127.0.0.1 (its ``url`` ends in ``/v1``)."""
+    state = FakeServer(url="")
+    lock = threading.Lock()
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            length = int(self.headers.get("Content-Length", "0"))
+            with lock:
+                state.requests.append(
+                    {
+                        "path": self.path,
+                        "headers": dict(self.headers),
+                        "body": json.loads(self.rfile.read(length)),
+                    }
+                )
+                reply = state.replies.pop(0) if state.replies else None
+            status, body, delay = reply or (
+                500,
+                {"error": {"message": "no reply queued", "type": "server_error"}},
+                0.0,
+            )
+            time.sleep(delay)
+            raw = body.encode() if isinstance(body, str) else json.dumps(body).encode()
+            try:
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(raw)))
+                self.end_headers()
+                self.wfile.write(raw)
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the client gave up (the timeout test)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    state.url = f"http://127.0.0.1:{httpd.server_address[1]}/v1"
+    try:
+        yield state
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
