@@ -97,6 +97,7 @@ class Backend:
             scripts=_scripts(settings),
             infra_tools=self.infra_tools.registry(),
             infra_planner=self.infra_tools,
+            pipeline=self.pipeline,
         )
         # One PR pipeline for every kind: dev task PRs share the infra PRs' gates, jobs
         # and operator actions.

@@ -1,15 +1,16 @@
 """Tool implementations of the session-scoped agents (criativo, po, arquiteto).
 
 The Infra agent's two tools come from :mod:`backend.infra.agent`; dev agents' from
-:mod:`backend.infra.dev_tasks`. Actions that need permission go through ``decide()``.
+:mod:`backend.infra.dev_tasks`. Actions that need permission go through ``decide()``: the
+Arquiteto's ``propose_adr_pr`` through the PR pipeline's, like every PR.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import Any
 
-from backend.agents.policy import decide
 from backend.agents.runtime import ToolImpl, TurnContext
 from backend.agents.store import TeamStore
 from backend.agents.team import ARQUITETO, CRIATIVO, PO
@@ -24,9 +25,15 @@ def _require_project(ctx: TurnContext) -> str:
     return ctx.project_id
 
 
-def session_tools(store: TeamStore) -> dict[str, dict[str, ToolImpl]]:
-    """``{agent: {tool: impl}}`` for criativo, po and arquiteto."""
+def session_tools(store: TeamStore, pipeline: Callable[[], Any]) -> dict[str, dict[str, ToolImpl]]:
+    """``{agent: {tool: impl}}`` for criativo, po and arquiteto.
+
+    Args:
+        store: the team store.
+        pipeline: returns the backend's PR pipeline (the Arquiteto's ADR PRs go through it).
+    """
     events = store.events
+    prs = pipeline
 
     async def emit(ctx: TurnContext, type: EventType, payload: dict[str, Any]) -> None:
         await asyncio.to_thread(
@@ -75,27 +82,24 @@ def session_tools(store: TeamStore) -> dict[str, dict[str, ToolImpl]]:
         return {"ok": True, "modules": len(data["modules"])}
 
     async def propose_adr_pr(ctx: TurnContext, args: dict[str, Any]) -> dict[str, Any]:
+        # Through the one PR pipeline: decide() allows → the ADR PR is committed and opened
+        # now; asks → a pending approval whose approve opens it; denies → a tool error.
+        from backend.infra.kind_adr import adr_proposal
+
         project_id = _require_project(ctx)
-        autonomy = await asyncio.to_thread(store.autonomy, project_id)
-        decision = decide(ctx.agent_id, "open_adr_pr", autonomy=autonomy)
-        await emit(ctx, EventType.ACTION_DECIDED, {"action": "open_adr_pr", **decision.to_dict()})
-        if decision.outcome == "deny":
-            return {"status": "denied", "rule": decision.rule}
-        approval = (
-            await asyncio.to_thread(
-                store.request_approval,
-                project_id=project_id,
-                session_id=ctx.session_id,
-                agent=ctx.agent_id,
-                action="open_adr_pr",
-                payload={"title": args.get("title"), "content": args.get("content")},
-                stage=decision.stage,
-                rule=decision.rule,
-            )
-            if decision.outcome == "ask"
-            else None
+        flow = prs()
+        proposal = await asyncio.to_thread(
+            adr_proposal,
+            flow,
+            project_id=project_id,
+            session_id=ctx.session_id,
+            author=ctx.agent_id,
+            title=str(args.get("title") or ""),
+            content=str(args.get("content") or ""),
+            slug=args.get("slug"),
         )
-        return {"status": "pending_approval" if approval else "allowed", "approval_id": approval}
+        result = await asyncio.to_thread(flow.propose, proposal)
+        return result.to_dict()
 
     return {
         CRIATIVO: {"confirm_readiness": confirm_readiness},
