@@ -11,12 +11,16 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
+from backend.agents.policy import decide
 from backend.agents.runtime import ToolImpl, TurnContext
 from backend.agents.store import TeamStore
 from backend.agents.team import ARQUITETO, CRIATIVO, PO
 from backend.events import EventType
-from backend.exceptions import ValidationError
+from backend.exceptions import ConflictError, ValidationError
 from backend.module_map import parse_module_map
+
+AdrProposer = Callable[[TurnContext, dict[str, Any]], dict[str, Any]]
+"""``(turn, tool arguments) -> tool result``: runs in a worker thread."""
 
 
 def _require_project(ctx: TurnContext) -> str:
@@ -25,15 +29,16 @@ def _require_project(ctx: TurnContext) -> str:
     return ctx.project_id
 
 
-def session_tools(store: TeamStore, pipeline: Callable[[], Any]) -> dict[str, dict[str, ToolImpl]]:
+def session_tools(
+    store: TeamStore, adr_pr: AdrProposer | None = None
+) -> dict[str, dict[str, ToolImpl]]:
     """``{agent: {tool: impl}}`` for criativo, po and arquiteto.
 
     Args:
         store: the team store.
-        pipeline: returns the backend's PR pipeline (the Arquiteto's ADR PRs go through it).
+        adr_pr: the Arquiteto's ADR PRs through the backend's PR pipeline.
     """
     events = store.events
-    prs = pipeline
 
     async def emit(ctx: TurnContext, type: EventType, payload: dict[str, Any]) -> None:
         await asyncio.to_thread(
@@ -82,24 +87,30 @@ def session_tools(store: TeamStore, pipeline: Callable[[], Any]) -> dict[str, di
         return {"ok": True, "modules": len(data["modules"])}
 
     async def propose_adr_pr(ctx: TurnContext, args: dict[str, Any]) -> dict[str, Any]:
-        # Through the one PR pipeline: decide() allows → the ADR PR is committed and opened
-        # now; asks → a pending approval whose approve opens it; denies → a tool error.
-        from backend.infra.kind_adr import adr_proposal
-
+        if adr_pr is not None:  # the backend's PR pipeline (backend.infra.kind_adr.AdrTool)
+            return await asyncio.to_thread(adr_pr, ctx, args)
+        # No pipeline in this runtime: an "ask" still becomes an approval (approving it
+        # opens the PR in a backend that has one), but nothing may claim it was opened.
         project_id = _require_project(ctx)
-        flow = prs()
-        proposal = await asyncio.to_thread(
-            adr_proposal,
-            flow,
+        autonomy = await asyncio.to_thread(store.autonomy, project_id)
+        decision = decide(ctx.agent_id, "open_adr_pr", autonomy=autonomy)
+        await emit(ctx, EventType.ACTION_DECIDED, {"action": "open_adr_pr", **decision.to_dict()})
+        if decision.outcome != "ask":
+            raise ConflictError(
+                f"open_adr_pr is {decision.outcome} ({decision.rule}) but this runtime has no "
+                "PR pipeline to open it"
+            )
+        approval = await asyncio.to_thread(
+            store.request_approval,
             project_id=project_id,
             session_id=ctx.session_id,
-            author=ctx.agent_id,
-            title=str(args.get("title") or ""),
-            content=str(args.get("content") or ""),
-            slug=args.get("slug"),
+            agent=ctx.agent_id,
+            action="open_adr_pr",
+            payload={k: args.get(k) for k in ("title", "slug", "content")},
+            stage=decision.stage,
+            rule=decision.rule,
         )
-        result = await asyncio.to_thread(flow.propose, proposal)
-        return result.to_dict()
+        return {"status": "pending", "decision": decision.to_dict(), "approval_id": approval}
 
     return {
         CRIATIVO: {"confirm_readiness": confirm_readiness},

@@ -4,7 +4,7 @@ The one PR pipeline (every kind: ``infra``, ``dev``, ``adr``):
 
 - :mod:`backend.infra.prs` — the ``PullRequest`` record and its repository;
 - :mod:`backend.infra.kinds` — what differs per kind (branch, author, events...);
-  :mod:`backend.infra.kind_adr` — the ADR kind, registered in ``RULES`` below;
+  :mod:`backend.infra.kind_adr` — the ADR kind;
 - :mod:`backend.infra.flow` — proposals, gates and corrections through the state machine;
 - :mod:`backend.infra.actions` — the operator's actions and the reads of the HTTP API;
 - :mod:`backend.infra.pipeline` / :mod:`backend.infra.dev_tasks` — the Infra agent's and
@@ -20,9 +20,3 @@ The Infra agent's offline "model":
 The module map itself is :mod:`backend.module_map` (the Arquiteto writes it, the planner
 reads it). Importing this package starts nothing and runs no subprocess.
 """
-
-# The ADR kind subclasses KindRules, so kinds cannot import it: it registers here.
-from backend.infra.kind_adr import AdrRules
-from backend.infra.kinds import RULES
-
-RULES["adr"] = AdrRules()

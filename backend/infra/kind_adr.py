@@ -7,6 +7,11 @@ SecOps and an operator's approve like every other PR. The PR's ``task_id`` holds
 ``<project id>/adr/NNNN-<slug>`` (unique across projects), which is how a correction finds
 the same PR again. The number is the next one after every ADR the project has on ``main``,
 in a PR (open or not) or in a pending approval.
+
+The kind registers itself in :data:`~backend.infra.kinds.RULES` (it subclasses
+``KindRules``, so ``kinds`` cannot import it); :mod:`backend.infra.flow` imports this
+module, so every pipeline knows it. :class:`AdrTool` is the Arquiteto's tool over a
+pipeline, injected into the agents' tools (``backend.agents`` never imports this package).
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ from typing import Any
 from backend.events import EventType
 from backend.exceptions import ValidationError
 from backend.infra.git import DEFAULT_BRANCH
-from backend.infra.kinds import Emit, KindRules, emit
+from backend.infra.kinds import RULES, Emit, KindRules, emit
 from backend.infra.proposals import Proposal
 from backend.infra.prs import Finding, PullRequest, PullRequests
 
@@ -157,3 +162,30 @@ def _next_number(flow: Any, project_id: str) -> int:
         git.ensure_repo()
         taken |= {int(m.group(1)) for p in git.list_files(DEFAULT_BRANCH) if (m := _FILE.match(p))}
     return max(taken, default=0) + 1
+
+
+class AdrTool:
+    """``propose_adr_pr`` over a pipeline: decide() allows → the ADR PR is committed and
+    opened now; asks → a pending approval (approving it opens the PR); denies → an error."""
+
+    def __init__(self, flow: Any) -> None:
+        self.flow = flow
+
+    def __call__(self, ctx: Any, args: dict[str, Any]) -> dict[str, Any]:
+        """Run the tool for the turn ``ctx`` (a ``TurnContext``) with the model's ``args``."""
+        if not ctx.project_id:
+            raise ValidationError(f"{ctx.agent_id} needs a project")
+        proposal = adr_proposal(
+            self.flow,
+            project_id=ctx.project_id,
+            session_id=ctx.session_id,
+            author=ctx.agent_id,
+            title=str(args.get("title") or ""),
+            content=str(args.get("content") or ""),
+            slug=args.get("slug"),
+        )
+        result: dict[str, Any] = self.flow.propose(proposal).to_dict()
+        return result
+
+
+RULES["adr"] = AdrRules()

@@ -235,3 +235,108 @@ def test_an_approved_adr_is_opened_gated_and_merged(live: Live, server: FakeServ
     server.replies.append(_text("Ótimo."))
     _turn(live, project, session, "E a ADR?")
     assert any(f"executed: PR {pr}" in t for t in _user_texts(server.requests[-1]))
+
+
+MODULES = {
+    "modules": [{"name": "api", "path": ".", "language": "python", "kind": "service", "port": 8000}]
+}
+DOCKERFILE = (
+    "FROM python:3.11.9-slim-bookworm\n"
+    "WORKDIR /app\n"
+    "COPY . .\n"
+    "USER 10001\n"
+    'CMD ["python", "-m", "app"]\n'
+)
+
+
+def _approve(live: Live, approval: str) -> dict[str, Any]:
+    response = live.http.post(f"/api/approvals/{approval}/approve", json={"operator": "ana"})
+    assert response.status_code == 200, response.text
+    return dict(response.json())
+
+
+def test_approving_an_infra_and_a_dev_proposal_opens_each_pr(live: Live) -> None:
+    require_scanners()
+    backend = live.backend
+    project, session = _session(live)
+    # Without the Arquiteto→Infra handoff's autonomy, open_infra_pr asks.
+    asked = backend.pipeline.propose_infra_pr(
+        project, session, "Infra setup", {"Dockerfile": DOCKERFILE}
+    )
+    assert (asked.status, asked.artifact) == ("pending", None)
+    assert live.http.get("/api/prs", params={"project_id": project}).json() == []
+    done = _approve(live, str(asked.approval_id))
+    assert (done["executed"], done["approval"]["status"]) == (True, "approved")
+    infra = live.http.get(f"/api/prs/{done['pr_id']}").json()
+    assert (infra["kind"], infra["session_id"], infra["files"]) == (
+        "infra",
+        session,
+        ["Dockerfile"],
+    )
+    assert infra["branch"].startswith("feature/infra-setup")
+    rules = [
+        e["payload"]["rule"]
+        for e in live.http.get("/api/events", params={"limit": 1000}).json()
+        if e["type"] == "action.decided"
+    ]
+    assert rules[-1] == f"approved in {asked.approval_id} (default: open_infra_pr -> ask)"
+
+    backend.store.set_module_map(project, MODULES)
+    task = backend.dev_tasks.create_task(project, "api", "Document the API")
+    dev = backend.store.request_approval(
+        project_id=project,
+        session_id=None,
+        agent="dev-api",
+        action="propose_task_pr",
+        payload={
+            "task_id": task.id,
+            "title": task.title,
+            "paths": ["README.md"],
+            "files": [{"path": "README.md", "content": "# loja\n\nrun it\n"}],
+        },
+        stage="permissions",
+        rule="permissions.json rules[0]",
+    )
+    done = _approve(live, dev)
+    assert done["executed"] is True
+    opened = live.http.get(f"/api/prs/{done['pr_id']}").json()
+    assert (opened["kind"], opened["task_id"], opened["author"]) == ("dev", task.id, "dev-api")
+    assert opened["branch"] == f"feature/task-{task.id}"
+    # Both went on through the gates like any PR (and nothing runs after the test).
+    for pr in (infra["id"], opened["id"]):
+        assert _wait(live, pr, "awaiting_human")["kind"] in ("infra", "dev")
+
+
+def test_an_approval_that_cannot_run_is_failed_with_its_error_not_approved(live: Live) -> None:
+    backend = live.backend
+    project, session = _session(live)
+    bad = backend.store.request_approval(
+        project_id=project,
+        session_id=session,
+        agent="infra",
+        action="open_infra_pr",
+        payload={"title": "Infra", "files": [{"path": "../escape", "content": "x"}]},
+        stage="default",
+        rule="default: open_infra_pr -> ask",
+    )
+    unknown = backend.store.request_approval(
+        project_id=project,
+        session_id=session,
+        agent="infra",
+        action="merge_pr",
+        payload={},
+        stage="permissions",
+        rule="permissions.json rules[0]",
+    )
+    for approval, error in ((bad, "escape"), (unknown, "merge_pr")):
+        done = _approve(live, approval)
+        assert (done["executed"], done["pr_id"]) == (False, None)
+        assert done["approval"]["status"] == "failed"
+        assert error in done["approval"]["result"]["error"]
+        assert error in done["message"]
+        assert live.http.get(f"/api/approvals/{approval}").json()["status"] == "failed"
+        again = live.http.post(f"/api/approvals/{approval}/approve", json={"operator": "bia"})
+        assert again.status_code == 409
+    assert live.http.get("/api/inbox", params={"kind": "action_approval"}).json() == []
+    assert live.http.get("/api/prs", params={"project_id": project}).json() == []
+    assert not backend.pipeline.git(project).branch_exists("feature/infra-setup")

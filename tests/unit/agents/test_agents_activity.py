@@ -263,6 +263,20 @@ CASES: list[tuple[dict[str, Any], str]] = [
     ),
     (
         ev(
+            "artifact.qa_verdict",
+            {
+                "verdict": "pass",
+                "pr_action_id": "act_a",
+                "task_id": None,
+                "kind": "adr",
+                "findings": [],
+                "gate_status": "awaiting_secops",
+            },
+        ),
+        "QA verdict on ADR PR act_a: pass (0 findings), now awaiting_secops",
+    ),
+    (
+        ev(
             TENTATIVA,
             {
                 "evento": TENTATIVA,
