@@ -31,9 +31,12 @@ from backend.guard.interruptions import Interruption
 from backend.guard.service import Guard, build_guard
 from backend.guard.takeovers import Action, LedgerFacts, Resolved, Takeovers
 from backend.guard.uncertain import HandOutcome, Settled, UncertainOutcomes, chave_of, item_id
+from backend.inbox import Inbox
 from backend.infra.agent import InfraAgentTools
+from backend.infra.approved import Decisions
 from backend.infra.authoring import ModelAuthor
 from backend.infra.dev_tasks import DevTasks
+from backend.infra.kind_adr import AdrTool
 from backend.infra.pipeline import InfraPipeline
 from backend.settings import Settings
 from backend.store.db import open_database
@@ -96,10 +99,13 @@ class Backend:
             scripts=_scripts(settings),
             infra_tools=self.infra_tools.registry(),
             infra_planner=self.infra_tools,
+            adr_pr=AdrTool(self.pipeline),
         )
         # One PR pipeline for every kind: dev task PRs share the infra PRs' gates, jobs
         # and operator actions.
         self.dev_tasks = DevTasks(self.store, settings, pipeline=self.pipeline)
+        self.inbox = Inbox(self.pipeline, self.store, guard)
+        self.decisions = Decisions(self.store.approvals, self.pipeline)
         self.customer = CustomerService(
             events=self.events, orchestrator=guard.orchestrator, conversations=guard.conversations
         )

@@ -73,7 +73,9 @@ class Payload:
 
 
 def _subject(p: Payload) -> str:
-    """Infra vs dev PR, told apart by pr_action_id (ADR 0014 §6)."""
+    """Infra vs dev PR, told apart by pr_action_id (ADR 0014 §6); an ADR PR says so."""
+    if p.s("kind", "") == "adr":
+        return f"ADR PR {p.s('pr_action_id')}"
     if p.has("pr_action_id"):
         return f"infra PR {p.s('pr_action_id')}"
     ref = p.s("task_id", "") or p.s("pr_id", "")
@@ -166,6 +168,10 @@ RENDERERS: dict[str, Callable[[Payload], str]] = {
         f"(handoff {p.s('handoff_id')})"
     ),
     E.HANDOFF_ACCEPTED: _handoff_accepted,
+    E.HANDOFF_DECLINED: lambda p: (
+        f"handoff {p.s('handoff_id')} from {p.s('from_agent')} to {p.s('to_agent')} declined"
+        f"{p.suffix('operator', ' by ')}{p.suffix('reason', ': ')}"
+    ),
     E.ARCHITECTURE_READINESS_CONFIRMED: lambda p: (
         f"{p.view.agent or 'arquiteto'} confirmed the architecture is ready{p.suffix('summary')}"
     ),
@@ -199,6 +205,15 @@ RENDERERS: dict[str, Callable[[Payload], str]] = {
         f"{p.s('kind', 'infra')} PR {p.s('pr_action_id')}: no change in the correction "
         f"({p.s('detail', 'nothing to commit')}); not committed, still changes_requested"
     ),
+    E.ADR_PR_OPENED: lambda p: (
+        f"ADR PR {p.s('pr_action_id')} ({p.s('adr')}) opened{p.suffix('branch', ' on ')}, "
+        "awaiting_qa"
+    ),
+    E.ADR_PR_FAILED: lambda p: f"ADR PR {p.s('pr_action_id')} could not be opened: {p.s('error')}",
+    E.ADR_GATE_CHANGED: _gate(lambda p: f"ADR PR {p.s('pr_action_id')} ({p.s('adr')})"),
+    E.ADR_PR_MERGED: lambda p: (
+        f"ADR {p.s('adr')} merged (PR {p.s('pr_action_id')}){p.suffix('operator', ' by ')}"
+    ),
     E.DEV_TASK_STARTED: lambda p: f"{p.agent()} started task {p.s('task_id')}{p.suffix('title')}",
     E.DEV_TASK_DONE: lambda p: f"{p.agent()} finished task {p.s('task_id')}{p.suffix('title')}",
     E.BACKLOG_TASK_BLOCKED: lambda p: (
@@ -209,8 +224,9 @@ RENDERERS: dict[str, Callable[[Payload], str]] = {
         + p.suffix("rule", " — ")
     ),
     E.APPROVAL_DECIDED: lambda p: (
-        f"approval {p.s('approval_id')} {p.s('outcome')}{p.suffix('operator', ' by ')}"
-        f"{p.suffix('reason', ': ')}"
+        f"approval {p.s('approval_id')}{p.suffix('action', ' (')}{')' if p.has('action') else ''} "
+        f"{p.s('outcome')}{p.suffix('operator', ' by ')}{p.suffix('reason', ': ')}"
+        f"{p.suffix('pr_id', ' → PR ')}{p.suffix('error', ' — could not run: ')}"
     ),
     E.TENTATIVA_DE_FERRAMENTA_REGISTRADA: _attempt,
     E.INTERRUPCAO_ABERTA: _interruption_opened,

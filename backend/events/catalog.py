@@ -29,6 +29,7 @@ class EventType(StrEnum):
     ACTION_DECIDED = "action.decided"
     HANDOFF_OFFERED = "handoff.offered"
     HANDOFF_ACCEPTED = "handoff.accepted"
+    HANDOFF_DECLINED = "handoff.declined"
     IDEA_READINESS_CONFIRMED = "idea.readiness_confirmed"
     BACKLOG_STORY_CREATED = "backlog.story_created"
     BACKLOG_TASK_CREATED = "backlog.task_created"
@@ -47,6 +48,10 @@ class EventType(StrEnum):
     PR_GATE_CHANGED = "pr.gate_changed"
     PR_GATES_RERUN = "pr.gates_rerun"
     PR_CORRECTION_UNCHANGED = "pr.correction_unchanged"
+    ADR_PR_OPENED = "adr.pr_opened"
+    ADR_PR_FAILED = "adr.pr_failed"
+    ADR_GATE_CHANGED = "adr.gate_changed"
+    ADR_PR_MERGED = "adr.pr_merged"
     DEV_TASK_STARTED = "dev.task_started"
     DEV_TASK_DONE = "dev.task_done"
     APPROVAL_REQUESTED = "approval.requested"
@@ -91,6 +96,7 @@ EVENTS: dict[EventType, EventSpec] = {
     E.HANDOFF_ACCEPTED: EventSpec(
         "a handoff was accepted (to infra: autonomy seeded)", p.HandoffAccepted
     ),
+    E.HANDOFF_DECLINED: EventSpec("an operator declined a handoff offer", p.HandoffDeclined),
     E.IDEA_READINESS_CONFIRMED: EventSpec("the Criativo confirmed the idea is ready", p.Summary),
     E.BACKLOG_STORY_CREATED: EventSpec("the PO wrote a user story", p.StoryCreated),
     E.BACKLOG_TASK_CREATED: EventSpec("the PO created a task for a module", p.TaskCreated),
@@ -133,13 +139,21 @@ EVENTS: dict[EventType, EventSpec] = {
         "a correction had no diff: not committed, not counted (the PR stays changes_requested)",
         p.PrCorrectionUnchanged,
     ),
+    E.ADR_PR_OPENED: EventSpec(
+        "the Arquiteto's ADR PR was opened (gate starts at awaiting_qa)", p.AdrPrOpened
+    ),
+    E.ADR_PR_FAILED: EventSpec("opening an ADR PR (or running its gates) failed", p.AdrPrFailed),
+    E.ADR_GATE_CHANGED: EventSpec("an ADR PR moved in the gate state machine", p.AdrGateChanged),
+    E.ADR_PR_MERGED: EventSpec("an operator merged an ADR PR", p.AdrPrMerged),
     E.DEV_TASK_STARTED: EventSpec("a dev agent started a task", p.DevTask),
     E.DEV_TASK_DONE: EventSpec("a dev agent finished a task", p.DevTask),
     E.APPROVAL_REQUESTED: EventSpec(
         "decide() said ask: a pending approval was created", p.ApprovalRequested
     ),
     E.APPROVAL_DECIDED: EventSpec(
-        "an operator approved or rejected a pending approval", p.ApprovalDecided
+        "an operator decided a pending approval: approved (its action ran), rejected, or "
+        "failed (approved, but the action could not run)",
+        p.ApprovalDecided,
     ),
     E.TENTATIVA_DE_FERRAMENTA_REGISTRADA: EventSpec(
         "one guarded tool attempt (Lab 87 fields)", p.Tentativa

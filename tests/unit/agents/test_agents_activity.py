@@ -215,6 +215,96 @@ CASES: list[tuple[dict[str, Any], str]] = [
     ),
     (
         ev(
+            "approval.decided",
+            {
+                "approval_id": "a2",
+                "action": "open_adr_pr",
+                "outcome": "approved",
+                "operator": "ana",
+                "executed": True,
+                "pr_id": "act_9",
+            },
+        ),
+        "approval a2 (open_adr_pr) approved by ana → PR act_9",
+    ),
+    (
+        ev(
+            "approval.decided",
+            {
+                "approval_id": "a3",
+                "action": "open_infra_pr",
+                "outcome": "failed",
+                "operator": "ana",
+                "executed": False,
+                "error": "branch exists",
+            },
+        ),
+        "approval a3 (open_infra_pr) failed by ana — could not run: branch exists",
+    ),
+    (
+        ev(
+            "handoff.declined",
+            {
+                "handoff_id": "h2",
+                "from_agent": "arquiteto",
+                "to_agent": "infra",
+                "operator": "ana",
+                "reason": "not yet",
+            },
+        ),
+        "handoff h2 from arquiteto to infra declined by ana: not yet",
+    ),
+    (
+        ev(
+            "adr.pr_opened",
+            {
+                "pr_action_id": "act_a",
+                "adr": "0001-conteineres",
+                "branch": "adr/0001-conteineres",
+                "paths": ["docs/adr/0001-conteineres.md"],
+                "pr_url": None,
+                "gate_status": "awaiting_qa",
+            },
+        ),
+        "ADR PR act_a (0001-conteineres) opened on adr/0001-conteineres, awaiting_qa",
+    ),
+    (
+        ev("adr.pr_failed", {"pr_action_id": "act_a", "error": "branch exists"}),
+        "ADR PR act_a could not be opened: branch exists",
+    ),
+    (
+        ev(
+            "adr.gate_changed",
+            {
+                "pr_action_id": "act_a",
+                "adr": "0001-conteineres",
+                "from_status": "awaiting_secops",
+                "gate_status": "awaiting_human",
+                "reason": "secops pass",
+            },
+        ),
+        "ADR PR act_a (0001-conteineres) gate: awaiting_secops → awaiting_human — secops pass",
+    ),
+    (
+        ev("adr.pr_merged", {"pr_action_id": "act_a", "adr": "0001-x", "operator": "ana"}),
+        "ADR 0001-x merged (PR act_a) by ana",
+    ),
+    (
+        ev(
+            "artifact.qa_verdict",
+            {
+                "verdict": "pass",
+                "pr_action_id": "act_a",
+                "task_id": None,
+                "kind": "adr",
+                "findings": [],
+                "gate_status": "awaiting_secops",
+            },
+        ),
+        "QA verdict on ADR PR act_a: pass (0 findings), now awaiting_secops",
+    ),
+    (
+        ev(
             TENTATIVA,
             {
                 "evento": TENTATIVA,
