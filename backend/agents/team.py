@@ -158,7 +158,7 @@ VALIDATE_INFRA_FILE = _tool(
 )
 PROPOSE_INFRA_PR = _tool(
     "propose_infra_pr",
-    "Propose the infra files as ONE pull request on feature/infra-setup. After "
+    "Propose the infra files as ONE pull request (the session's infra branch). After "
     "changes_requested, call it again with the corrected files: it commits on the same PR.",
     _obj({"title": _STR, "summary": {"type": "string"}, "files": _FILES}, ["title", "files"]),
     "open_infra_pr",
