@@ -340,3 +340,34 @@ def test_an_approval_that_cannot_run_is_failed_with_its_error_not_approved(live:
     assert live.http.get("/api/inbox", params={"kind": "action_approval"}).json() == []
     assert live.http.get("/api/prs", params={"project_id": project}).json() == []
     assert not backend.pipeline.git(project).branch_exists("feature/infra-setup")
+
+
+def test_a_dependency_failing_is_503_and_the_approval_stays_pending(
+    live: Live, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project, session = _session(live)
+    approval = live.backend.store.request_approval(
+        project_id=project,
+        session_id=session,
+        agent="infra",
+        action="open_infra_pr",
+        payload={"title": "Infra", "files": [{"path": "Dockerfile", "content": DOCKERFILE}]},
+        stage="default",
+        rule="default: open_infra_pr -> ask",
+    )
+    with monkeypatch.context() as env:
+        env.setenv("PATH", "/nonexistent")  # git cannot run: our dependency is down
+        failed = live.http.post(f"/api/approvals/{approval}/approve", json={"operator": "ana"})
+    assert failed.status_code == 503, failed.text
+    assert "git" in failed.json()["error"]["message"]
+    assert failed.headers.get("Retry-After")
+    detail = live.http.get(f"/api/approvals/{approval}").json()
+    assert (detail["status"], detail["decided_by"], detail["result"]) == ("pending", None, None)
+    assert [i["target_id"] for i in live.http.get("/api/inbox").json()] == [approval]
+    assert live.http.get("/api/prs", params={"project_id": project}).json() == []
+    # Still the operator's to decide (the claim was given back).
+    rejected = live.http.post(
+        f"/api/approvals/{approval}/reject", json={"operator": "bia", "reason": "later"}
+    )
+    assert rejected.status_code == 200, rejected.text
+    assert rejected.json()["approval"]["status"] == "rejected"

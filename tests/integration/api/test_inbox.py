@@ -3,6 +3,7 @@ each kind appears with exactly its actions, in urgency order, and each action mo
 
 from __future__ import annotations
 
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -237,6 +238,11 @@ def test_every_kind_is_listed_with_its_actions_most_urgent_first(live: Live) -> 
         return _by_kind(_inbox(live), kind)
 
     assert post(pr, {"_a": "approve", "operator": "ana"})["gate_status"] == "merged"
+    repo = str(backend.store.project(project["id"]).repo_path)
+    merged = subprocess.run(
+        ["git", "-C", repo, "show", "main:README.md"], capture_output=True, text=True, check=True
+    )
+    assert merged.stdout == "# loja\n\nrun it\n"  # the dev PR's change is on main
     assert post(blocked, {"_a": "unblock", "operator": "ana"})["gate_status"] == "changes_requested"
     assert post(offered, {"_a": "decline", "operator": "ana", "reason": "not yet"})["status"] == (
         "declined"
