@@ -3,6 +3,7 @@ each kind appears with exactly its actions, in urgency order, and each action mo
 
 from __future__ import annotations
 
+import re
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -220,6 +221,18 @@ def test_every_kind_is_listed_with_its_actions_most_urgent_first(live: Live) -> 
         ("accept", f"/api/handoffs/{handoff.id}/accept", "none"),
         ("decline", f"/api/handoffs/{handoff.id}/decline", "optional"),
     ]
+
+    # Every action names a POST route that exists in the API's own contract.
+    spec = live.http.get("/openapi.json").json()["paths"]
+    routes = [
+        re.compile("^" + re.sub(r"\\{[^}]+\\}", "[^/]+", re.escape(path)) + "$")
+        for path, ops in spec.items()
+        if "post" in ops
+    ]
+    for item in items:
+        for action in item["actions"]:
+            assert action["method"] == "POST"
+            assert any(r.match(action["path"]) for r in routes), action
 
     # Filters: one project (customer-service items belong to none), one kind.
     assert [i["kind"] for i in _inbox(live, project_id=twin["id"])] == ["pr_blocked"]
