@@ -371,3 +371,35 @@ def test_a_dependency_failing_is_503_and_the_approval_stays_pending(
     )
     assert rejected.status_code == 200, rejected.text
     assert rejected.json()["approval"]["status"] == "rejected"
+
+
+def test_an_adr_asked_with_text_only_opens_its_pr_and_a_claimed_one_is_not_rejected(
+    live: Live,
+) -> None:
+    require_scanners()
+    backend = live.backend
+    project, session = _session(live)
+
+    def ask(title: str) -> str:
+        return backend.store.request_approval(  # the shape asked before ADR PRs had a flow
+            project_id=project,
+            session_id=session,
+            agent="arquiteto",
+            action="open_adr_pr",
+            payload={"title": title, "content": "Decidido."},
+            stage="default",
+            rule="default: open_adr_pr -> ask",
+        )
+
+    busy, legacy = ask("Filas"), ask("Um banco por módulo")
+    backend.store.approvals.claim(busy, "ana")  # ana is executing it right now
+    taken = live.http.post(
+        f"/api/approvals/{busy}/reject", json={"operator": "bia", "reason": "no"}
+    )
+    assert taken.status_code == 409
+    assert "being executed by ana" in taken.json()["error"]["message"]
+
+    done = _approve(live, legacy)
+    assert done["executed"] is True
+    pr = _wait(live, str(done["pr_id"]), "awaiting_human")
+    assert (pr["kind"], pr["files"]) == ("adr", ["docs/adr/0001-um-banco-por-modulo.md"])
