@@ -23,6 +23,7 @@ from backend.agents.store import TeamStore
 from backend.guard.service import Guard
 from backend.guard.uncertain import item_id
 from backend.infra.actions import PrPipeline
+from backend.infra.authoring import NO_CHANGE
 from backend.infra.prs import PullRequest
 from backend.tools.registry import tool_spec
 
@@ -124,6 +125,7 @@ class Inbox:
         self.builders: dict[str, Callable[[str | None], list[InboxItem]]] = {
             "pr": self._prs,
             "pr_blocked": self._blocked,
+            "pr_stuck": self._stuck,
             "action_approval": self._approvals,
             "handoff": self._handoffs,
             "interruption": self._interruptions,
@@ -133,8 +135,7 @@ class Inbox:
     def items(self, project_id: str | None = None, kind: str | None = None) -> list[InboxItem]:
         """The inbox (of one project, of one kind), most urgent first.
 
-        A kind without a builder in this backend (``pr_stuck`` until gate jobs report it)
-        lists nothing.
+        A kind without a builder in this backend lists nothing.
         """
         builders = [build for name, build in self.builders.items() if kind is None or name == kind]
         found = [item for build in builders for item in build(project_id)]
@@ -192,8 +193,45 @@ class Inbox:
             for pr in self._prs_in(project_id, "blocked")
         ]
 
+    def _stuck(self, project_id: str | None) -> list[InboxItem]:
+        """PRs nothing will move on its own: a gate job that died for good (re-run it), or
+        a correction the author could not make ("no change": the PR stays
+        ``changes_requested`` and only a human can end it or the author try again)."""
+        items = [
+            self._pr_item(
+                "pr_stuck",
+                stuck.pr,
+                f"gate job stopped: {stuck.reason}",
+                _actions(f"/api/prs/{stuck.pr.id}", ("rerun", "none"), ("close", "optional")),
+                since=stuck.since,
+            )
+            for stuck in self.pipeline.stuck_prs()
+            if project_id is None or stuck.pr.project_id == project_id
+        ]
+        for pr in self._prs_in(project_id, "changes_requested"):
+            timeline = self.pipeline.timeline(pr.id)
+            last = timeline[-1] if timeline else None
+            if last is None or not (last.note or "").startswith(NO_CHANGE):
+                continue  # the author is still working on it
+            items.append(
+                self._pr_item(
+                    "pr_stuck",
+                    pr,
+                    f"the author made no change: {last.note}",
+                    _actions(f"/api/prs/{pr.id}", ("close", "optional")),
+                    since=iso_utc(last.ts),
+                )
+            )
+        return items
+
     def _pr_item(
-        self, kind: str, pr: PullRequest, detail: str, actions: tuple[InboxAction, ...]
+        self,
+        kind: str,
+        pr: PullRequest,
+        detail: str,
+        actions: tuple[InboxAction, ...],
+        *,
+        since: str | None = None,
     ) -> InboxItem:
         return InboxItem(
             kind=kind,
@@ -201,7 +239,7 @@ class Inbox:
             project_id=pr.project_id,
             title=_one_line(f"{pr.kind} PR by {pr.author}: {pr.title}"),
             detail=_one_line(detail),
-            since=iso_utc(pr.updated_at),
+            since=since or iso_utc(pr.updated_at),
             state=pr.gate_status,
             actions=actions,
             pr_kind=pr.kind,

@@ -19,15 +19,16 @@ from typing import Any
 import pytest
 
 from backend.settings import load_settings
-from tests.integration.agents.test_providers_openai import (  # the loopback OpenAI server
-    FakeServer,
-    completion,
-    server,
-)
 from tests.integration.api.conftest import Live, live_backend
 from tests.integration.infra.test_pipeline_support import require_scanners
+from tests.openai_server import FakeServer, completion, serve
 
-__all__ = ["server"]  # a fixture, used by name
+
+@pytest.fixture
+def server() -> Iterator[FakeServer]:
+    """The loopback OpenAI-compatible server (the real chat-completions wire format)."""
+    with serve() as state:
+        yield state
 REASON = "Cite the module map and write the decision in English"
 
 

@@ -270,3 +270,28 @@ def test_every_kind_is_listed_with_its_actions_most_urgent_first(live: Live) -> 
     rejected = post(asked, {"_a": "reject", "operator": "ana", "reason": "write it in English"})
     assert rejected["approval"]["status"] == "rejected"
     assert [i["kind"] for i in _inbox(live)] == ["interruption"]
+
+
+def test_a_pr_whose_author_made_no_change_is_stuck_in_the_inbox_until_closed(live: Live) -> None:
+    """A reject the rule-based author cannot act on leaves the PR in changes_requested with
+    "no change": nothing moves it on its own, so the inbox shows it (close is the way out)."""
+    manual = PrPipeline(live.backend.store, live.settings)
+    project = _project(live, "loja")
+    pr = _dev_pr(live, manual, project["id"], "docs", "# docs\n")
+    _to_awaiting_human(manual, pr)
+    rejected = live.http.post(
+        f"/api/prs/{pr}/reject", json={"operator": "ana", "reason": "rename the module to loja"}
+    )
+    assert rejected.status_code == 200, rejected.text
+    assert manual.correct(pr).status == "unchanged"  # the rule-based fixer has nothing to fix
+
+    [item] = _inbox(live, kind="pr_stuck")
+    assert item["id"] == f"pr_stuck:{pr}"
+    assert item["state"] == "changes_requested"
+    assert item["detail"].startswith("the author made no change: no change")
+    assert _actions(item) == [("close", f"/api/prs/{pr}/close", "optional")]
+    assert _by_kind(_inbox(live), "pr") == []  # not waiting for review
+
+    closed = live.http.post(item["actions"][0]["path"], json={"operator": "ana"})
+    assert closed.status_code == 200, closed.text
+    assert _inbox(live, kind="pr_stuck") == []

@@ -106,3 +106,29 @@ def test_rerun_requeues_a_stuck_gate_job_and_the_pr_leaves_the_gate(live: Live) 
     assert live.http.post("/api/prs/act_nope/rerun", json={"operator": "ana"}).status_code == 404
     after = live.http.get("/api/events", params={"limit": 1000}).json()
     assert [e for e in after if e["type"] == "pr.gates_rerun"] == [rerun]
+
+
+def test_a_stuck_pr_is_in_the_inbox_with_rerun_and_leaves_it_once_rerun(live: Live) -> None:
+    require_scanners()
+    pr = _stuck_pr(live)
+    inbox = live.http.get("/api/inbox", params={"kind": "pr_stuck"})
+    assert inbox.status_code == 200, inbox.text
+    [item] = inbox.json()
+    assert item["id"] == f"pr_stuck:{pr}"
+    assert item["state"] == "awaiting_qa"
+    assert item["pr_kind"] == "infra"
+    assert "died 1 time(s)" in item["detail"]
+    assert [(a["name"], a["path"]) for a in item["actions"]] == [
+        ("rerun", f"/api/prs/{pr}/rerun"),
+        ("close", f"/api/prs/{pr}/close"),
+    ]
+    # The stuck PR is more urgent than PRs waiting for review (weight 2 < 4).
+    kinds = [i["kind"] for i in live.http.get("/api/inbox").json()]
+    assert kinds.index("pr_stuck") == 0
+
+    rerun = next(a for a in item["actions"] if a["name"] == "rerun")
+    assert live.http.post(rerun["path"], json={"operator": "ana"}).status_code == 200
+    _until(
+        lambda: [i["id"] for i in live.http.get("/api/inbox").json()] == [f"pr:{pr}"],
+        "the PR to move from pr_stuck to pr in the inbox",
+    )
