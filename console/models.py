@@ -93,9 +93,10 @@ class ActivityLine(_Model):
 
 
 class InfraPr(_Model):
-    """An infra PR in the gate pipeline."""
+    """A PR of any kind (infra, dev, ADR) in the gate pipeline."""
 
     pr_action_id: str
+    kind: Literal["infra", "dev", "adr"] = "infra"
     project_id: str | None = None
     session_id: str | None = None
     title: str = ""

@@ -61,7 +61,7 @@ def test_team_screen(snap_compare, make_app: Factory) -> None:
 def test_approvals_screen(snap_compare, make_app: Factory) -> None:
     async def run_before(pilot: Pilot) -> None:
         await _settled(pilot)
-        await pilot.press("2")
+        await pilot.press("3")
         await pilot.pause(0.3)
 
     assert snap_compare(_app(make_app), terminal_size=SIZE, run_before=run_before)
@@ -70,7 +70,7 @@ def test_approvals_screen(snap_compare, make_app: Factory) -> None:
 def test_infra_pr_detail_findings(snap_compare, make_app: Factory) -> None:
     async def run_before(pilot: Pilot) -> None:
         await _settled(pilot)
-        await pilot.press("2", "j", "enter")  # the PR with QA findings
+        await pilot.press("3", "j", "enter")  # the PR with QA findings
         await wait_for(pilot, lambda: getattr(pilot.app.screen, "detail", None) is not None)
         await pilot.press("right")
         await pilot.pause(0.3)
@@ -81,7 +81,7 @@ def test_infra_pr_detail_findings(snap_compare, make_app: Factory) -> None:
 def test_interruption_detail(snap_compare, make_app: Factory) -> None:
     async def run_before(pilot: Pilot) -> None:
         await _settled(pilot)
-        await pilot.press("2", "tab", "enter")  # the open teto de voltas takeover
+        await pilot.press("3", "tab", "enter")  # the open teto de voltas takeover
         await _delivered(pilot)
 
     assert snap_compare(_app(make_app), terminal_size=SIZE, run_before=run_before)
@@ -96,7 +96,7 @@ def test_takeover_claimed_with_the_ledger_state(
 
     async def run_before(pilot: Pilot) -> None:
         await _settled(pilot)
-        await pilot.press("2", "tab", "enter")
+        await pilot.press("3", "tab", "enter")
         await _delivered(pilot)
 
     assert snap_compare(_app(make_app), terminal_size=SIZE, run_before=run_before)
@@ -111,7 +111,7 @@ def test_execute_confirmation_shows_what_the_ledger_holds(
 
     async def run_before(pilot: Pilot) -> None:
         await _settled(pilot)
-        await pilot.press("2", "tab", "enter")
+        await pilot.press("3", "tab", "enter")
         await _delivered(pilot)
         await pilot.press("e")
         await wait_for(pilot, lambda: isinstance(pilot.app.screen, FormScreen))
@@ -125,7 +125,7 @@ def test_execute_confirmation_shows_what_the_ledger_holds(
 def test_approvals_at_80x24_readonly(snap_compare, make_app: Factory) -> None:
     async def run_before(pilot: Pilot) -> None:
         await _settled(pilot)
-        await pilot.press("2")
+        await pilot.press("3")
         await pilot.pause(0.3)
 
     assert snap_compare(
