@@ -99,6 +99,8 @@ class InfraPr(_Model):
     kind: Literal["infra", "dev", "adr"] = "infra"
     project_id: str | None = None
     session_id: str | None = None
+    task_id: str | None = None
+    """A dev PR's task (its gate events name the task, not the PR)."""
     title: str = ""
     branch: str = ""
     pr_id: str | None = None

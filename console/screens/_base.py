@@ -58,7 +58,8 @@ class ConsoleScreen(Screen[None]):
 
     def on_mount(self) -> None:
         """Follow the App's status; cover the screen while the terminal is too small."""
-        self.mount(Static(id="too-small"))
+        if not self.query("#too-small"):  # Textual also runs this handler for each subclass
+            self.mount(Static(id="too-small"))
         self._check_size(self.app.size.width, self.app.size.height)
         self.console.status_changed.subscribe(self, self._sync_status)
         self._sync_status(None)

@@ -71,6 +71,10 @@ class World:
     """Teto de voltas on conversa ``c-17``, nobody on it."""
     claimed_takeover: int
     """Teto de voltas on conversa ``c-21``, claimed by ``bob``."""
+    offered_handoff: str
+    """Arquiteto → Infra handoff nobody accepted, in a second project also named ``loja``."""
+    loja_twin: str
+    """That second ``loja`` project's id (the Inbox tells the two apart)."""
 
 
 @dataclass
@@ -151,7 +155,8 @@ def build_world(data_dir: Path) -> World:
             f"/api/interruptions/{claimed_takeover}/claim", json={"operator": "bob"}
         )
         claim.raise_for_status()
-    return World(pr_ready, pr_changes, open_takeover, claimed_takeover)
+        loja_twin, offered = _offered_handoff(live, "loja")
+    return World(pr_ready, pr_changes, open_takeover, claimed_takeover, offered, loja_twin)
 
 
 @contextlib.contextmanager
@@ -189,16 +194,30 @@ def deterministic(mp: pytest.MonkeyPatch) -> Iterator[None]:
     yield
 
 
-def _infra_pr(live: Live, name: str, title: str, *, ready: bool) -> str:
-    """A project through the team's turns and the accepted handoff, then its infra PR."""
-    from backend.infra.pipeline import InfraPipeline
-
+def _team_turns(live: Live, name: str) -> tuple[str, str, str]:
+    """A project and session through the team's turns: (project, session, agents base)."""
     http = live.http
     project = _ok(http.post("/api/projects", json={"name": name, "template": "empty"}))["id"]
     session = _ok(http.post(f"/api/projects/{project}/sessions", json={"title": "s1"}))["id"]
     base = f"/api/projects/{project}/sessions/{session}/agents"
     for agent in ("criativo", "po", "arquiteto"):
         _ok(http.post(f"{base}/{agent}/turns", json={"text": "vamos"}))
+    return project, session, base
+
+
+def _offered_handoff(live: Live, name: str) -> tuple[str, str]:
+    """A project whose Arquiteto offered the Infra handoff; nobody accepted it yet."""
+    project, _, base = _team_turns(live, name)
+    handoff = _ok(live.http.post(f"{base}/arquiteto/handoff-infra", json={"note": "pronto"}))
+    return project, str(handoff["id"])
+
+
+def _infra_pr(live: Live, name: str, title: str, *, ready: bool) -> str:
+    """A project through the team's turns and the accepted handoff, then its infra PR."""
+    from backend.infra.pipeline import InfraPipeline
+
+    http = live.http
+    project, session, base = _team_turns(live, name)
     handoff = _ok(http.post(f"{base}/arquiteto/handoff-infra", json={"note": "pronto"}))
     _ok(http.post(f"/api/handoffs/{handoff['id']}/accept", json={"operator": "ana"}))
     # The server's own pipeline corrects in background threads; a step-by-step one over
