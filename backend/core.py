@@ -31,7 +31,9 @@ from backend.guard.interruptions import Interruption
 from backend.guard.service import Guard, build_guard
 from backend.guard.takeovers import Action, LedgerFacts, Resolved, Takeovers
 from backend.guard.uncertain import HandOutcome, Settled, UncertainOutcomes, chave_of, item_id
+from backend.inbox import Inbox
 from backend.infra.agent import InfraAgentTools
+from backend.infra.approved import Decisions
 from backend.infra.dev_tasks import DevTasks
 from backend.infra.pipeline import InfraPipeline
 from backend.settings import Settings
@@ -99,6 +101,8 @@ class Backend:
         # One PR pipeline for every kind: dev task PRs share the infra PRs' gates, jobs
         # and operator actions.
         self.dev_tasks = DevTasks(self.store, settings, pipeline=self.pipeline)
+        self.inbox = Inbox(self.pipeline, self.store, guard)
+        self.decisions = Decisions(self.store.approvals, self.pipeline)
         self.customer = CustomerService(
             events=self.events, orchestrator=guard.orchestrator, conversations=guard.conversations
         )

@@ -189,19 +189,27 @@ ON CONFLICT (session_id, from_agent, to_agent) DO NOTHING
 RETURNING id
 
 -- name: handoff_get
-SELECT id, project_id, session_id, from_agent, to_agent, status, note, offered_at, accepted_at, accepted_by
+SELECT id, project_id, session_id, from_agent, to_agent, status, note, offered_at, accepted_at,
+       accepted_by, declined_at, declined_by, decline_reason
 FROM handoffs WHERE id = %(id)s
 
 -- name: handoffs_of_project
-SELECT id, project_id, session_id, from_agent, to_agent, status, note, offered_at, accepted_at, accepted_by
+SELECT id, project_id, session_id, from_agent, to_agent, status, note, offered_at, accepted_at,
+       accepted_by, declined_at, declined_by, decline_reason
 FROM handoffs WHERE project_id = %(project_id)s ORDER BY offered_at
 
 -- name: handoffs_all
-SELECT id, project_id, session_id, from_agent, to_agent, status, note, offered_at, accepted_at, accepted_by
+SELECT id, project_id, session_id, from_agent, to_agent, status, note, offered_at, accepted_at,
+       accepted_by, declined_at, declined_by, decline_reason
 FROM handoffs ORDER BY offered_at
 
 -- name: handoff_accept
 UPDATE handoffs SET status = 'accepted', accepted_at = %(now)s, accepted_by = %(operator)s
+WHERE id = %(id)s AND status = 'offered'
+
+-- name: handoff_decline
+UPDATE handoffs SET status = 'declined', declined_at = %(now)s, declined_by = %(operator)s,
+       decline_reason = %(reason)s
 WHERE id = %(id)s AND status = 'offered'
 
 -- name: autonomy_upsert
@@ -213,20 +221,37 @@ ON CONFLICT (project_id, agent, action) DO UPDATE SET value = EXCLUDED.value
 SELECT agent, action, value FROM agent_autonomy WHERE project_id = %(project_id)s
 
 -- name: approval_insert
-INSERT INTO approvals (id, project_id, session_id, agent, action, payload, status, created_at)
-VALUES (%(id)s, %(project_id)s, %(session_id)s, %(agent)s, %(action)s, %(payload)s, 'pending', %(now)s)
+INSERT INTO approvals (id, project_id, session_id, agent, action, payload, status, created_at,
+                       stage, rule)
+VALUES (%(id)s, %(project_id)s, %(session_id)s, %(agent)s, %(action)s, %(payload)s, 'pending',
+        %(now)s, %(stage)s, %(rule)s)
 
 -- name: approval_get
-SELECT id, project_id, session_id, agent, action, payload, status, created_at, decided_by, decided_at
+SELECT id, project_id, session_id, agent, action, payload, status, created_at, decided_by,
+       decided_at, stage, rule, reason, result, claimed_by, claimed_at
 FROM approvals WHERE id = %(id)s
 
 -- name: approvals_pending
-SELECT id, project_id, session_id, agent, action, payload, status, created_at, decided_by, decided_at
+SELECT id, project_id, session_id, agent, action, payload, status, created_at, decided_by,
+       decided_at, stage, rule, reason, result, claimed_by, claimed_at
 FROM approvals WHERE status = 'pending' ORDER BY created_at
 
--- name: approval_decide
-UPDATE approvals SET status = %(status)s, decided_by = %(operator)s, decided_at = %(now)s
+-- name: approval_claim
+-- One operator executes an approved action: the claim is taken while the approval is still
+-- pending, and a claim older than the lease (a crash while executing) can be taken again.
+UPDATE approvals SET claimed_by = %(operator)s, claimed_at = %(now)s
 WHERE id = %(id)s AND status = 'pending'
+  AND (claimed_by IS NULL OR claimed_at < %(stale_before)s)
+
+-- name: approval_release
+UPDATE approvals SET claimed_by = NULL, claimed_at = NULL
+WHERE id = %(id)s AND status = 'pending' AND claimed_by = %(operator)s
+
+-- name: approval_decide
+UPDATE approvals SET status = %(status)s, decided_by = %(operator)s, decided_at = %(now)s,
+       reason = %(reason)s, result = %(result)s
+WHERE id = %(id)s AND status = 'pending'
+  AND (claimed_by IS NULL OR claimed_by = %(operator)s OR claimed_at < %(stale_before)s)
 
 -- ==== pull requests ====
 -- Every PR (infra, dev, adr) and its gate history. Every gate move is a conditional UPDATE

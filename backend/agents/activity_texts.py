@@ -166,6 +166,10 @@ RENDERERS: dict[str, Callable[[Payload], str]] = {
         f"(handoff {p.s('handoff_id')})"
     ),
     E.HANDOFF_ACCEPTED: _handoff_accepted,
+    E.HANDOFF_DECLINED: lambda p: (
+        f"handoff {p.s('handoff_id')} from {p.s('from_agent')} to {p.s('to_agent')} declined"
+        f"{p.suffix('operator', ' by ')}{p.suffix('reason', ': ')}"
+    ),
     E.ARCHITECTURE_READINESS_CONFIRMED: lambda p: (
         f"{p.view.agent or 'arquiteto'} confirmed the architecture is ready{p.suffix('summary')}"
     ),
@@ -201,8 +205,9 @@ RENDERERS: dict[str, Callable[[Payload], str]] = {
         + p.suffix("rule", " — ")
     ),
     E.APPROVAL_DECIDED: lambda p: (
-        f"approval {p.s('approval_id')} {p.s('outcome')}{p.suffix('operator', ' by ')}"
-        f"{p.suffix('reason', ': ')}"
+        f"approval {p.s('approval_id')}{p.suffix('action', ' (')}{')' if p.has('action') else ''} "
+        f"{p.s('outcome')}{p.suffix('operator', ' by ')}{p.suffix('reason', ': ')}"
+        f"{p.suffix('pr_id', ' → PR ')}{p.suffix('error', ' — could not run: ')}"
     ),
     E.TENTATIVA_DE_FERRAMENTA_REGISTRADA: _attempt,
     E.INTERRUPCAO_ABERTA: _interruption_opened,

@@ -10,6 +10,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
+from backend.agents.approvals import Approval, ApprovalStore, RowMoved, told_outside
 from backend.agents.policy import infra_handoff_autonomy
 from backend.agents.team import ARQUITETO, INFRA
 from backend.events import Event, EventLog, EventType, utcnow_iso
@@ -64,6 +65,9 @@ class Handoff:
     offered_at: str
     accepted_at: str | None
     accepted_by: str | None
+    declined_at: str | None = None
+    declined_by: str | None = None
+    decline_reason: str | None = None
 
     @classmethod
     def from_row(cls, row: Row) -> Handoff:
@@ -83,6 +87,7 @@ class TeamStore:
     def __init__(self, events: EventLog) -> None:
         self.events = events
         self.db = events.db
+        self.approvals = ApprovalStore(events)
 
     def _commit(self, events: list[Event]) -> None:
         self.events.publish(events)
@@ -233,15 +238,16 @@ class TeamStore:
             raise NotFoundError(f"no handoff with id {handoff_id!r}")
         return Handoff.from_row(row)
 
-    def handoffs(self, project_id: str | None = None) -> list[Handoff]:
-        """Handoffs of a project (or all)."""
+    def handoffs(self, project_id: str | None = None, status: str | None = None) -> list[Handoff]:
+        """Handoffs of a project (or all), oldest first; only those in ``status`` if given."""
         with self.db.transaction(write=False) as tx:
             rows = (
                 tx.all("handoffs_of_project", {"project_id": project_id})
                 if project_id
                 else tx.all("handoffs_all")
             )
-        return [Handoff.from_row(r) for r in rows]
+        found = [Handoff.from_row(r) for r in rows]
+        return [h for h in found if status is None or h.status == status]
 
     def accept_handoff(self, handoff_id: str, operator: str) -> Handoff:
         """Accept an offered handoff; a handoff to infra seeds its autonomy.
@@ -252,11 +258,14 @@ class TeamStore:
         seeded: dict[tuple[str, str], str] = {}
         if handoff.to_agent == INFRA:
             seeded = dict(infra_handoff_autonomy())
-        with self.db.transaction() as tx:
+        with (
+            told_outside(lambda: _not_offered(self.handoff(handoff_id))),
+            self.db.transaction() as tx,
+        ):
             if not tx.execute(
                 "handoff_accept", {"id": handoff_id, "operator": operator, "now": utcnow_iso()}
             ):
-                raise ConflictError(f"handoff {handoff_id} was already accepted")
+                raise RowMoved
             for (agent, action), value in seeded.items():
                 tx.execute(
                     "autonomy_upsert",
@@ -285,6 +294,40 @@ class TeamStore:
         self._commit([event])
         return self.handoff(handoff_id)
 
+    def decline_handoff(self, handoff_id: str, operator: str, reason: str | None = None) -> Handoff:
+        """Decline an offered handoff: it leaves the inbox and seeds nothing.
+
+        Raises:
+            NotFoundError: unknown handoff.
+            ConflictError: the handoff is not ``offered`` (accepted or declined already).
+        """
+        handoff = self.handoff(handoff_id)
+        with (
+            told_outside(lambda: _not_offered(self.handoff(handoff_id))),
+            self.db.transaction() as tx,
+        ):
+            if not tx.execute(
+                "handoff_decline",
+                {"id": handoff_id, "operator": operator, "reason": reason, "now": utcnow_iso()},
+            ):
+                raise RowMoved
+            event = self.events.append_in(
+                tx,
+                EventType.HANDOFF_DECLINED,
+                {
+                    "handoff_id": handoff_id,
+                    "from_agent": handoff.from_agent,
+                    "to_agent": handoff.to_agent,
+                    "operator": operator,
+                    "reason": reason,
+                },
+                project_id=handoff.project_id,
+                session_id=handoff.session_id,
+                agent=handoff.from_agent,
+            )
+        self._commit([event])
+        return self.handoff(handoff_id)
+
     def autonomy(self, project_id: str) -> dict[tuple[str, str], str]:
         """``{(agent, action): value}`` for a project."""
         with self.db.transaction(write=False) as tx:
@@ -304,34 +347,28 @@ class TeamStore:
         stage: str,
         rule: str,
     ) -> str:
-        """Create a pending approval and its event; returns its id."""
-        ident = new_id("apr")
-        with self.db.transaction() as tx:
-            tx.execute(
-                "approval_insert",
-                {
-                    "id": ident,
-                    "project_id": project_id,
-                    "session_id": session_id,
-                    "agent": agent,
-                    "action": action,
-                    "payload": dumps(payload),
-                    "now": utcnow_iso(),
-                },
-            )
-            event = self.events.append_in(
-                tx,
-                EventType.APPROVAL_REQUESTED,
-                {"approval_id": ident, "action": action, "stage": stage, "rule": rule},
-                project_id=project_id,
-                session_id=session_id,
-                agent=agent,
-            )
-        self._commit([event])
-        return ident
+        """Create a pending approval and its event; returns its id (see :class:`ApprovalStore`)."""
+        return self.approvals.request(
+            project_id=project_id,
+            session_id=session_id,
+            agent=agent,
+            action=action,
+            payload=payload,
+            stage=stage,
+            rule=rule,
+        )
 
-    def pending_approvals(self) -> list[dict[str, Any]]:
-        """Approvals waiting for an operator."""
-        with self.db.transaction(write=False) as tx:
-            rows = tx.all("approvals_pending")
-        return [{**r, "payload": loads(r["payload"])} for r in rows]
+    def pending_approvals(self) -> list[Approval]:
+        """Approvals waiting for an operator, oldest first."""
+        return self.approvals.pending()
+
+
+def _not_offered(handoff: Handoff) -> ConflictError:
+    who = handoff.accepted_by if handoff.status == "accepted" else handoff.declined_by
+    return ConflictError(
+        f"handoff {handoff.id} is {handoff.status}"
+        + (f" (by {who})" if who else "")
+        + ", not offered",
+        handoff_id=handoff.id,
+        status=handoff.status,
+    )

@@ -12,6 +12,7 @@ from fastapi import FastAPI
 from backend.api.errors import BodySizeLimit, install_error_handlers
 from backend.api.routes_actions import router as actions
 from backend.api.routes_conversations import router as conversations
+from backend.api.routes_inbox import router as inbox
 from backend.api.routes_prs import router as prs
 from backend.api.routes_read import install_stream_cache, public
 from backend.api.routes_read import router as reads
@@ -64,6 +65,7 @@ def create_app(settings: Settings, *, backend: Any = None, demo: bool = False) -
     app.include_router(actions)
     app.include_router(conversations)
     app.include_router(prs)
+    app.include_router(inbox)
     app.add_middleware(BodySizeLimit, limit=settings.max_body_bytes)
     return app
 

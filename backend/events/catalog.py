@@ -29,6 +29,7 @@ class EventType(StrEnum):
     ACTION_DECIDED = "action.decided"
     HANDOFF_OFFERED = "handoff.offered"
     HANDOFF_ACCEPTED = "handoff.accepted"
+    HANDOFF_DECLINED = "handoff.declined"
     IDEA_READINESS_CONFIRMED = "idea.readiness_confirmed"
     BACKLOG_STORY_CREATED = "backlog.story_created"
     BACKLOG_TASK_CREATED = "backlog.task_created"
@@ -89,6 +90,7 @@ EVENTS: dict[EventType, EventSpec] = {
     E.HANDOFF_ACCEPTED: EventSpec(
         "a handoff was accepted (to infra: autonomy seeded)", p.HandoffAccepted
     ),
+    E.HANDOFF_DECLINED: EventSpec("an operator declined a handoff offer", p.HandoffDeclined),
     E.IDEA_READINESS_CONFIRMED: EventSpec("the Criativo confirmed the idea is ready", p.Summary),
     E.BACKLOG_STORY_CREATED: EventSpec("the PO wrote a user story", p.StoryCreated),
     E.BACKLOG_TASK_CREATED: EventSpec("the PO created a task for a module", p.TaskCreated),
@@ -130,7 +132,9 @@ EVENTS: dict[EventType, EventSpec] = {
         "decide() said ask: a pending approval was created", p.ApprovalRequested
     ),
     E.APPROVAL_DECIDED: EventSpec(
-        "an operator approved or rejected a pending approval", p.ApprovalDecided
+        "an operator decided a pending approval: approved (its action ran), rejected, or "
+        "failed (approved, but the action could not run)",
+        p.ApprovalDecided,
     ),
     E.TENTATIVA_DE_FERRAMENTA_REGISTRADA: EventSpec(
         "one guarded tool attempt (Lab 87 fields)", p.Tentativa

@@ -93,6 +93,14 @@ class HandoffAccepted(Payload):
     autonomy_seeded: dict[str, str]  # {action: autonomy value} for the receiving agent
 
 
+class HandoffDeclined(Payload):
+    handoff_id: str
+    from_agent: str
+    to_agent: str
+    operator: str
+    reason: str | None = None
+
+
 class Summary(Payload):
     summary: str
 
@@ -187,9 +195,13 @@ class ApprovalRequested(Payload):
 
 class ApprovalDecided(Payload):
     approval_id: str
-    outcome: Literal["approved", "rejected"]
+    outcome: Literal["approved", "rejected", "failed"]  # failed: approved, did not run
     operator: str
     reason: str | None = None
+    action: str | None = None  # the decide() action that was asked about
+    executed: bool | None = None  # whether the approved action really ran
+    pr_id: str | None = None  # the PR that executing it opened
+    error: str | None = None  # why it could not run (outcome failed)
 
 
 # -- customer service (Lab 87) ---------------------------------------------------------------

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from backend.agents.policy import decide
+from backend.agents.policy import Decision, decide
 from backend.agents.store import TeamStore, new_id
 from backend.events import Event, EventType
 from backend.exceptions import CadenciaError, ConflictError, ValidationError
@@ -82,8 +82,11 @@ class PrFlow:
 
     # -- proposals -------------------------------------------------------------------------
 
-    def propose(self, proposal: Proposal) -> ProposalResult:
+    def propose(self, proposal: Proposal, *, approval_id: str | None = None) -> ProposalResult:
         """Open the proposal's PR, or commit a correction on it, through ``decide()``.
+
+        ``approval_id`` names the operator's approval of this very proposal: it answers a
+        ``decide()`` ask (no second approval is created); a deny still denies.
 
         Raises:
             ValidationError: a project without a repository.
@@ -102,6 +105,9 @@ class PrFlow:
             autonomy=self.store.autonomy(proposal.project_id),
             permissions=self.permissions,
         )
+        if decision.outcome == "ask" and approval_id is not None:
+            rule = f"approved in {approval_id} ({decision.rule})"
+            decision = Decision("allow", decision.stage, rule)
         self.events.append(
             EventType.ACTION_DECIDED,
             {"action": rules.action, **decision.to_dict()},

@@ -218,7 +218,9 @@ class DevRules(KindRules):
     def approval_payload(
         self, title: str, files: dict[str, str], task_id: str | None
     ) -> dict[str, Any]:
-        return {"task_id": task_id, "paths": sorted(files)}
+        # The files too: approving the proposal executes it (backend.infra.approved).
+        files_out = [{"path": p, "content": c} for p, c in sorted(files.items())]
+        return {"task_id": task_id, "title": title, "paths": sorted(files), "files": files_out}
 
     def ref(self, pr: PullRequest) -> dict[str, Any]:
         return {"task_id": pr.task_id}

@@ -187,6 +187,47 @@ CASES: list[tuple[dict[str, Any], str]] = [
     ),
     (
         ev(
+            "approval.decided",
+            {
+                "approval_id": "a2",
+                "action": "open_adr_pr",
+                "outcome": "approved",
+                "operator": "ana",
+                "executed": True,
+                "pr_id": "act_9",
+            },
+        ),
+        "approval a2 (open_adr_pr) approved by ana → PR act_9",
+    ),
+    (
+        ev(
+            "approval.decided",
+            {
+                "approval_id": "a3",
+                "action": "open_infra_pr",
+                "outcome": "failed",
+                "operator": "ana",
+                "executed": False,
+                "error": "branch exists",
+            },
+        ),
+        "approval a3 (open_infra_pr) failed by ana — could not run: branch exists",
+    ),
+    (
+        ev(
+            "handoff.declined",
+            {
+                "handoff_id": "h2",
+                "from_agent": "arquiteto",
+                "to_agent": "infra",
+                "operator": "ana",
+                "reason": "not yet",
+            },
+        ),
+        "handoff h2 from arquiteto to infra declined by ana: not yet",
+    ),
+    (
+        ev(
             TENTATIVA,
             {
                 "evento": TENTATIVA,

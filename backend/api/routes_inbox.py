@@ -1,0 +1,102 @@
+"""Inbox routes: everything waiting for a human, ``decide()`` → ask approvals, handoffs.
+
+``GET /api/inbox`` is the one list (see :mod:`backend.inbox`); each item's ``actions``
+name the routes below or the PR / takeover / uncertain routes. ``GET /api/approvals``
+(the older grouped list) stays in routes_read.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Depends, Query, Request
+
+from backend.api.auth import require_token
+from backend.api.models import Ident, OperatorBody, RejectBody
+from backend.api.schemas import ERRORS, HandoffOut
+from backend.api.schemas_inbox import (
+    ApprovalDecisionOut,
+    ApprovalOut,
+    InboxItem,
+    InboxKindOut,
+)
+
+router = APIRouter(prefix="/api", dependencies=[Depends(require_token)], responses=ERRORS)
+ProjectFilter = Annotated[str | None, Query(pattern=r"^[A-Za-z0-9_-]{1,64}$")]
+KindFilter = Annotated[InboxKindOut | None, Query()]
+HandoffStatusFilter = Annotated[Literal["offered", "accepted", "declined"] | None, Query()]
+
+
+def _b(request: Request) -> Any:
+    return request.app.state.backend
+
+
+@router.get("/inbox")
+async def inbox(
+    request: Request, project_id: ProjectFilter = None, kind: KindFilter = None
+) -> list[InboxItem]:
+    """Every item waiting for a human, most urgent first (kind weight, then oldest)."""
+    items = await asyncio.to_thread(_b(request).inbox.items, project_id, kind)
+    return [InboxItem.model_validate(i.to_dict()) for i in items]
+
+
+@router.get("/approvals/{approval_id}")
+async def approval(request: Request, approval_id: Ident) -> ApprovalOut:
+    """One approval: the proposed action, why ``decide()`` asked, and its decision."""
+    got = await asyncio.to_thread(_b(request).store.approvals.get, approval_id)
+    return ApprovalOut.model_validate(got.to_dict())
+
+
+def _decision(done: Any) -> ApprovalDecisionOut:
+    return ApprovalDecisionOut(
+        approval=ApprovalOut.model_validate(done.approval.to_dict()),
+        executed=done.executed,
+        message=done.message,
+        pr_id=done.pr_id,
+    )
+
+
+@router.post("/approvals/{approval_id}/approve")
+async def approve_approval(
+    request: Request, approval_id: Ident, body: OperatorBody
+) -> ApprovalDecisionOut:
+    """Approve and EXECUTE the pending action (e.g. open the ADR PR).
+
+    ``executed`` is false and the approval ``failed`` when the action could not run (its
+    error in ``result.error``); a dependency failing answers 502/503 and the approval stays
+    pending. Deciding a non-pending approval is 409.
+    """
+    done = await asyncio.to_thread(
+        _b(request).decisions.approve, approval_id, body.operator, body.reason
+    )
+    return _decision(done)
+
+
+@router.post("/approvals/{approval_id}/reject")
+async def reject_approval(
+    request: Request, approval_id: Ident, body: RejectBody
+) -> ApprovalDecisionOut:
+    """Reject the pending action with a reason; the agent's next turn sees it."""
+    done = await asyncio.to_thread(
+        _b(request).decisions.reject, approval_id, body.operator, body.reason
+    )
+    return _decision(done)
+
+
+@router.get("/handoffs")
+async def handoffs(
+    request: Request, project_id: ProjectFilter = None, status: HandoffStatusFilter = None
+) -> list[HandoffOut]:
+    """Handoffs (of one project, in one status), oldest first."""
+    got = await asyncio.to_thread(_b(request).store.handoffs, project_id, status)
+    return [HandoffOut.model_validate(h.to_dict()) for h in got]
+
+
+@router.post("/handoffs/{handoff_id}/decline")
+async def decline_handoff(request: Request, handoff_id: Ident, body: OperatorBody) -> HandoffOut:
+    """Decline an offered handoff (409 when it is not offered)."""
+    got = await asyncio.to_thread(
+        _b(request).store.decline_handoff, handoff_id, body.operator, body.reason
+    )
+    return HandoffOut.model_validate(got.to_dict())

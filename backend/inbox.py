@@ -1,0 +1,310 @@
+"""The operator's inbox: every item waiting for a human, one list, most urgent first.
+
+:class:`Inbox` reads the owners of each kind of waiting thing — the PR pipeline (PRs
+awaiting a human, blocked PRs), the team store (``decide()`` → ask approvals, offered
+handoffs) and the guard (teto de voltas takeovers, uncertain refund outcomes) — and turns
+each into one :class:`InboxItem` with the routes that act on it. One small builder per
+kind (:attr:`Inbox.builders`), so a new kind is one method and one entry.
+
+Order: the kind's weight (:data:`WEIGHTS`: a customer waiting on a takeover first, a
+handoff offer last), then the oldest first. Items of the customer service (takeovers,
+uncertain refunds) belong to no project: a ``project_id`` filter leaves them out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from backend.agents.approvals import iso_utc
+from backend.agents.store import TeamStore
+from backend.guard.service import Guard
+from backend.guard.uncertain import item_id
+from backend.infra.actions import PrPipeline
+from backend.infra.prs import PullRequest
+from backend.tools.registry import tool_spec
+
+InboxKind = Literal[
+    "pr", "pr_blocked", "pr_stuck", "action_approval", "handoff", "interruption", "uncertain"
+]
+ReasonRule = Literal["required", "optional", "none"]
+
+WEIGHTS: dict[str, int] = {
+    "interruption": 0,
+    "uncertain": 1,
+    "pr_stuck": 2,
+    "action_approval": 3,
+    "pr": 4,
+    "pr_blocked": 5,
+    "handoff": 6,
+}
+
+
+@dataclass(frozen=True)
+class InboxAction:
+    """One route that acts on an item (always ``POST``), and whether it takes a reason."""
+
+    name: str
+    path: str
+    reason: ReasonRule
+    method: str = "POST"
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form."""
+        return {"name": self.name, "method": self.method, "path": self.path, "reason": self.reason}
+
+
+@dataclass(frozen=True)
+class InboxItem:
+    """One thing waiting for a human (see the module docstring)."""
+
+    kind: str
+    target_id: str
+    project_id: str | None
+    title: str
+    detail: str
+    since: str
+    state: str
+    actions: tuple[InboxAction, ...]
+    pr_kind: str | None = None
+    project_name: str | None = None
+    age_s: float = field(default=0.0)
+
+    @property
+    def id(self) -> str:
+        """``<kind>:<target_id>``: unique in one list."""
+        return f"{self.kind}:{self.target_id}"
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form (``GET /api/inbox``)."""
+        return {
+            "id": self.id,
+            "kind": self.kind,
+            "target_id": self.target_id,
+            "project_id": self.project_id,
+            "project_name": self.project_name,
+            "title": self.title,
+            "detail": self.detail,
+            "since": self.since,
+            "age_s": self.age_s,
+            "state": self.state,
+            "pr_kind": self.pr_kind,
+            "actions": [a.to_dict() for a in self.actions],
+        }
+
+
+def _actions(base: str, *names: tuple[str, ReasonRule]) -> tuple[InboxAction, ...]:
+    return tuple(InboxAction(name, f"{base}/{name}", reason) for name, reason in names)
+
+
+def _age(since: str, now: datetime) -> float:
+    try:
+        moment = datetime.fromisoformat(since.replace("Z", "+00:00"))
+    except ValueError:
+        return 0.0
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return round(max(0.0, (now - moment).total_seconds()), 1)
+
+
+def _one_line(text: Any, limit: int = 200) -> str:
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+class Inbox:
+    """Everything waiting for a human, over the pipeline, the team store and the guard."""
+
+    def __init__(self, pipeline: PrPipeline, store: TeamStore, guard: Guard) -> None:
+        self.pipeline = pipeline
+        self.store = store
+        self.guard = guard
+        self.builders: dict[str, Callable[[str | None], list[InboxItem]]] = {
+            "pr": self._prs,
+            "pr_blocked": self._blocked,
+            "action_approval": self._approvals,
+            "handoff": self._handoffs,
+            "interruption": self._interruptions,
+            "uncertain": self._uncertain,
+        }
+
+    def items(self, project_id: str | None = None, kind: str | None = None) -> list[InboxItem]:
+        """The inbox (of one project, of one kind), most urgent first.
+
+        A kind without a builder in this backend (``pr_stuck`` until gate jobs report it)
+        lists nothing.
+        """
+        builders = [build for name, build in self.builders.items() if kind is None or name == kind]
+        found = [item for build in builders for item in build(project_id)]
+        names = {p.id: p.name for p in self.store.projects()}
+        now = datetime.now(UTC)
+        out = [
+            InboxItem(
+                **{
+                    **item.__dict__,
+                    "project_name": names.get(item.project_id) if item.project_id else None,
+                    "age_s": _age(item.since, now),
+                }
+            )
+            for item in found
+        ]
+        out.sort(key=lambda i: (WEIGHTS.get(i.kind, 99), i.since, i.id))
+        return out
+
+    # -- one builder per kind --------------------------------------------------------------
+
+    def _prs_in(self, project_id: str | None, status: str) -> list[PullRequest]:
+        return [pr for pr in self.pipeline.open_prs(project_id) if pr.gate_status == status]
+
+    def _prs(self, project_id: str | None) -> list[InboxItem]:
+        items = []
+        for pr in self._prs_in(project_id, "awaiting_human"):
+            corrections = pr.gate_correction_count
+            detail = (
+                f"QA and SecOps passed; {corrections} correction(s); "
+                f"{len(pr.findings)} finding(s) on record"
+            )
+            items.append(
+                self._pr_item(
+                    "pr",
+                    pr,
+                    detail,
+                    _actions(
+                        f"/api/prs/{pr.id}",
+                        ("approve", "optional"),
+                        ("reject", "required"),
+                        ("close", "optional"),
+                    ),
+                )
+            )
+        return items
+
+    def _blocked(self, project_id: str | None) -> list[InboxItem]:
+        return [
+            self._pr_item(
+                "pr_blocked",
+                pr,
+                f"blocked: {pr.blocked_reason or 'correction limit reached'}",
+                _actions(f"/api/prs/{pr.id}", ("unblock", "optional"), ("close", "optional")),
+            )
+            for pr in self._prs_in(project_id, "blocked")
+        ]
+
+    def _pr_item(
+        self, kind: str, pr: PullRequest, detail: str, actions: tuple[InboxAction, ...]
+    ) -> InboxItem:
+        return InboxItem(
+            kind=kind,
+            target_id=pr.id,
+            project_id=pr.project_id,
+            title=_one_line(f"{pr.kind} PR by {pr.author}: {pr.title}"),
+            detail=_one_line(detail),
+            since=iso_utc(pr.updated_at),
+            state=pr.gate_status,
+            actions=actions,
+            pr_kind=pr.kind,
+        )
+
+    def _approvals(self, project_id: str | None) -> list[InboxItem]:
+        items = []
+        for approval in self.store.approvals.pending():
+            if project_id is not None and approval.project_id != project_id:
+                continue
+            what = approval.payload.get("title") or approval.payload.get("task_id") or ""
+            items.append(
+                InboxItem(
+                    kind="action_approval",
+                    target_id=approval.id,
+                    project_id=approval.project_id,
+                    title=_one_line(
+                        f"{approval.agent} asks to {approval.action}"
+                        + (f": {what}" if what else "")
+                    ),
+                    detail=_one_line(
+                        f"decide() asked at {approval.stage or '?'}: {approval.rule or '?'}"
+                    ),
+                    since=approval.created_at,
+                    state="pending",
+                    actions=_actions(
+                        f"/api/approvals/{approval.id}",
+                        ("approve", "optional"),
+                        ("reject", "required"),
+                    ),
+                )
+            )
+        return items
+
+    def _handoffs(self, project_id: str | None) -> list[InboxItem]:
+        return [
+            InboxItem(
+                kind="handoff",
+                target_id=h.id,
+                project_id=h.project_id,
+                title=_one_line(f"handoff {h.from_agent} → {h.to_agent}"),
+                detail=_one_line(h.note or f"{h.from_agent} offers the work to {h.to_agent}"),
+                since=iso_utc(h.offered_at),
+                state="offered",
+                actions=_actions(
+                    f"/api/handoffs/{h.id}", ("accept", "none"), ("decline", "optional")
+                ),
+            )
+            for h in self.store.handoffs(project_id, status="offered")
+        ]
+
+    def _interruptions(self, project_id: str | None) -> list[InboxItem]:
+        if project_id is not None:
+            return []
+        items = []
+        for i in self.guard.interruptions.unresolved():
+            field_name = tool_spec(i.ferramenta).entity_field
+            who = f" (claimed by {i.claimed_by})" if i.claimed_by else ""
+            items.append(
+                InboxItem(
+                    kind="interruption",
+                    target_id=str(i.id),
+                    project_id=None,
+                    title=_one_line(
+                        f"{i.ferramenta} {field_name} {i.entidade_id} in {i.conversa_id}"
+                    ),
+                    detail=_one_line(f"{i.motivo} after {i.attempts} attempt(s){who}"),
+                    since=iso_utc(i.opened_at),
+                    state=i.status,
+                    actions=_actions(
+                        f"/api/interruptions/{i.id}",
+                        ("claim", "none"),
+                        ("resolve", "optional"),
+                        ("grant", "required"),
+                    ),
+                )
+            )
+        return items
+
+    def _uncertain(self, project_id: str | None) -> list[InboxItem]:
+        found = self.guard.orchestrator.uncertain
+        if project_id is not None or found is None:
+            return []
+        items = []
+        for record, _age_s in found.items():
+            ident = item_id(record.chave)
+            valor = f" of {record.valor}" if record.valor else ""
+            items.append(
+                InboxItem(
+                    kind="uncertain",
+                    target_id=ident,
+                    project_id=None,
+                    title=_one_line(
+                        f"{record.ferramenta} {record.entidade_id}{valor} in {record.conversa_id}"
+                    ),
+                    detail=_one_line(
+                        f"the gateway's outcome is unknown ({record.chave}); ask it or settle"
+                    ),
+                    since=iso_utc(record.updated_at),
+                    state="resultado_incerto",
+                    actions=_actions(
+                        f"/api/uncertain/{ident}", ("reconcile", "none"), ("settle", "required")
+                    ),
+                )
+            )
+        return items
