@@ -3,7 +3,6 @@ items are new to the operator, which one needs attention next. Tested with plain
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterable, Sequence
 
 from console.models_inbox import InboxItem
@@ -16,17 +15,36 @@ others: a claimed takeover, a PR whose gates are still running)."""
 
 
 def project_labels(items: Iterable[InboxItem]) -> dict[str, str]:
-    """``project_id`` → what the project column shows: the name, plus a short id when
-    two projects in the list share that name (``loja-demo·a1b2c3``)."""
+    """``project_id`` → what the project column shows: the name, plus a short piece of the
+    id when two projects in the list share that name (``loja·a1b2c3``). The piece starts
+    where those ids begin to differ, so it tells them apart whatever the id scheme."""
     names: dict[str, str] = {}
     for item in items:
         if item.project_id is not None:
             names.setdefault(item.project_id, item.project_name or "")
-    seen = Counter(names.values())
-    return {
-        pid: (f"{name or '?'}·{pid[:SHORT_ID]}" if seen[name] > 1 or not name else name)
-        for pid, name in names.items()
-    }
+    groups: dict[str, list[str]] = {}
+    for pid, name in names.items():
+        groups.setdefault(name, []).append(pid)
+    labels: dict[str, str] = {}
+    for name, pids in groups.items():
+        if len(pids) == 1 and name:
+            labels[pids[0]] = name
+            continue
+        start = _first_difference(pids)
+        for pid in pids:
+            labels[pid] = f"{name or '?'}·{pid[start : start + SHORT_ID]}"
+    return labels
+
+
+def _first_difference(ids: list[str]) -> int:
+    """Where ``ids`` stop sharing a prefix, backed up so the piece shown is ``SHORT_ID`` long."""
+    if len(ids) < 2:
+        return max(0, ids[0].find("_") + 1) if ids else 0
+    common = 0
+    while all(len(i) > common and i[common] == ids[0][common] for i in ids):
+        common += 1
+    shortest = min(len(i) for i in ids)
+    return max(0, min(common, shortest - SHORT_ID))
 
 
 def project_label(item: InboxItem, labels: dict[str, str]) -> str:

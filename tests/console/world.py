@@ -75,6 +75,12 @@ class World:
     """Arquiteto → Infra handoff nobody accepted, in a second project also named ``loja``."""
     loja_twin: str
     """That second ``loja`` project's id (the Inbox tells the two apart)."""
+    dev_ready: str
+    """A dev PR in the first ``loja``, through both gates, ``awaiting_human``."""
+    dev_blocked: str
+    """A dev PR in the second ``loja`` that failed QA past the correction limit: ``blocked``."""
+    adr_approval: str
+    """The Arquiteto's ``open_adr_pr`` held by ``decide()`` (ask), ``pending``."""
 
 
 @dataclass
@@ -156,7 +162,21 @@ def build_world(data_dir: Path) -> World:
         )
         claim.raise_for_status()
         loja_twin, offered = _offered_handoff(live, "loja")
-    return World(pr_ready, pr_changes, open_takeover, claimed_takeover, offered, loja_twin)
+        loja = live.backend.pipeline.get(pr_ready).project_id
+        dev_ready = _dev_pr(live, loja, "Document the API", blocked=False)
+        dev_blocked = _dev_pr(live, loja_twin, "Break the build", blocked=True)
+        adr = _adr_approval(live, loja)
+    return World(
+        pr_ready,
+        pr_changes,
+        open_takeover,
+        claimed_takeover,
+        offered,
+        loja_twin,
+        dev_ready,
+        dev_blocked,
+        adr,
+    )
 
 
 @contextlib.contextmanager
@@ -210,6 +230,74 @@ def _offered_handoff(live: Live, name: str) -> tuple[str, str]:
     project, _, base = _team_turns(live, name)
     handoff = _ok(live.http.post(f"{base}/arquiteto/handoff-infra", json={"note": "pronto"}))
     return project, str(handoff["id"])
+
+
+MODULES = {
+    "modules": [{"name": "api", "path": ".", "language": "python", "kind": "service", "port": 8000}]
+}
+PLANTED = {
+    "tool": "hadolint",
+    "rule": "DL3007",
+    "file": "README.md",
+    "line": 1,
+    "severity": "error",
+    "message": "planted",
+}
+"""A QA finding the gate records on the dev PR that must end ``blocked``."""
+
+
+def _dev_pr(live: Live, project_id: str, title: str, *, blocked: bool) -> str:
+    """A dev PR of module ``api`` through the one PR pipeline, its verdicts recorded step by
+    step (the gates' own runs are the infra PRs' business above)."""
+    from backend.infra.actions import PrPipeline
+    from backend.infra.proposals import Proposal
+
+    backend = live.backend
+    backend.store.set_module_map(project_id, MODULES)
+    manual = PrPipeline(backend.store, backend.settings)
+    task = backend.dev_tasks.create_task(project_id, "api", title)
+
+    def propose(text: str) -> str:
+        proposal = Proposal(
+            kind="dev",
+            project_id=project_id,
+            title=title,
+            files={"README.md": text},
+            author="dev-api",
+            task_id=task.id,
+        )
+        opened = manual.propose(proposal)
+        assert opened.artifact is not None
+        return str(opened.artifact.id)
+
+    pr_id = propose("# loja\n\nrun it with `make run`\n")
+    if not blocked:
+        manual.record_verdict(pr_id, "qa", "pass")
+        assert manual.record_verdict(pr_id, "secops", "pass").gate_status == "awaiting_human"
+        return pr_id
+    for n in range(10):
+        pr = manual.record_verdict(pr_id, "qa", "fail", [PLANTED], "planted failure")
+        if pr.gate_status == "blocked":
+            return pr_id
+        propose(f"# try {n}\n")
+    raise AssertionError(f"{pr_id} never blocked")
+
+
+def _adr_approval(live: Live, project_id: str) -> str:
+    """What ``decide()`` → ask records when the Arquiteto wants to open an ADR PR."""
+    backend = live.backend
+    session = backend.store.create_session(project_id, "adr")
+    return str(
+        backend.store.request_approval(
+            project_id=project_id,
+            session_id=session["id"],
+            agent="arquiteto",
+            action="open_adr_pr",
+            payload={"title": "ADR 0015 — one container per module", "content": "Decided."},
+            stage="default",
+            rule="default: open_adr_pr -> ask",
+        )
+    )
 
 
 def _infra_pr(live: Live, name: str, title: str, *, ready: bool) -> str:
