@@ -80,6 +80,7 @@ class CadenciaConsole(
     HORIZONTAL_BREAKPOINTS = [  # type: ignore[misc]
         (0, "-narrow"),
         (110, "-wide"),
+        (160, "-xwide"),
     ]
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("1", "show('team')", "Team"),

@@ -94,6 +94,7 @@ class ConsoleScreen(Screen[None]):
             bar.connection = app.connection
             bar.stale_seconds = app.stale_seconds
             bar.prs_waiting, bar.interruptions_waiting = app.awaiting()
+            bar.inbox_waiting = len(app.inbox)
             bar.paused = app.paused_count if app.paused else None
             bar.readonly = app.readonly
             bar.operator = app.operator

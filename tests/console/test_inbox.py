@@ -264,7 +264,7 @@ async def test_enter_opens_the_detail_of_each_kind(make_app: Factory, world: Wor
         assert "open_adr_pr" in text
         assert "stage default" in text
         assert "rule default: open_adr_pr -> ask" in text
-        assert "ADR 0015" in text  # the payload
+        assert "ADR 0001" in text  # the payload the Arquiteto proposed
         await pilot.press("escape")
         await _select(pilot, screen, f"handoff:{world.offered_handoff}")
         await pilot.press("enter")

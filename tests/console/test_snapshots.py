@@ -142,3 +142,36 @@ def test_contract_error_in_status_bar_and_toast(
         await until_live(pilot)  # the toast is what this snapshot is about: keep it
 
     assert snap_compare(_app(make_app), terminal_size=SIZE, run_before=run_before)
+
+
+async def _on_inbox(pilot: Pilot) -> None:
+    await _settled(pilot)
+    await pilot.press("2")
+    await wait_for(pilot, lambda: pilot.app.screen.query_one("#inbox").row_count > 0)
+    await pilot.pause(0.3)
+
+
+def test_inbox_screen(snap_compare, make_app: Factory) -> None:
+    assert snap_compare(_app(make_app), terminal_size=SIZE, run_before=_on_inbox)
+
+
+def test_inbox_at_200_columns_shows_whole_titles(snap_compare, make_app: Factory) -> None:
+    assert snap_compare(_app(make_app), terminal_size=(200, 40), run_before=_on_inbox)
+
+
+def test_approval_detail(snap_compare, make_app: Factory, world: World) -> None:
+    async def run_before(pilot: Pilot) -> None:
+        await _on_inbox(pilot)
+        screen = pilot.app.screen
+        target = f"action_approval:{world.adr_approval}"
+        while (item := screen.current_item()) is not None and item.id != target:  # type: ignore[attr-defined]
+            await pilot.press("j")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: getattr(pilot.app.screen, "loads", 0) > 0)
+        await pilot.pause(0.3)
+
+    assert snap_compare(_app(make_app), terminal_size=SIZE, run_before=run_before)
+
+
+def test_terminal_too_small(snap_compare, make_app: Factory) -> None:
+    assert snap_compare(_app(make_app), terminal_size=(79, 23), run_before=_settled)

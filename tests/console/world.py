@@ -80,7 +80,8 @@ class World:
     dev_blocked: str
     """A dev PR in the second ``loja`` that failed QA past the correction limit: ``blocked``."""
     adr_approval: str
-    """The Arquiteto's ``open_adr_pr`` held by ``decide()`` (ask), ``pending``."""
+    """The first ``loja``'s ``open_adr_pr`` (its Arquiteto's turns), held by ``decide()``
+    (ask), ``pending``."""
 
 
 @dataclass
@@ -284,20 +285,11 @@ def _dev_pr(live: Live, project_id: str, title: str, *, blocked: bool) -> str:
 
 
 def _adr_approval(live: Live, project_id: str) -> str:
-    """What ``decide()`` → ask records when the Arquiteto wants to open an ADR PR."""
-    backend = live.backend
-    session = backend.store.create_session(project_id, "adr")
-    return str(
-        backend.store.request_approval(
-            project_id=project_id,
-            session_id=session["id"],
-            agent="arquiteto",
-            action="open_adr_pr",
-            payload={"title": "ADR 0015 — one container per module", "content": "Decided."},
-            stage="default",
-            rule="default: open_adr_pr -> ask",
-        )
+    """The ADR PR the Arquiteto's turns asked to open, held by ``decide()`` (ask)."""
+    items = _ok(
+        live.http.get("/api/inbox", params={"project_id": project_id, "kind": "action_approval"})
     )
+    return str(next(i["target_id"] for i in items if "open_adr_pr" in i["title"]))
 
 
 def _infra_pr(live: Live, name: str, title: str, *, ready: bool) -> str:
