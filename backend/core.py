@@ -35,6 +35,7 @@ from backend.inbox import Inbox
 from backend.infra.agent import InfraAgentTools
 from backend.infra.approved import Decisions
 from backend.infra.dev_tasks import DevTasks
+from backend.infra.kind_adr import AdrTool
 from backend.infra.pipeline import InfraPipeline
 from backend.settings import Settings
 from backend.store.db import open_database
@@ -97,6 +98,7 @@ class Backend:
             scripts=_scripts(settings),
             infra_tools=self.infra_tools.registry(),
             infra_planner=self.infra_tools,
+            adr_pr=AdrTool(self.pipeline),
         )
         # One PR pipeline for every kind: dev task PRs share the infra PRs' gates, jobs
         # and operator actions.

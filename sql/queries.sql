@@ -284,6 +284,10 @@ SELECT id, kind, project_id, session_id, task_id, author, title, branch, pr_id, 
        updated_at
 FROM pull_requests WHERE task_id = %(task_id)s
 
+-- name: pr_adr_keys_of_project
+-- Every ADR PR's key, whatever its state: an ADR number is never handed out twice.
+SELECT task_id FROM pull_requests WHERE kind = 'adr' AND project_id = %(project_id)s
+
 -- name: prs_in_review
 SELECT id, kind, project_id, session_id, task_id, author, title, branch, pr_id, pr_url, head,
        files, findings, gate_status, gate_correction_count, blocked, blocked_reason, created_at,

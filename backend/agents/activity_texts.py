@@ -73,7 +73,9 @@ class Payload:
 
 
 def _subject(p: Payload) -> str:
-    """Infra vs dev PR, told apart by pr_action_id (ADR 0014 §6)."""
+    """Infra vs dev PR, told apart by pr_action_id (ADR 0014 §6); an ADR PR says so."""
+    if p.s("kind", "") == "adr":
+        return f"ADR PR {p.s('pr_action_id')}"
     if p.has("pr_action_id"):
         return f"infra PR {p.s('pr_action_id')}"
     ref = p.s("task_id", "") or p.s("pr_id", "")
@@ -195,6 +197,15 @@ RENDERERS: dict[str, Callable[[Payload], str]] = {
     E.ARTIFACT_QA_VERDICT: _verdict("QA"),
     E.ARTIFACT_SECOPS_VERDICT: _verdict("SecOps"),
     E.PR_GATE_CHANGED: _gate(_subject),
+    E.ADR_PR_OPENED: lambda p: (
+        f"ADR PR {p.s('pr_action_id')} ({p.s('adr')}) opened{p.suffix('branch', ' on ')}, "
+        "awaiting_qa"
+    ),
+    E.ADR_PR_FAILED: lambda p: f"ADR PR {p.s('pr_action_id')} could not be opened: {p.s('error')}",
+    E.ADR_GATE_CHANGED: _gate(lambda p: f"ADR PR {p.s('pr_action_id')} ({p.s('adr')})"),
+    E.ADR_PR_MERGED: lambda p: (
+        f"ADR {p.s('adr')} merged (PR {p.s('pr_action_id')}){p.suffix('operator', ' by ')}"
+    ),
     E.DEV_TASK_STARTED: lambda p: f"{p.agent()} started task {p.s('task_id')}{p.suffix('title')}",
     E.DEV_TASK_DONE: lambda p: f"{p.agent()} finished task {p.s('task_id')}{p.suffix('title')}",
     E.BACKLOG_TASK_BLOCKED: lambda p: (

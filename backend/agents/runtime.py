@@ -26,7 +26,7 @@ from backend.agents.providers.base import (
     UserMessage,
 )
 from backend.agents.team import AgentDef, agent
-from backend.events import EventLog, EventType
+from backend.events import Event, EventLog, EventType
 from backend.exceptions import CadenciaError, UnavailableError
 
 ToolImpl = Callable[["TurnContext", dict[str, Any]], "dict[str, Any] | Awaitable[dict[str, Any]]"]
@@ -88,6 +88,28 @@ def _message_from_dict(data: dict[str, Any]) -> Message:
     )
 
 
+def decision_notice(payload: dict[str, Any]) -> str:
+    """What the agent is told about an operator's decision on one of its approvals."""
+    action = payload.get("action") or "action"
+    head = f"[operator] Your {action} (approval {payload.get('approval_id')})"
+    who = payload.get("operator") or "an operator"
+    outcome = payload.get("outcome")
+    if outcome == "rejected":
+        return f"{head} was REJECTED by {who}. Reason: {payload.get('reason') or '(none given)'}"
+    if outcome == "failed":
+        return f"{head} was approved by {who} but could not run: {payload.get('error')}"
+    pr = f": PR {payload['pr_id']}" if payload.get("pr_id") else ""
+    why = f" ({payload['reason']})" if payload.get("reason") else ""
+    return f"{head} was approved by {who}{why} and executed{pr}."
+
+
+def _seen(decided: list[Event]) -> dict[str, Any]:
+    # Only turns that told the model something carry the key (older turns' payloads stay).
+    if not decided:
+        return {}
+    return {"decisions_seen": [str(e.payload.get("approval_id")) for e in decided]}
+
+
 class AgentRuntime:
     """Runs turns of session-scoped conversational agents."""
 
@@ -114,6 +136,26 @@ class AgentRuntime:
             calls += int(event.payload.get("model_calls", 0))
         return messages, calls
 
+    def unseen_decisions(self, session_id: str | None, agent_id: str) -> list[Event]:
+        """Operators' decisions on this agent's approvals that no turn of it has seen yet.
+
+        A turn records the approvals it told the model about (``decisions_seen``), so each
+        decision reaches the agent exactly once, in its next turn of that session, even
+        after a restart.
+        """
+        if session_id is None:
+            return []
+        seen = {
+            str(a)
+            for event in self._turn_events(session_id, agent_id)
+            for a in event.payload.get("decisions_seen", [])
+        }
+        return [
+            e
+            for e in self.events.of_agent(session_id, agent_id, EventType.APPROVAL_DECIDED)
+            if str(e.payload.get("approval_id")) not in seen
+        ]
+
     def _turn_events(self, session_id: str | None, agent_id: str) -> list[Any]:
         if session_id is None:
             return []
@@ -129,9 +171,13 @@ class AgentRuntime:
     async def _run_turn(self, ctx: TurnContext, text: str) -> TurnResult:
         definition = agent(ctx.agent_id)
         history, calls_before = await asyncio.to_thread(self.history, ctx.session_id, ctx.agent_id)
+        decided = await asyncio.to_thread(self.unseen_decisions, ctx.session_id, ctx.agent_id)
         provider = self.providers(ctx.agent_id, calls_before)
         await self._status(ctx, "working", f"thinking about: {text[:60]}")
-        new: list[Message] = [UserMessage(text)]
+        # One user message: what operators decided since the last turn, then the text (some
+        # providers refuse two user messages in a row).
+        notices = [decision_notice(e.payload) for e in decided]
+        new: list[Message] = [UserMessage("\n\n".join([*notices, text]))]
         results: list[dict[str, Any]] = []
         answer: str | None = None
         steps = 0
@@ -167,6 +213,7 @@ class AgentRuntime:
                     else "end_turn",
                     "messages": [_message_to_dict(m) for m in new],
                     "model_calls": steps,
+                    **_seen(decided),
                 },
                 project_id=ctx.project_id,
                 session_id=ctx.session_id,

@@ -13,7 +13,7 @@ from backend.agents.roster import derive_roster
 from backend.agents.runtime import AgentRuntime, ToolImpl, TurnContext, TurnResult
 from backend.agents.store import Handoff, TeamStore
 from backend.agents.team import ARQUITETO, INFRA, QA, SECOPS, agent
-from backend.agents.team_tools import session_tools
+from backend.agents.team_tools import AdrProposer, session_tools
 from backend.events import EventType
 from backend.exceptions import ConflictError
 from backend.settings import Settings
@@ -30,13 +30,14 @@ class TeamService:
         scripts: Any = None,
         infra_tools: dict[str, ToolImpl] | None = None,
         infra_planner: Any = None,
+        adr_pr: AdrProposer | None = None,
     ) -> None:
         self.settings = settings
         self.store = store
         self.events = store.events
         self.scripts = scripts or {}
         self.infra_planner = infra_planner
-        tools = session_tools(store)
+        tools = session_tools(store, adr_pr)
         if infra_tools:
             tools[INFRA] = infra_tools
         self.runtime = AgentRuntime(events=self.events, providers=self._provider, tools=tools)

@@ -10,7 +10,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from backend.agents.approvals import Approval, ApprovalStore, RowMoved, told_outside
+from backend.agents.approvals import ApprovalStore, RowMoved, told_outside
 from backend.agents.policy import infra_handoff_autonomy
 from backend.agents.team import ARQUITETO, INFRA
 from backend.events import Event, EventLog, EventType, utcnow_iso
@@ -358,9 +358,9 @@ class TeamStore:
             rule=rule,
         )
 
-    def pending_approvals(self) -> list[Approval]:
-        """Approvals waiting for an operator, oldest first."""
-        return self.approvals.pending()
+    def pending_approvals(self) -> list[dict[str, Any]]:
+        """Approvals waiting for an operator, oldest first, as dicts (see :class:`Approval`)."""
+        return [a.to_dict() for a in self.approvals.pending()]
 
 
 def _not_offered(handoff: Handoff) -> ConflictError:

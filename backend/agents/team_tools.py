@@ -1,12 +1,14 @@
 """Tool implementations of the session-scoped agents (criativo, po, arquiteto).
 
 The Infra agent's two tools come from :mod:`backend.infra.agent`; dev agents' from
-:mod:`backend.infra.dev_tasks`. Actions that need permission go through ``decide()``.
+:mod:`backend.infra.dev_tasks`. Actions that need permission go through ``decide()``: the
+Arquiteto's ``propose_adr_pr`` through the PR pipeline's, like every PR.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import Any
 
 from backend.agents.policy import decide
@@ -14,8 +16,11 @@ from backend.agents.runtime import ToolImpl, TurnContext
 from backend.agents.store import TeamStore
 from backend.agents.team import ARQUITETO, CRIATIVO, PO
 from backend.events import EventType
-from backend.exceptions import ValidationError
+from backend.exceptions import ConflictError, ValidationError
 from backend.module_map import parse_module_map
+
+AdrProposer = Callable[[TurnContext, dict[str, Any]], dict[str, Any]]
+"""``(turn, tool arguments) -> tool result``: runs in a worker thread."""
 
 
 def _require_project(ctx: TurnContext) -> str:
@@ -24,8 +29,15 @@ def _require_project(ctx: TurnContext) -> str:
     return ctx.project_id
 
 
-def session_tools(store: TeamStore) -> dict[str, dict[str, ToolImpl]]:
-    """``{agent: {tool: impl}}`` for criativo, po and arquiteto."""
+def session_tools(
+    store: TeamStore, adr_pr: AdrProposer | None = None
+) -> dict[str, dict[str, ToolImpl]]:
+    """``{agent: {tool: impl}}`` for criativo, po and arquiteto.
+
+    Args:
+        store: the team store.
+        adr_pr: the Arquiteto's ADR PRs through the backend's PR pipeline.
+    """
     events = store.events
 
     async def emit(ctx: TurnContext, type: EventType, payload: dict[str, Any]) -> None:
@@ -75,27 +87,30 @@ def session_tools(store: TeamStore) -> dict[str, dict[str, ToolImpl]]:
         return {"ok": True, "modules": len(data["modules"])}
 
     async def propose_adr_pr(ctx: TurnContext, args: dict[str, Any]) -> dict[str, Any]:
+        if adr_pr is not None:  # the backend's PR pipeline (backend.infra.kind_adr.AdrTool)
+            return await asyncio.to_thread(adr_pr, ctx, args)
+        # No pipeline in this runtime: an "ask" still becomes an approval (approving it
+        # opens the PR in a backend that has one), but nothing may claim it was opened.
         project_id = _require_project(ctx)
         autonomy = await asyncio.to_thread(store.autonomy, project_id)
         decision = decide(ctx.agent_id, "open_adr_pr", autonomy=autonomy)
         await emit(ctx, EventType.ACTION_DECIDED, {"action": "open_adr_pr", **decision.to_dict()})
-        if decision.outcome == "deny":
-            return {"status": "denied", "rule": decision.rule}
-        approval = (
-            await asyncio.to_thread(
-                store.request_approval,
-                project_id=project_id,
-                session_id=ctx.session_id,
-                agent=ctx.agent_id,
-                action="open_adr_pr",
-                payload={"title": args.get("title"), "content": args.get("content")},
-                stage=decision.stage,
-                rule=decision.rule,
+        if decision.outcome != "ask":
+            raise ConflictError(
+                f"open_adr_pr is {decision.outcome} ({decision.rule}) but this runtime has no "
+                "PR pipeline to open it"
             )
-            if decision.outcome == "ask"
-            else None
+        approval = await asyncio.to_thread(
+            store.request_approval,
+            project_id=project_id,
+            session_id=ctx.session_id,
+            agent=ctx.agent_id,
+            action="open_adr_pr",
+            payload={k: args.get(k) for k in ("title", "slug", "content")},
+            stage=decision.stage,
+            rule=decision.rule,
         )
-        return {"status": "pending_approval" if approval else "allowed", "approval_id": approval}
+        return {"status": "pending", "decision": decision.to_dict(), "approval_id": approval}
 
     return {
         CRIATIVO: {"confirm_readiness": confirm_readiness},

@@ -110,7 +110,7 @@ class SessionOut(_Out):
 
 
 class HandoffOut(_Out):
-    """A handoff offer between two agents, accepted by an operator."""
+    """A handoff offer between two agents, accepted (or declined) by an operator."""
 
     id: str
     project_id: str
@@ -122,6 +122,9 @@ class HandoffOut(_Out):
     offered_at: str
     accepted_at: str | None
     accepted_by: str | None
+    declined_at: str | None = None
+    declined_by: str | None = None
+    decline_reason: str | None = None
 
 
 class ToolResultOut(_Out):

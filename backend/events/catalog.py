@@ -46,6 +46,10 @@ class EventType(StrEnum):
     ARTIFACT_QA_VERDICT = "artifact.qa_verdict"
     ARTIFACT_SECOPS_VERDICT = "artifact.secops_verdict"
     PR_GATE_CHANGED = "pr.gate_changed"
+    ADR_PR_OPENED = "adr.pr_opened"
+    ADR_PR_FAILED = "adr.pr_failed"
+    ADR_GATE_CHANGED = "adr.gate_changed"
+    ADR_PR_MERGED = "adr.pr_merged"
     DEV_TASK_STARTED = "dev.task_started"
     DEV_TASK_DONE = "dev.task_done"
     APPROVAL_REQUESTED = "approval.requested"
@@ -126,6 +130,12 @@ EVENTS: dict[EventType, EventSpec] = {
         p.GateVerdict,
     ),
     E.PR_GATE_CHANGED: EventSpec("a dev PR moved in the gate state machine", p.PrGateChanged),
+    E.ADR_PR_OPENED: EventSpec(
+        "the Arquiteto's ADR PR was opened (gate starts at awaiting_qa)", p.AdrPrOpened
+    ),
+    E.ADR_PR_FAILED: EventSpec("opening an ADR PR (or running its gates) failed", p.AdrPrFailed),
+    E.ADR_GATE_CHANGED: EventSpec("an ADR PR moved in the gate state machine", p.AdrGateChanged),
+    E.ADR_PR_MERGED: EventSpec("an operator merged an ADR PR", p.AdrPrMerged),
     E.DEV_TASK_STARTED: EventSpec("a dev agent started a task", p.DevTask),
     E.DEV_TASK_DONE: EventSpec("a dev agent finished a task", p.DevTask),
     E.APPROVAL_REQUESTED: EventSpec(

@@ -67,6 +67,7 @@ class AgentTurn(Payload):
     stop_reason: Literal["end_turn", "max_steps"]
     messages: list[dict[str, Any]]  # the turn's new messages, replayed as the agent's history
     model_calls: int
+    decisions_seen: list[str] | None = None  # approval ids this turn told the agent about
 
 
 class ActionDecided(Payload):
@@ -169,12 +170,41 @@ class InfraPrMerged(Payload):
     operator: str
 
 
+class AdrPrOpened(Payload):
+    pr_action_id: str
+    adr: str  # NNNN-<slug>
+    branch: str
+    paths: list[str]
+    pr_url: str | None
+    gate_status: GateStatus
+
+
+class AdrPrFailed(Payload):
+    pr_action_id: str
+    error: str
+
+
+class AdrGateChanged(Payload):
+    pr_action_id: str
+    adr: str
+    from_status: GateStatus | None
+    gate_status: GateStatus
+    reason: str
+
+
+class AdrPrMerged(Payload):
+    pr_action_id: str
+    adr: str
+    operator: str
+
+
 class GateVerdict(Payload):
-    """One gate's verdict; ``pr_action_id`` set = infra PR, else a dev PR (``task_id``)."""
+    """One gate's verdict; ``pr_action_id`` set = infra PR (or ``kind`` adr), else a dev PR."""
 
     verdict: ScanStatus  # pass | fail | skipped (a missing scanner is never a pass)
     pr_action_id: str | None = None
     task_id: str | None = None
+    kind: Literal["adr"] | None = None  # absent on infra and dev PRs (older readers)
     findings: list[dict[str, Any]]  # Finding dicts plus the gate that found them
     gate_status: GateStatus
 

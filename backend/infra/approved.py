@@ -26,6 +26,7 @@ from backend.agents.approvals import Approval, ApprovalStore
 from backend.exceptions import CadenciaError, UnavailableError, ValidationError
 from backend.infra.actions import PrPipeline
 from backend.infra.gate_jobs import files_payload
+from backend.infra.kind_adr import adr_proposal
 from backend.infra.proposals import Proposal, ProposalResult
 from backend.infra.prs import PrKind
 
@@ -149,5 +150,17 @@ class Decisions:
         return Proposal(**{**proposal.__dict__, "session_id": None})
 
     def _adr(self, approval: Approval) -> Proposal:
-        task_id = approval.payload.get("task_id")
-        return self._proposal(approval, "adr", task_id=str(task_id) if task_id else None)
+        payload = approval.payload
+        if payload.get("files"):
+            task_id = payload.get("task_id")
+            return self._proposal(approval, "adr", task_id=str(task_id) if task_id else None)
+        # Asked before ADR PRs went through the pipeline: the approval holds the text only.
+        return adr_proposal(
+            self.pipeline,
+            project_id=str(approval.project_id),
+            session_id=approval.session_id,
+            author=approval.agent,
+            title=str(payload.get("title") or ""),
+            content=str(payload.get("content") or ""),
+            slug=payload.get("slug"),
+        )

@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import backend.infra.kind_adr  # noqa: F401  (the adr kind registers itself in RULES)
 from backend.agents.policy import Decision, decide
 from backend.agents.store import TeamStore, new_id
 from backend.events import Event, EventType

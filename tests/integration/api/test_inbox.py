@@ -192,7 +192,8 @@ def test_every_kind_is_listed_with_its_actions_most_urgent_first(live: Live) -> 
         "pending",
         project["id"],
     )
-    assert "open_adr_pr" in asked["title"] and "default" in asked["detail"]
+    assert "open_adr_pr" in asked["title"]
+    assert "default" in asked["detail"]
     assert _actions(asked) == [
         ("approve", f"/api/approvals/{approval}/approve", "optional"),
         ("reject", f"/api/approvals/{approval}/reject", "required"),
@@ -237,9 +238,9 @@ def test_every_kind_is_listed_with_its_actions_most_urgent_first(live: Live) -> 
 
     assert post(pr, {"_a": "approve", "operator": "ana"})["gate_status"] == "merged"
     assert post(blocked, {"_a": "unblock", "operator": "ana"})["gate_status"] == "changes_requested"
-    assert post(offered, {"_a": "decline", "operator": "ana", "reason": "not yet"})[
-        "status"
-    ] == ("declined")
+    assert post(offered, {"_a": "decline", "operator": "ana", "reason": "not yet"})["status"] == (
+        "declined"
+    )
     claimed = post(takeover, {"_a": "claim", "operator": "ana"})
     assert claimed["status"] == "claimed"
     assert items_of("interruption")[0]["state"] == "claimed"

@@ -228,6 +228,55 @@ CASES: list[tuple[dict[str, Any], str]] = [
     ),
     (
         ev(
+            "adr.pr_opened",
+            {
+                "pr_action_id": "act_a",
+                "adr": "0001-conteineres",
+                "branch": "adr/0001-conteineres",
+                "paths": ["docs/adr/0001-conteineres.md"],
+                "pr_url": None,
+                "gate_status": "awaiting_qa",
+            },
+        ),
+        "ADR PR act_a (0001-conteineres) opened on adr/0001-conteineres, awaiting_qa",
+    ),
+    (
+        ev("adr.pr_failed", {"pr_action_id": "act_a", "error": "branch exists"}),
+        "ADR PR act_a could not be opened: branch exists",
+    ),
+    (
+        ev(
+            "adr.gate_changed",
+            {
+                "pr_action_id": "act_a",
+                "adr": "0001-conteineres",
+                "from_status": "awaiting_secops",
+                "gate_status": "awaiting_human",
+                "reason": "secops pass",
+            },
+        ),
+        "ADR PR act_a (0001-conteineres) gate: awaiting_secops → awaiting_human — secops pass",
+    ),
+    (
+        ev("adr.pr_merged", {"pr_action_id": "act_a", "adr": "0001-x", "operator": "ana"}),
+        "ADR 0001-x merged (PR act_a) by ana",
+    ),
+    (
+        ev(
+            "artifact.qa_verdict",
+            {
+                "verdict": "pass",
+                "pr_action_id": "act_a",
+                "task_id": None,
+                "kind": "adr",
+                "findings": [],
+                "gate_status": "awaiting_secops",
+            },
+        ),
+        "QA verdict on ADR PR act_a: pass (0 findings), now awaiting_secops",
+    ),
+    (
+        ev(
             TENTATIVA,
             {
                 "evento": TENTATIVA,
