@@ -156,6 +156,7 @@ class Backend:
             )
         if self.guard.orchestrator.uncertain is not None:
             self.spawn(self._reconcile_loop(), "reconcile")
+        self.spawn(self._gate_jobs_loop(), "gate-jobs")
 
     async def _provision_scanners(self) -> None:
         """Install semgrep into the data dir on a machine that lacks it, then re-run the
@@ -310,6 +311,18 @@ class Backend:
             except Exception as exc:  # the loop must outlive one bad round
                 log.warning("reconcile round failed: %r", exc)
             await asyncio.sleep(interval)
+
+    async def _gate_jobs_loop(self) -> None:
+        """At start-up, then every ``gate_sweep_s``: run the gate jobs a crash left behind
+        (expired leases, PRs waiting in a gate with no job); a failing round is logged."""
+        while True:
+            try:
+                started = await asyncio.to_thread(self.pipeline.recover_jobs)
+                if started:
+                    log.info("gate jobs: running %s", ", ".join(started))
+            except Exception as exc:  # the loop must outlive one bad round
+                log.warning("gate job round failed: %r", exc)
+            await asyncio.sleep(self.settings.resolved_gate_sweep_s())
 
 
 @dataclass(frozen=True)

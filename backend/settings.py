@@ -51,6 +51,15 @@ class Settings(BaseSettings):
     reconcile_interval_s: float = Field(default=60.0, gt=0)
     """How often ``cadencia serve`` asks the gateway about every uncertain ledger claim."""
     gate_correction_limit: int = Field(default=3, ge=1)
+    gate_lease_s: float = Field(default=60.0, gt=0)
+    """How long a gate job's claim holds without a heartbeat (the worker beats every third
+    of it while the scanners run). After a crash the job runs again once this expires."""
+    gate_sweep_s: float | None = Field(default=None, gt=0)
+    """How often ``cadencia serve`` looks for expired, queued or missing gate jobs
+    (default: a quarter of ``gate_lease_s``)."""
+    gate_max_attempts: int = Field(default=3, ge=1)
+    """Claims of one gate job (each crash costs one) before it is left to an operator
+    (the inbox's ``pr_stuck``, ``POST /api/prs/{id}/rerun``)."""
 
     gateway_url: str | None = None
     """Payment gateway base URL. Default: a local simulator started in-process."""
@@ -83,6 +92,10 @@ class Settings(BaseSettings):
         if self.database_url:
             return self.database_url
         return f"sqlite:///{self.data_dir / 'cadencia.sqlite3'}"
+
+    def resolved_gate_sweep_s(self) -> float:
+        """The gate job sweep's interval (see :attr:`gate_sweep_s`)."""
+        return self.gate_sweep_s or self.gate_lease_s / 4
 
     def resolved_ledger_url(self) -> str:
         """The ledger URL, defaulting to the state database."""

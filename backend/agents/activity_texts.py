@@ -206,6 +206,10 @@ RENDERERS: dict[str, Callable[[Payload], str]] = {
     E.ADR_PR_MERGED: lambda p: (
         f"ADR {p.s('adr')} merged (PR {p.s('pr_action_id')}){p.suffix('operator', ' by ')}"
     ),
+    E.PR_GATES_RERUN: lambda p: (
+        f"{p.s('operator')} re-ran the gates of {p.s('kind')} PR {p.s('pr_action_id')} "
+        f"({p.s('gate_status')}){p.suffix('reason', ': ')}"
+    ),
     E.DEV_TASK_STARTED: lambda p: f"{p.agent()} started task {p.s('task_id')}{p.suffix('title')}",
     E.DEV_TASK_DONE: lambda p: f"{p.agent()} finished task {p.s('task_id')}{p.suffix('title')}",
     E.BACKLOG_TASK_BLOCKED: lambda p: (

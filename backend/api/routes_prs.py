@@ -1,5 +1,5 @@
 """PR routes for every kind (infra, dev, adr): list the open ones; read a PR, its files and
-findings; approve, reject, close, unblock.
+findings; approve, reject, close, unblock, rerun (its gates, when their job is stuck).
 
 ``/api/prs/{id}`` is the route; ``/api/infra-artifacts/{pr_action_id}`` is kept as an alias
 of the same handlers (same response shape as before, plus ``kind``) for the console and
@@ -91,6 +91,12 @@ async def unblock(request: Request, pr_action_id: PrActionId, body: OperatorBody
     return PullRequestOut.of(pr)
 
 
+async def rerun(request: Request, pr_action_id: PrActionId, body: OperatorBody) -> PullRequestOut:
+    """Queue the gates of a PR waiting in a gate again (a stuck gate job); 409 otherwise."""
+    pr = await asyncio.to_thread(_pipeline(request).rerun, pr_action_id, body.operator, body.reason)
+    return PullRequestOut.of(pr)
+
+
 async def open_prs(
     request: Request, project_id: ProjectFilter = None, kind: PrKindFilter = None
 ) -> list[PullRequestOut]:
@@ -110,6 +116,7 @@ _ROUTES: tuple[tuple[str, str, Callable[..., Any], type[Any]], ...] = (
     ("POST", "/reject", reject, PullRequestOut),
     ("POST", "/close", close, PullRequestOut),
     ("POST", "/unblock", unblock, PullRequestOut),
+    ("POST", "/rerun", rerun, PullRequestOut),
 )
 
 

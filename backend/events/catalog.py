@@ -50,6 +50,7 @@ class EventType(StrEnum):
     ADR_PR_FAILED = "adr.pr_failed"
     ADR_GATE_CHANGED = "adr.gate_changed"
     ADR_PR_MERGED = "adr.pr_merged"
+    PR_GATES_RERUN = "pr.gates_rerun"
     DEV_TASK_STARTED = "dev.task_started"
     DEV_TASK_DONE = "dev.task_done"
     APPROVAL_REQUESTED = "approval.requested"
@@ -136,6 +137,9 @@ EVENTS: dict[EventType, EventSpec] = {
     E.ADR_PR_FAILED: EventSpec("opening an ADR PR (or running its gates) failed", p.AdrPrFailed),
     E.ADR_GATE_CHANGED: EventSpec("an ADR PR moved in the gate state machine", p.AdrGateChanged),
     E.ADR_PR_MERGED: EventSpec("an operator merged an ADR PR", p.AdrPrMerged),
+    E.PR_GATES_RERUN: EventSpec(
+        "an operator re-queued the gate job of a PR waiting in a gate", p.PrGatesRerun
+    ),
     E.DEV_TASK_STARTED: EventSpec("a dev agent started a task", p.DevTask),
     E.DEV_TASK_DONE: EventSpec("a dev agent finished a task", p.DevTask),
     E.APPROVAL_REQUESTED: EventSpec(

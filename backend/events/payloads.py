@@ -216,6 +216,16 @@ class PrGateChanged(Payload):
     reason: str
 
 
+class PrGatesRerun(Payload):
+    pr_action_id: str
+    kind: Literal["infra", "dev", "adr"]
+    gate_status: GateStatus
+    operator: str
+    reason: str | None = None
+    job_status: Literal["queued", "running", "done", "failed"] | None  # before the rerun
+    job_error: str | None = None  # why the job was stuck, if it was
+
+
 class ApprovalRequested(Payload):
     approval_id: str
     action: str

@@ -10,10 +10,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from backend.exceptions import ValidationError
+from backend.events import EventType
+from backend.exceptions import ConflictError, ValidationError
 from backend.gates.state import GateEvent, next_gate_status
 from backend.infra.flow import PrFlow
+from backend.infra.gate_jobs import IN_GATE, StuckPr
 from backend.infra.git import DEFAULT_BRANCH
+from backend.infra.job_store import died_reason
 from backend.infra.kinds import rules_for
 from backend.infra.prs import Finding, HistoryEntry, PrKind, PullRequest
 
@@ -125,6 +128,54 @@ class PrPipeline(PrFlow):
         """Every gate move with its actor, oldest first."""
         self.prs.get(pr_id)
         return self.prs.history(pr_id)
+
+    # -- gate jobs (issue 12) --------------------------------------------------------------
+
+    def rerun(self, pr_id: str, operator: str, reason: str | None = None) -> PullRequest:
+        """Queue the gates of a PR waiting in a gate again (stuck or not) and run them.
+
+        Raises:
+            NotFoundError: no such PR.
+            ConflictError: the PR is not ``awaiting_qa`` / ``awaiting_secops``.
+        """
+        operator = _required(operator, "operator")
+        pr = self.prs.get(pr_id)
+        if pr.gate_status not in IN_GATE:
+            raise ConflictError(
+                f"no gate to re-run while {pr.gate_status}",
+                pr_action_id=pr_id,
+                status=pr.gate_status,
+            )
+        before = self.jobs.store.get(pr_id)
+        payload = {
+            "pr_action_id": pr_id,
+            "kind": pr.kind,
+            "gate_status": pr.gate_status,
+            "operator": operator,
+            "reason": reason,
+            "job_status": before.status if before else None,
+            "job_error": before.last_error if before else None,
+        }
+        with self.db.transaction() as tx:
+            self.jobs.store.enqueue(pr_id, tx)
+            event = self.events.append_in(
+                tx,
+                EventType.PR_GATES_RERUN,
+                payload,
+                project_id=pr.project_id,
+                session_id=pr.session_id,
+            )
+        self.events.publish([event])
+        self.jobs.run(pr_id)
+        return self.prs.get(pr_id)
+
+    def stuck_prs(self) -> list[StuckPr]:
+        """PRs waiting in a gate whose job will not run again on its own, oldest first."""
+        stuck = []
+        for job in self.jobs.store.stuck():
+            reason = job.last_error or died_reason(job.attempts)
+            stuck.append(StuckPr(self.prs.get(job.pr_id), job.stuck_since, reason))
+        return stuck
 
 
 def _required(value: str | None, what: str) -> str:

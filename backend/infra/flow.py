@@ -29,8 +29,9 @@ from backend.gates.scanners._base import DEFAULT_TIMEOUT_S
 from backend.gates.state import GateEvent, Transition, next_gate_status
 from backend.gates.verdicts import verdict_event
 from backend.infra.gate_jobs import (
-    BackgroundJobs,
+    IN_GATE,
     GateJob,
+    GateJobs,
     agent_at_work,
     drop_branch,
     gate_findings,
@@ -74,7 +75,7 @@ class PrFlow:
         self.auto = auto
         self.timeout_s = timeout_s
         self.prs = PullRequests(self.db)
-        self.jobs = BackgroundJobs(self._record_job_error)
+        self.jobs = GateJobs.on(self.db, self.events, self.settings, self._job_work, self.prs)
 
     @property
     def limit(self) -> int:
@@ -301,26 +302,21 @@ class PrFlow:
         )
 
     def start_gates(self, pr_id: str) -> GateJob:
-        """Run the gates in the background (with ``auto``, the whole correction loop)."""
-        work = self.settle if self.auto else self.run_gates
-        return self.jobs.start(pr_id, lambda: work(pr_id))
+        """Record a durable job for the PR's gates and run it in the background (with
+        ``auto``, the whole correction loop); if this process dies mid-run, another worker
+        claims the job once its lease expires (:meth:`recover_jobs`)."""
+        return self.jobs.start(pr_id)
 
-    def _record_job_error(self, pr_id: str, exc: BaseException) -> None:
-        message = getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}"
-        try:
-            pr: PullRequest | None = self.prs.get(pr_id)
-        except CadenciaError:
-            pr = None
-        # A PR that cannot be read is an infra PR's failure as far as anyone can tell.
-        failure = rules_for(pr.kind if pr else "infra").job_failed(pr, pr_id, message)
-        if failure is not None:
-            self.events.append(
-                failure.type,
-                failure.payload,
-                project_id=pr.project_id if pr else None,
-                session_id=pr.session_id if pr else None,
-                agent=failure.agent,
-            )
+    def recover_jobs(self) -> list[str]:
+        """Run what a crash left behind (expired or queued jobs, PRs in a gate with no job);
+        the PRs whose jobs this call started here."""
+        return self.jobs.recover()
+
+    def _job_work(self, pr_id: str) -> PullRequest:
+        pr = self.prs.get(pr_id)
+        if pr.gate_status in IN_GATE or (self.auto and pr.gate_status == "changes_requested"):
+            return self.settle(pr_id) if self.auto else self.run_gates(pr_id)
+        return pr  # a run that died after its last verdict was recorded: nothing is left
 
     # -- the correction loop ---------------------------------------------------------------
 
@@ -367,7 +363,7 @@ class PrFlow:
         return self.settle(pr_id)
 
     def close_jobs(self) -> None:
-        """Wait for background gate runs and stop their pool."""
+        """Wait for the gate runs in flight here and stop their pool."""
         self.jobs.close()
 
     # -- shared internals ------------------------------------------------------------------

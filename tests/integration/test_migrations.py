@@ -17,6 +17,7 @@ TABLES = {
     "pedidos",
     "clientes",
     "schema_migrations",
+    "gate_jobs",
 }
 
 

@@ -157,6 +157,20 @@ CASES: list[tuple[dict[str, Any], str]] = [
         "dev PR t-9 gate: awaiting_secops → awaiting_human",
     ),
     (
+        ev(
+            "pr.gates_rerun",
+            {
+                "pr_action_id": "act_9",
+                "kind": "infra",
+                "gate_status": "awaiting_secops",
+                "operator": "ana",
+                "reason": "the scan died",
+                "job_status": "failed",
+            },
+        ),
+        "ana re-ran the gates of infra PR act_9 (awaiting_secops): the scan died",
+    ),
+    (
         ev("dev.task_started", {"task_id": "t-9", "title": "health endpoint"}, "dev-api"),
         "dev-api started task t-9: health endpoint",
     ),
