@@ -130,15 +130,21 @@ class InboxActionsMixin:
     def _legacy_action(self: CadenciaConsole, item: InboxItem, name: str) -> None:  # type: ignore[misc]
         """Interruptions and uncertain outcomes keep the flows (and bodies) they had."""
         if item.kind == "interruption":
-            found = next(
+            takeover = next(
                 (i for i in self.approvals.interruptions if str(i.id) == item.target_id), None
             )
-            flows = {"claim": self.request_claim, "grant": self.request_grant}
+            if takeover is not None and name == "claim":
+                self.request_claim(takeover)
+                return
+            if takeover is not None and name == "grant":
+                self.request_grant(takeover)
+                return
         else:
-            found = next((u for u in self.approvals.uncertain if u.id == item.target_id), None)
-            flows = {"reconcile": self.request_reconcile, "settle": self.request_settle}
-        flow = flows.get(name)
-        if found is None or flow is None:
-            self.notify(f"Open {item.kind} {item.target_id} (enter) to act on it", timeout=3)
-            return
-        flow(found)  # type: ignore[operator]
+            uncertain = next((u for u in self.approvals.uncertain if u.id == item.target_id), None)
+            if uncertain is not None and name == "reconcile":
+                self.request_reconcile(uncertain)
+                return
+            if uncertain is not None and name == "settle":
+                self.request_settle(uncertain)
+                return
+        self.notify(f"Open {item.kind} {item.target_id} (enter) to act on it", timeout=3)

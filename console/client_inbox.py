@@ -8,7 +8,7 @@ console never builds an action URL the server did not offer.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 from urllib.parse import quote
 
 from pydantic import BaseModel
@@ -81,5 +81,4 @@ class InboxCalls:
         if reason.strip() and action.reason != "none":
             body["reason"] = reason.strip()
         answer = await self._request(action.method, action.path, json=body)
-        result: ActResult = _parse(shape, answer, f"{action.method} {action.path}")  # type: ignore[arg-type]
-        return result
+        return cast("ActResult", _parse(shape, answer, f"{action.method} {action.path}"))

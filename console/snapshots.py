@@ -24,6 +24,8 @@ INBOX_ROUTE = "GET /api/inbox"
 class SnapshotsMixin:
     """Mixed into :class:`~console.app.CadenciaConsole`."""
 
+    inbox_problem: str
+
     def report_contract_error(  # type: ignore[misc]
         self: CadenciaConsole, route: str, field: str, detail: str
     ) -> None:

@@ -83,6 +83,7 @@ class InboxScreen(InboxKeysScreen):
         """Columns, subscriptions, and whatever the App already knows."""
         super().on_mount()
         self._shown: dict[str, tuple[object, ...]] = {}
+        self._offered: tuple[str, ...] | None = None
         add_columns(self.query_one("#inbox", DataTable), COLUMNS)
         self.console.approvals_changed.subscribe(self, self._render_list)
         self._render_list(None)
@@ -100,7 +101,7 @@ class InboxScreen(InboxKeysScreen):
     @on(DataTable.RowHighlighted, "#inbox")
     def _row_highlighted(self) -> None:
         self._show_detail()
-        self.refresh_bindings()
+        self._refresh_keys()
 
     @on(DataTable.RowSelected, "#inbox")
     def _row_selected(self) -> None:
@@ -153,7 +154,15 @@ class InboxScreen(InboxKeysScreen):
         rows = [(item.id, self._cells(item, labels)) for item in app.inbox]
         reconcile(self.query_one("#inbox", DataTable), self._shown, rows, [c.key for c in COLUMNS])
         self._show_detail()
-        self.refresh_bindings()
+        self._refresh_keys()
+
+    def _refresh_keys(self) -> None:
+        # Redrawing the footer costs more than moving the cursor: only when the keys differ.
+        item = self.current_item()
+        offered = tuple(a.name for a in item.actions) if item else ()
+        if offered != self._offered:
+            self._offered = offered
+            self.refresh_bindings()
 
     def _cells(self, item: InboxItem, labels: dict[str, str]) -> tuple[object, ...]:
         new = self.console.inbox_is_new(item)

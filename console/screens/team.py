@@ -31,14 +31,15 @@ HIGHLIGHT_S = 3.0
 
 COLUMNS = (
     Column("agent", 12, 1),
-    Column("role", 11, 2),
+    Column("role", 16, 1),
     Column("status", 10),
-    Column("model", 8, 2),
-    Column("autonomy", 12, 1),
-    Column("doing", 28, 4),
+    Column("model", 13, 1),
+    Column("doing", 16, 6),
+    Column("autonomy", 8, 1),
 )
-"""Minimum widths (80 columns); a wider terminal gives the rest to names, roles, models
-and what each agent is doing."""
+"""Minimum widths hold the usual roles and models ("customer service", "deterministic"); a
+wider terminal gives the rest mostly to what each agent is doing. Autonomy (often empty)
+comes last: a pane narrower than the minimums scrolls it off first."""
 
 
 class TeamScreen(ConsoleScreen):
@@ -178,6 +179,6 @@ class TeamScreen(ConsoleScreen):
             entry.role,
             self._status_cell(entry.status, highlight),
             entry.model or "-",
-            entry.autonomy_text(),
             entry.detail,
+            entry.autonomy_text(),
         )

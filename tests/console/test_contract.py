@@ -46,7 +46,10 @@ ROUTES: list[tuple[str, str, Any]] = [
     ("get", PR, InfraPrDetail),
     ("get", PR + "/files", InfraFiles),
     ("get", PR + "/findings", Findings),
-    *[("post", f"{PR}/{verb}", InfraPr) for verb in ("approve", "reject", "close", "unblock")],
+    *[
+        ("post", f"{PR}/{verb}", InfraPr)
+        for verb in ("approve", "reject", "close", "unblock", "rerun")
+    ],
     ("get", "/api/interruptions/{}", InterruptionDetail),
     ("post", "/api/interruptions/{}/claim", Interruption),
     ("post", "/api/interruptions/{}/resolve", ResolveResult),
