@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from textual.pilot import Pilot
+from textual.widgets import DataTable
 
 from console.app import CadenciaConsole
 from console.screens.forms import FormScreen
@@ -35,7 +36,9 @@ async def _settled(pilot: Pilot) -> None:
     # The feed follows its tail one refresh after the backlog lands; on a busy machine
     # that can be after the snapshot would be taken.
     feeds = list(pilot.app.screen.query(ActivityFeed))
-    await wait_for(pilot, lambda: all(f.scroll_offset.y == f.max_scroll_y for f in feeds))
+    await wait_for(
+        pilot, lambda: all(f.scroll_offset.y == f.max_scroll_y for f in feeds), timeout=30
+    )
     await pilot.pause(0.2)
 
 
@@ -140,6 +143,11 @@ def test_contract_error_in_status_bar_and_toast(
 
     async def run_before(pilot: Pilot) -> None:
         await until_live(pilot)  # the toast is what this snapshot is about: keep it
+        feeds = list(pilot.app.screen.query(ActivityFeed))
+        await wait_for(
+            pilot, lambda: all(f.scroll_offset.y == f.max_scroll_y for f in feeds), timeout=30
+        )
+        await pilot.pause(0.2)
 
     assert snap_compare(_app(make_app), terminal_size=SIZE, run_before=run_before)
 
@@ -147,7 +155,10 @@ def test_contract_error_in_status_bar_and_toast(
 async def _on_inbox(pilot: Pilot) -> None:
     await _settled(pilot)
     await pilot.press("2")
-    await wait_for(pilot, lambda: pilot.app.screen.query_one("#inbox").row_count > 0)
+    table = pilot.app.screen.query_one("#inbox", DataTable)
+    await wait_for(pilot, lambda: table.row_count == len(pilot.app.inbox) > 0)  # type: ignore[attr-defined]
+    # The columns take the terminal's width one refresh after the resize; wait for it.
+    await wait_for(pilot, lambda: table.columns["title"].width > 20)
     await pilot.pause(0.3)
 
 

@@ -183,6 +183,7 @@ def build_world(data_dir: Path) -> World:
 @contextlib.contextmanager
 def deterministic(mp: pytest.MonkeyPatch) -> Iterator[None]:
     """Fix the backend's clock (one second per reading), its ids and git's dates."""
+    import backend.agents.approvals
     import backend.core
     import backend.demo.runner
     import backend.erp.seed
@@ -207,9 +208,9 @@ def deterministic(mp: pytest.MonkeyPatch) -> Iterator[None]:
             mp.setattr(module, "utcnow_iso", iso)
     mp.setattr("backend.ledger.base._now_iso", lambda: clock().isoformat())
     ids = itertools.count(1)
-    mp.setattr(
-        "backend.agents.store.uuid", SimpleNamespace(uuid4=lambda: uuid.UUID(int=next(ids) << 80))
-    )
+    fixed_uuid = SimpleNamespace(uuid4=lambda: uuid.UUID(int=next(ids) << 80))
+    for module in ("backend.agents.store", "backend.agents.approvals"):  # one counter: unique
+        mp.setattr(f"{module}.uuid", fixed_uuid)
     for var in ("GIT_AUTHOR_DATE", "GIT_COMMITTER_DATE"):
         mp.setenv(var, T0.isoformat())
     yield
