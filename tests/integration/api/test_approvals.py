@@ -340,3 +340,66 @@ def test_an_approval_that_cannot_run_is_failed_with_its_error_not_approved(live:
     assert live.http.get("/api/inbox", params={"kind": "action_approval"}).json() == []
     assert live.http.get("/api/prs", params={"project_id": project}).json() == []
     assert not backend.pipeline.git(project).branch_exists("feature/infra-setup")
+
+
+def test_a_dependency_failing_is_503_and_the_approval_stays_pending(
+    live: Live, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project, session = _session(live)
+    approval = live.backend.store.request_approval(
+        project_id=project,
+        session_id=session,
+        agent="infra",
+        action="open_infra_pr",
+        payload={"title": "Infra", "files": [{"path": "Dockerfile", "content": DOCKERFILE}]},
+        stage="default",
+        rule="default: open_infra_pr -> ask",
+    )
+    with monkeypatch.context() as env:
+        env.setenv("PATH", "/nonexistent")  # git cannot run: our dependency is down
+        failed = live.http.post(f"/api/approvals/{approval}/approve", json={"operator": "ana"})
+    assert failed.status_code == 503, failed.text
+    assert "git" in failed.json()["error"]["message"]
+    assert failed.headers.get("Retry-After")
+    detail = live.http.get(f"/api/approvals/{approval}").json()
+    assert (detail["status"], detail["decided_by"], detail["result"]) == ("pending", None, None)
+    assert [i["target_id"] for i in live.http.get("/api/inbox").json()] == [approval]
+    assert live.http.get("/api/prs", params={"project_id": project}).json() == []
+    # Still the operator's to decide (the claim was given back).
+    rejected = live.http.post(
+        f"/api/approvals/{approval}/reject", json={"operator": "bia", "reason": "later"}
+    )
+    assert rejected.status_code == 200, rejected.text
+    assert rejected.json()["approval"]["status"] == "rejected"
+
+
+def test_an_adr_asked_with_text_only_opens_its_pr_and_a_claimed_one_is_not_rejected(
+    live: Live,
+) -> None:
+    require_scanners()
+    backend = live.backend
+    project, session = _session(live)
+
+    def ask(title: str) -> str:
+        return backend.store.request_approval(  # the shape asked before ADR PRs had a flow
+            project_id=project,
+            session_id=session,
+            agent="arquiteto",
+            action="open_adr_pr",
+            payload={"title": title, "content": "Decidido."},
+            stage="default",
+            rule="default: open_adr_pr -> ask",
+        )
+
+    busy, legacy = ask("Filas"), ask("Um banco por módulo")
+    backend.store.approvals.claim(busy, "ana")  # ana is executing it right now
+    taken = live.http.post(
+        f"/api/approvals/{busy}/reject", json={"operator": "bia", "reason": "no"}
+    )
+    assert taken.status_code == 409
+    assert "being executed by ana" in taken.json()["error"]["message"]
+
+    done = _approve(live, legacy)
+    assert done["executed"] is True
+    pr = _wait(live, str(done["pr_id"]), "awaiting_human")
+    assert (pr["kind"], pr["files"]) == ("adr", ["docs/adr/0001-um-banco-por-modulo.md"])

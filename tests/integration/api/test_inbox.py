@@ -3,6 +3,8 @@ each kind appears with exactly its actions, in urgency order, and each action mo
 
 from __future__ import annotations
 
+import re
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -220,6 +222,18 @@ def test_every_kind_is_listed_with_its_actions_most_urgent_first(live: Live) -> 
         ("decline", f"/api/handoffs/{handoff.id}/decline", "optional"),
     ]
 
+    # Every action names a POST route that exists in the API's own contract.
+    spec = live.http.get("/openapi.json").json()["paths"]
+    routes = [
+        re.compile("^" + re.sub(r"\\{[^}]+\\}", "[^/]+", re.escape(path)) + "$")
+        for path, ops in spec.items()
+        if "post" in ops
+    ]
+    for item in items:
+        for action in item["actions"]:
+            assert action["method"] == "POST"
+            assert any(r.match(action["path"]) for r in routes), action
+
     # Filters: one project (customer-service items belong to none), one kind.
     assert [i["kind"] for i in _inbox(live, project_id=twin["id"])] == ["pr_blocked"]
     assert [i["id"] for i in _inbox(live, kind="pr")] == [f"pr:{ready}"]
@@ -237,6 +251,11 @@ def test_every_kind_is_listed_with_its_actions_most_urgent_first(live: Live) -> 
         return _by_kind(_inbox(live), kind)
 
     assert post(pr, {"_a": "approve", "operator": "ana"})["gate_status"] == "merged"
+    repo = str(backend.store.project(project["id"]).repo_path)
+    merged = subprocess.run(
+        ["git", "-C", repo, "show", "main:README.md"], capture_output=True, text=True, check=True
+    )
+    assert merged.stdout == "# loja\n\nrun it\n"  # the dev PR's change is on main
     assert post(blocked, {"_a": "unblock", "operator": "ana"})["gate_status"] == "changes_requested"
     assert post(offered, {"_a": "decline", "operator": "ana", "reason": "not yet"})["status"] == (
         "declined"
