@@ -22,8 +22,11 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import psycopg
 
 from backend.gates.runner import resolve_semgrep
+from backend.infra.job_store import JobStore
+from backend.store.db import open_database
 from tests.ci import require, require_binary
 
 TOKEN = "crash-token-123"
@@ -35,7 +38,7 @@ SERVE = (sys.executable, "-m", "backend.cli", "serve")
 class Serve:
     """One ``cadencia serve`` subprocess on a data dir; its output goes to a log file."""
 
-    def __init__(self, data_dir: Path, log: Path) -> None:
+    def __init__(self, data_dir: Path, log: Path, database: str | None = None) -> None:
         port = _free_port()
         env = {
             **os.environ,
@@ -46,7 +49,8 @@ class Serve:
         self.log = log
         with log.open("ab") as out:
             self.proc = subprocess.Popen(
-                [*SERVE, "--port", str(port), "--data-dir", str(data_dir)],
+                [*SERVE, "--port", str(port), "--data-dir", str(data_dir)]
+                + (["--database", database] if database else []),
                 env=env,
                 stdout=out,
                 stderr=subprocess.STDOUT,
@@ -183,9 +187,14 @@ def test_kill_9_during_a_gate_then_restart_the_pr_leaves_the_gate(
             second.output,
         )
         assert body["gate_status"] in ("awaiting_human", "blocked"), body
-        job = _job(db, pr)
-        assert job is not None
-        assert job["status"] == "done", job
+        # The run records its end just after its last verdict.
+        job = _until(
+            lambda: (j := _job(db, pr)) is not None and j["status"] == "done" and j,
+            "the job to be done",
+            60,
+            second.output,
+        )
+        assert job["attempts"] == 2, job
         # The job came back within one lease of the crash (plus the sweep's period and
         # start-up), not "whenever": the lease is what bounds a stranded PR.
         assert reclaimed_at - killed_at <= (up_at - killed_at) + LEASE_S + 10, (
@@ -200,3 +209,56 @@ def test_kill_9_during_a_gate_then_restart_the_pr_leaves_the_gate(
         assert history[-1] == body["gate_status"]
     finally:
         second.stop()
+
+
+def test_two_serves_on_postgres_one_runs_the_gates_and_the_other_takes_over_after_kill_9(
+    data_dir: Path, tmp_path: Path, pg_url: str
+) -> None:
+    require_binary("hadolint")
+    require_binary("detect-secrets")
+    require(resolve_semgrep() is not None, "semgrep")
+    serves = [Serve(data_dir, tmp_path / f"serve-{n}.log", pg_url) for n in "ab"]
+    db = open_database(pg_url)
+    jobs = JobStore(db, lease_s=LEASE_S, max_attempts=3)
+    try:
+        pr = _open_infra_pr(serves[0].http)
+        claimed = _until(
+            lambda: (job := jobs.get(pr)) is not None and job.status == "running" and job,
+            "one serve to claim the PR's gate job",
+            60,
+        )
+        assert claimed.attempts == 1
+        # Lock the job's row: its owner can neither beat nor finish, so it dies mid-run.
+        with psycopg.connect(pg_url) as lock:
+            row = lock.execute(
+                "SELECT status, owner FROM gate_jobs WHERE pr_id = %s FOR UPDATE", (pr,)
+            ).fetchone()
+            assert row is not None
+            assert row[0] == "running", "the job finished before the kill"
+            pid = int(str(row[1]).split(":")[1])
+            [owner] = [s for s in serves if s.proc.pid == pid]
+            [survivor] = [s for s in serves if s is not owner]
+            os.kill(owner.proc.pid, signal.SIGKILL)
+            owner.proc.wait(30)
+            lock.rollback()
+        body = _until(
+            lambda: (
+                (b := survivor.http.get(f"/api/prs/{pr}").json())["gate_status"] not in IN_GATE
+                and b["gate_status"] != "changes_requested"
+                and b
+            ),
+            "the surviving serve to settle the PR",
+            300,
+            survivor.output,
+        )
+        assert body["gate_status"] in ("awaiting_human", "blocked"), body
+        job = _until(
+            lambda: (j := jobs.get(pr)) is not None and j.status == "done" and j, "done", 60
+        )
+        # Exactly two claims: the dead owner's, then the survivor's once the lease expired
+        # (while the owner lived, the survivor's sweep never ran the same gates).
+        assert job.attempts == 2, job
+    finally:
+        db.close()
+        for serve in serves:
+            serve.stop()

@@ -211,6 +211,25 @@ def test_a_run_that_raised_is_stuck_and_a_rerun_runs_it_again(
     world.pipeline.close_jobs()
 
 
+def test_a_pr_waiting_in_a_gate_without_a_job_gets_one_and_runs(
+    any_db: Database, tmp_path: Path
+) -> None:
+    require_scanners()
+    world = make_world(any_db, tmp_path)
+    pr = world.propose().artifact.pr_action_id  # not auto: like a PR from before gate jobs
+    assert world.pipeline.jobs.store.get(pr) is None
+
+    assert world.pipeline.recover_jobs() == [pr]
+    world.pipeline.jobs.wait_idle(300)
+
+    assert world.pipeline.get(pr).gate_status == "awaiting_human"
+    job = world.pipeline.jobs.store.get(pr)
+    assert job is not None
+    assert (job.status, job.attempts) == ("done", 1)
+    assert world.pipeline.recover_jobs() == []  # nothing left to run
+    world.pipeline.close_jobs()
+
+
 def test_rerun_refuses_a_pr_that_is_not_in_a_gate_and_an_unknown_pr(
     sqlite_db: Database, tmp_path: Path
 ) -> None:
