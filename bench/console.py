@@ -5,8 +5,11 @@ Side by side in one run, interleaved in rounds (absolute times here are noise):
 * first paint — our console (mount + first frame) vs a minimal Textual app with a Log;
 * backlog — our console showing an N-event backlog fetched over HTTP from a loopback
   backend vs the minimal app writing the same N lines into a ``Log`` from memory;
-* keypress-to-screen — ``2`` (switch to Approvals) and ``j`` (move the cursor) in ours
+* keypress-to-screen — ``3`` (switch to Approvals) and ``j`` (move the cursor) in ours
   vs ``j`` in the minimal app's DataTable;
+* Inbox — with N held actions waiting: ``2`` until the Inbox shows them (first / again),
+  ``j`` in the Inbox, ``enter`` until the item's detail screen has fetched and drawn its
+  record; vs ``j`` and pushing a screen in the minimal app;
 * live burst — N events over the SSE stream until the last one is in the feed.
 
 The backend is the real one (``create_app`` on loopback, a fresh data dir); the events
@@ -24,11 +27,14 @@ from pathlib import Path
 from typing import Any
 
 from textual.app import App, ComposeResult
-from textual.widgets import DataTable, Log
+from textual.screen import Screen
+from textual.widgets import DataTable, Log, Static
 
 from bench._common import print_table, ratio, write_json
 from console.app import CadenciaConsole, make_console
 from console.config import ConsoleSettings
+from console.screens.inbox import InboxScreen
+from console.screens.item_details import ItemDetailScreen
 from console.widgets.activity_feed import ActivityFeed
 from tests.console.world import TOKEN, Live, live_backend
 
@@ -48,6 +54,30 @@ class MinimalApp(App[None]):
         for n in range(20):
             table.add_row(str(n), "x" * 10)
         table.focus()
+
+
+class _Detail(Screen[None]):
+    """The baseline's "detail screen": one Static, no fetch."""
+
+    def compose(self) -> ComposeResult:
+        yield Static("detail " * 40)
+
+
+def _seed_inbox(live: Live, n: int) -> None:
+    """``n`` held actions (``decide()`` → ask) in one project: ``n`` Inbox rows."""
+    project = live.http.post("/api/projects", json={"name": "bench", "template": "empty"})
+    project_id = project.json()["id"]
+    session = live.backend.store.create_session(project_id, "bench")
+    for i in range(n):
+        live.backend.store.request_approval(
+            project_id=project_id,
+            session_id=session["id"],
+            agent="arquiteto",
+            action="open_adr_pr",
+            payload={"title": f"ADR {i:04d}", "content": "x" * 200},
+            stage="default",
+            rule="default: open_adr_pr -> ask",
+        )
 
 
 def _seed(live: Live, n: int, batch: int = 1_000) -> int:
@@ -73,7 +103,7 @@ async def _wait(pilot: Any, cond: Any, timeout: float = 60.0) -> None:
         await pilot.pause(0.005)
 
 
-async def _ours(url: str, backlog_last: int) -> dict[str, float]:
+async def _ours(url: str, backlog_last: int, inbox_n: int) -> dict[str, float]:
     app: CadenciaConsole = make_console(ConsoleSettings(url=url, token=TOKEN, operator="bench"))
     t0 = time.perf_counter()
     async with app.run_test(size=SIZE) as pilot:
@@ -84,8 +114,9 @@ async def _ours(url: str, backlog_last: int) -> dict[str, float]:
         await pilot.pause()
         backlog = time.perf_counter() - t0
         await _wait(pilot, lambda: app.connection == "live")
+        await _wait(pilot, lambda: len(app.inbox) >= inbox_n)
         t1 = time.perf_counter()
-        await pilot.press("2")
+        await pilot.press("3")
         await pilot.pause()
         switch = time.perf_counter() - t1
         t2 = time.perf_counter()
@@ -95,16 +126,51 @@ async def _ours(url: str, backlog_last: int) -> dict[str, float]:
         await pilot.press("1")
         await pilot.pause()
         t3 = time.perf_counter()
-        await pilot.press("2")
+        await pilot.press("3")
         await pilot.pause()
         warm = time.perf_counter() - t3
+        inbox = await _inbox_keys(pilot, app, inbox_n)
     return {
         "first_paint": first_paint,
         "backlog": backlog,
         "key_switch": switch,
         "key_switch_warm": warm,
         "key_j": key_j,
+        **inbox,
     }
+
+
+async def _inbox_keys(pilot: Any, app: CadenciaConsole, n: int) -> dict[str, float]:
+    """``2`` (first and again), ``j`` and ``enter`` on an Inbox of ``n`` rows."""
+
+    def shown() -> bool:
+        screen = app.screen
+        return isinstance(screen, InboxScreen) and screen.query_one("#inbox").row_count >= n
+
+    await pilot.press("1")
+    await pilot.pause()
+    t0 = time.perf_counter()
+    await pilot.press("2")
+    await _wait(pilot, shown)
+    first = time.perf_counter() - t0
+    await pilot.press("1")
+    await pilot.pause()
+    t1 = time.perf_counter()
+    await pilot.press("2")
+    await _wait(pilot, shown)
+    warm = time.perf_counter() - t1
+    t2 = time.perf_counter()
+    await pilot.press("j")
+    await pilot.pause()
+    key_j = time.perf_counter() - t2
+    t3 = time.perf_counter()
+    await pilot.press("enter")
+    await _wait(pilot, lambda: isinstance(app.screen, ItemDetailScreen) and app.screen.loads > 0)
+    await pilot.pause()
+    opened = time.perf_counter() - t3
+    await pilot.press("escape")
+    await pilot.pause()
+    return {"inbox_show": first, "inbox_show_warm": warm, "inbox_j": key_j, "inbox_open": opened}
 
 
 async def _minimal(lines: list[str]) -> dict[str, float]:
@@ -120,7 +186,11 @@ async def _minimal(lines: list[str]) -> dict[str, float]:
         await pilot.press("j")
         await pilot.pause()
         key_j = time.perf_counter() - t2
-    return {"first_paint": first_paint, "backlog": backlog, "key_j": key_j}
+        t3 = time.perf_counter()
+        await app.push_screen(_Detail())
+        await pilot.pause()
+        opened = time.perf_counter() - t3
+    return {"first_paint": first_paint, "backlog": backlog, "key_j": key_j, "open": opened}
 
 
 async def _burst(live: Live, n: int) -> float:
@@ -142,15 +212,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--backlog", type=int, default=10_000)
     parser.add_argument("--burst", type=int, default=20_000)
+    parser.add_argument("--inbox", type=int, default=200, help="held actions on the Inbox")
     args = parser.parse_args(argv)
 
     lines = [f"12:00:00 agent.status qa: working — step {i}" for i in range(args.backlog)]
     ours: list[dict[str, float]] = []
     base: list[dict[str, float]] = []
     with tempfile.TemporaryDirectory() as data_dir, live_backend(Path(data_dir)) as live:
+        _seed_inbox(live, args.inbox)
         backlog_last = _seed(live, args.backlog)
         for _ in range(args.rounds):
-            ours.append(asyncio.run(_ours(live.url, backlog_last)))
+            ours.append(asyncio.run(_ours(live.url, backlog_last, args.inbox)))
             base.append(asyncio.run(_minimal(lines)))
         burst_s = asyncio.run(_burst(live, args.burst))
 
@@ -171,6 +243,14 @@ def main(argv: list[str] | None = None) -> int:
         "ours_key_j_ms": med(ours, "key_j") * 1000,
         "minimal_key_j_ms": med(base, "key_j") * 1000,
         "key_j_ratio": ratio(med(ours, "key_j"), med(base, "key_j")),
+        "inbox_items": args.inbox,
+        "ours_inbox_show_ms": med(ours, "inbox_show") * 1000,
+        "ours_inbox_show_warm_ms": med(ours, "inbox_show_warm") * 1000,
+        "ours_inbox_j_ms": med(ours, "inbox_j") * 1000,
+        "inbox_j_ratio": ratio(med(ours, "inbox_j"), med(base, "key_j")),
+        "ours_inbox_open_ms": med(ours, "inbox_open") * 1000,
+        "minimal_open_ms": med(base, "open") * 1000,
+        "inbox_open_ratio": ratio(med(ours, "inbox_open"), med(base, "open")),
         "burst_events": args.burst,
         "burst_s": burst_s,
         "burst_events_per_s": args.burst / burst_s if burst_s else 0.0,
@@ -191,7 +271,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"ratio {r['backlog_ratio']}",
             ),
             (
-                "key '2' → Approvals shown: first / again",
+                "key '3' → Approvals shown: first / again",
                 f"{r['ours_key_switch_screen_ms']:.0f} / {r['ours_key_switch_warm_ms']:.0f} ms",
                 "< 100 ms",
             ),
@@ -199,6 +279,21 @@ def main(argv: list[str] | None = None) -> int:
                 "key 'j': ours / minimal",
                 f"{r['ours_key_j_ms']:.1f} / {r['minimal_key_j_ms']:.1f} ms",
                 f"ratio {r['key_j_ratio']}",
+            ),
+            (
+                f"key '2' → Inbox of {args.inbox} shown: first / again",
+                f"{r['ours_inbox_show_ms']:.0f} / {r['ours_inbox_show_warm_ms']:.0f} ms",
+                "< 100 ms",
+            ),
+            (
+                "key 'j' in the Inbox: ours / minimal",
+                f"{r['ours_inbox_j_ms']:.1f} / {r['minimal_key_j_ms']:.1f} ms",
+                f"ratio {r['inbox_j_ratio']}",
+            ),
+            (
+                "enter → detail fetched and drawn: ours (HTTP) / minimal (push)",
+                f"{r['ours_inbox_open_ms']:.1f} / {r['minimal_open_ms']:.1f} ms",
+                f"ratio {r['inbox_open_ratio']}",
             ),
             (
                 f"{args.burst} live events over SSE",

@@ -34,6 +34,7 @@ DANGEROUS_ACTIONS = frozenset(
         "reply",
         "reconcile",
         "settle",
+        "act",
     }
 )
 """Actions a read-only console shows dimmed and refuses (with the reason)."""
@@ -53,12 +54,8 @@ class ActionsMixin:
         """Ask ``y``/no, then approve (merge) ``pr``."""
         if self.refuse_if_readonly("Approve"):
             return
-        if pr.gate_status != "awaiting_human":
-            self.notify(
-                f"PR {pr.pr_id or pr.pr_action_id} is {pr.gate_status}, not awaiting a human",
-                severity="warning",
-            )
-            return
+        # No check against the console's copy of the PR: a stale copy would refuse a valid
+        # approve with a false reason. The server decides; a 409 refetches and says why.
         body = (
             f"Merge [b]{pr.title or pr.pr_action_id}[/b]\n"
             f"branch {pr.branch} · {pr.findings_count} findings · "

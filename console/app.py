@@ -12,7 +12,7 @@ import contextlib
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import ClassVar, cast
+from typing import ClassVar
 
 from textual import work
 from textual.app import App
@@ -20,20 +20,26 @@ from textual.binding import Binding, BindingType
 from textual.signal import Signal
 
 from console.actions import ActionsMixin
+from console.actions_inbox import InboxActionsMixin
 from console.actions_takeover import TakeoverActionsMixin
 from console.client import ConsoleClient
 from console.commands import ConsoleCommands
 from console.config import ConsoleSettings
 from console.exceptions import ApiError, AuthError, ContractError
 from console.feed import FeedLine, from_activity, from_event
+from console.inbox_state import InboxStateMixin
 from console.models import Approvals, Connected, Malformed, Resync, RosterEntry, StreamEvent
 from console.screens.approvals import ApprovalsScreen
 from console.screens.help import HelpScreen, binding_rows
+from console.screens.inbox import InboxScreen
 from console.screens.team import TeamScreen
+from console.snapshots import PERSISTENT_TOAST_S as PERSISTENT_TOAST_S  # re-exported
+from console.snapshots import SnapshotsMixin
 from console.state import (
     awaiting_counts,
     backoff_delay,
     needs_approvals_refetch,
+    needs_inbox_refetch,
     needs_roster_refetch,
     touched_items,
 )
@@ -42,19 +48,31 @@ from console.takeover import Outcome
 BACKLOG_PAGE = 1_000
 FLUSH_INTERVAL_S = 0.1
 """Events are applied to widgets in batches at most this often: bursts cost one redraw."""
-PERSISTENT_TOAST_S = 24 * 3600.0
-"""A contract error's toast stays until the operator dismisses it (click), not 5 s."""
-ROSTER_ROUTE = "GET /api/roster"
-APPROVALS_ROUTE = "GET /api/approvals"
 
 
-class CadenciaConsole(ActionsMixin, TakeoverActionsMixin, App[int]):
+class CadenciaConsole(
+    ActionsMixin,
+    TakeoverActionsMixin,
+    InboxActionsMixin,
+    InboxStateMixin,
+    SnapshotsMixin,
+    App[int],
+):
     """Keyboard-driven console for on-call operators."""
 
     TITLE = "Cadência Ops"
-    CSS = "Screen { layers: base overlay; }"
+    CSS = """
+    Screen { layers: base overlay; }
+    #too-small {
+        display: none; dock: top; layer: overlay; width: 100%; height: 100%;
+        content-align: center middle; text-align: center; text-style: bold;
+        background: $error-darken-3; color: $text;
+    }
+    Screen.-too-small #too-small { display: block; }
+    """
     MODES = {
         "team": TeamScreen,
+        "inbox": InboxScreen,
         "approvals": ApprovalsScreen,
     }
     DEFAULT_MODE = "team"
@@ -62,11 +80,16 @@ class CadenciaConsole(ActionsMixin, TakeoverActionsMixin, App[int]):
     HORIZONTAL_BREAKPOINTS = [  # type: ignore[misc]
         (0, "-narrow"),
         (110, "-wide"),
+        (160, "-xwide"),
     ]
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("1", "show('team')", "Team"),
-        Binding("2", "show('approvals')", "Approvals"),
+        Binding("2", "show('inbox')", "Inbox"),
+        Binding("3", "show('approvals')", "Approvals"),
         Binding("question_mark", "help", "Help"),
+        # Declaring any command_palette binding stops Textual adding its ctrl+p one, so
+        # both keys are named here; ctrl+p has priority (it types nothing in an Input).
+        Binding("ctrl+p", "command_palette", "Palette", show=False, priority=True),
         Binding("colon", "command_palette", "Palette", show=False),
         Binding("r", "refresh", "Refresh"),
         Binding("space", "toggle_pause", "Pause"),
@@ -89,6 +112,7 @@ class CadenciaConsole(ActionsMixin, TakeoverActionsMixin, App[int]):
         """Wall clock for "waiting since" ages (frozen in snapshot tests)."""
         self.roster: dict[str, RosterEntry] = {}
         self.approvals = Approvals()
+        self._init_inbox()
         self.last_event_id: int | None = None
         self.connection = "connecting"
         self.stale_seconds = 0
@@ -109,10 +133,12 @@ class CadenciaConsole(ActionsMixin, TakeoverActionsMixin, App[int]):
         self._refetch_approvals = False
         self.roster_changed: Signal[None] = Signal(self, "roster_changed")
         self.approvals_changed: Signal[None] = Signal(self, "approvals_changed")
+        """Published after Approvals *and* the Inbox were refetched (they move together)."""
         self.feed_appended: Signal[list[FeedLine]] = Signal(self, "feed_appended")
         self.status_changed: Signal[None] = Signal(self, "status_changed")
         self.item_changed: Signal[str] = Signal(self, "item_changed")
-        """Published with ``"pr:<id>"`` / ``"int:<id>"`` when an item should be refetched."""
+        """Published with ``"pr:<id>"``, ``"int:<id>"``, ``"approval:<id>"``, ``"task:<id>"``,
+        ``"handoff:<id>"`` (or ``"*"`` on ``r``) when a detail screen should refetch."""
         self.conversation_changed: Signal[str] = Signal(self, "conversation_changed")
         """Published with a conversa id when an event says it changed (a message, a
         delivery, a takeover): the takeover screen refetches it."""
@@ -146,9 +172,10 @@ class CadenciaConsole(ActionsMixin, TakeoverActionsMixin, App[int]):
         self.push_screen(HelpScreen(title, binding_rows(self, self.screen)))
 
     def action_refresh(self) -> None:
-        """Refetch roster and approvals now."""
+        """Refetch roster, approvals and the Inbox now, and the detail screen on top."""
         self.notify("Refreshing…", timeout=1.5)
         self.refetch(roster=True, approvals=True)
+        self.item_changed.publish("*")
 
     def action_toggle_pause(self) -> None:
         """Freeze the screens (events keep being received and are applied on resume)."""
@@ -246,21 +273,6 @@ class CadenciaConsole(ActionsMixin, TakeoverActionsMixin, App[int]):
         self._refetch_worker(roster or self._refetch_roster, approvals or self._refetch_approvals)
         self._refetch_roster = self._refetch_approvals = False
 
-    def report_contract_error(self, route: str, field: str, detail: str) -> None:
-        """Show a response the console cannot read: in the status bar and in a toast that
-        stays until dismissed, naming the route and the field. Everything else goes on."""
-        if self.contract_errors.get(route) == (field, detail):
-            return  # already on screen; a refetch loop must not stack toasts
-        self.contract_errors[route] = (field, detail)
-        self.notify(
-            f"{route}\nfield {field}: {detail}\n(click, or : → Dismiss notifications)",
-            title="Backend sent data this console cannot read",
-            severity="error",
-            timeout=PERSISTENT_TOAST_S,
-            markup=False,
-        )
-        self.status_changed.publish(None)
-
     def add_feed_line(self, kind: str, text: str) -> None:
         """Put a console-side line (an operator action's result) in the feed."""
         ts = self.now().isoformat()
@@ -268,37 +280,6 @@ class CadenciaConsole(ActionsMixin, TakeoverActionsMixin, App[int]):
         self._flush_pending()
 
     # -- private -----------------------------------------------------------------------
-
-    async def _load_snapshots(self, *, roster: bool = True, approvals: bool = True) -> None:
-        """Fetch the snapshots independently: one unreadable route must not hide the other.
-
-        Raises:
-            ApiError: the first failure that is not a contract error (those are reported).
-        """
-        calls = {ROSTER_ROUTE: roster, APPROVALS_ROUTE: approvals}
-        fetch = {ROSTER_ROUTE: self.client.roster, APPROVALS_ROUTE: self.client.approvals}
-        wanted = [route for route, on in calls.items() if on]
-        results = await asyncio.gather(*(fetch[r]() for r in wanted), return_exceptions=True)
-        failure: BaseException | None = None
-        for route, result in zip(wanted, results, strict=True):
-            if isinstance(result, ContractError):
-                self.report_contract_error(result.route, result.field, result.detail)
-            elif isinstance(result, BaseException):
-                failure = failure or result
-            elif route == ROSTER_ROUTE:
-                self._contract_ok(route)
-                self.roster = {e.id: e for e in cast("list[RosterEntry]", result)}
-                self._roster_dirty = True
-            else:
-                self._contract_ok(route)
-                self.approvals = cast("Approvals", result)
-                self._approvals_dirty = True
-        if failure is not None:
-            raise failure
-
-    def _contract_ok(self, route: str) -> None:
-        if self.contract_errors.pop(route, None) is not None:
-            self.status_changed.publish(None)
 
     def _on_event(self, event: StreamEvent) -> None:
         self.last_event_id = event.id
@@ -312,7 +293,9 @@ class CadenciaConsole(ActionsMixin, TakeoverActionsMixin, App[int]):
             self._roster_dirty = True
         elif event.type == "agent.status" or needs_roster_refetch(event.type):
             self._refetch_roster = True
-        if needs_approvals_refetch(event.type, event.payload):
+        if needs_approvals_refetch(event.type, event.payload) or needs_inbox_refetch(
+            event.type, event.payload
+        ):
             self._refetch_approvals = True
         self._touched |= touched_items(event.type, event.payload)
         if self.paused:
@@ -368,10 +351,15 @@ def make_console(settings: ConsoleSettings, **kwargs: object) -> CadenciaConsole
 
 
 def run_console(
-    url: str, token: str | None = None, readonly: bool = False, operator: str | None = None
+    url: str,
+    token: str | None = None,
+    readonly: bool = False,
+    operator: str | None = None,
+    *,
+    bell: bool = False,
 ) -> int:
     """Run the console in this terminal until the operator quits; return an exit code."""
-    fields: dict[str, object] = {"url": url, "token": token, "readonly": readonly}
+    fields: dict[str, object] = {"url": url, "token": token, "readonly": readonly, "bell": bell}
     if operator:
         fields["operator"] = operator
     app = make_console(ConsoleSettings.model_validate(fields))

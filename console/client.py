@@ -21,6 +21,7 @@ from httpx_sse import ServerSentEvent, SSEError
 from httpx_sse._decoders import SSEDecoder, SSELineDecoder
 from pydantic import TypeAdapter, ValidationError
 
+from console.client_inbox import InboxCalls
 from console.exceptions import (
     ApiError,
     AuthError,
@@ -62,7 +63,7 @@ _T = TypeVar("_T")
 ResolveAction = Literal["execute", "deny", "hand_back"]
 
 
-class ConsoleClient:
+class ConsoleClient(InboxCalls):
     """Typed async calls of the HTTP API.
 
     Args:
@@ -155,6 +156,10 @@ class ConsoleClient:
     async def unblock(self, pr_action_id: str, operator: str, reason: str = "") -> InfraPr:
         """Unblock a PR stuck at the correction limit."""
         return await self._pr_action(pr_action_id, "unblock", operator, reason)
+
+    async def rerun(self, pr_action_id: str, operator: str) -> InfraPr:
+        """Re-queue the gates of a PR stuck in ``awaiting_qa``/``awaiting_secops``."""
+        return await self._pr_action(pr_action_id, "rerun", operator, "")
 
     async def claim(self, interruption_id: int, operator: str) -> Interruption:
         """Take over an interruption; :class:`ConflictError` if someone already did."""

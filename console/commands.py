@@ -17,16 +17,18 @@ class ConsoleCommands(Provider):
     """Screens, infra PRs and interruptions, each a command."""
 
     def _commands(self) -> list[tuple[str, Callable[[], object], str]]:
-        from console.screens.infra_detail import InfraDetailScreen
         from console.screens.interruption_detail import InterruptionDetailScreen
+        from console.screens.item_details import open_item
+        from console.screens.pr_detail import PrDetailScreen
 
         app = cast("CadenciaConsole", self.app)
         found: list[tuple[str, Callable[[], object], str]] = [
             ("Go to Team", partial(app.run_action, "show('team')"), "roster and activity (1)"),
+            ("Go to Inbox", partial(app.run_action, "show('inbox')"), "what waits on you (2)"),
             (
                 "Go to Approvals",
                 partial(app.run_action, "show('approvals')"),
-                "what waits on you (2)",
+                "PRs, takeovers and uncertain refunds by list (3)",
             ),
             ("Refresh", app.action_refresh, "refetch roster and approvals (r)"),
             ("Pause / resume live updates", app.action_toggle_pause, "(space)"),
@@ -36,11 +38,19 @@ class ConsoleCommands(Provider):
                 "close every toast, the ones that stay until dismissed too",
             ),
         ]
+        for entry in app.inbox:
+            found.append(
+                (
+                    f"Open {entry.kind} {entry.target_id}: {entry.title}",
+                    partial(open_item, app, entry),
+                    f"{entry.state} · {entry.project_name or ''}",
+                )
+            )
         for pr in app.approvals.infra_prs:
             found.append(
                 (
                     f"Open PR {pr.pr_id or pr.pr_action_id}: {pr.title}",
-                    partial(_push, app, InfraDetailScreen, pr.pr_action_id),
+                    partial(_push, app, PrDetailScreen, pr.pr_action_id),
                     pr.gate_status,
                 )
             )

@@ -93,11 +93,14 @@ class ActivityLine(_Model):
 
 
 class InfraPr(_Model):
-    """An infra PR in the gate pipeline."""
+    """A PR of any kind (infra, dev, ADR) in the gate pipeline."""
 
     pr_action_id: str
+    kind: Literal["infra", "dev", "adr"] = "infra"
     project_id: str | None = None
     session_id: str | None = None
+    task_id: str | None = None
+    """A dev PR's task (its gate events name the task, not the PR)."""
     title: str = ""
     branch: str = ""
     pr_id: str | None = None

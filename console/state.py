@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterable
+from datetime import datetime
 
 from console.models import Approvals, InfraPr, Interruption, RosterEntry
 
@@ -27,6 +28,16 @@ ROSTER_EVENTS = frozenset(
 """Events after which the roster may gain members or change status: refetch it."""
 
 APPROVAL_EVENT_PREFIXES = ("infra.", "artifact.", "interrupcao.", "ledger.")
+INBOX_EVENT_PREFIXES = (*APPROVAL_EVENT_PREFIXES, "pr.", "dev.", "handoff.", "approval.")
+"""The Inbox also lists dev and ADR PRs, held actions and offered handoffs."""
+_TOUCH_KEYS = (
+    ("pr_action_id", "pr"),
+    ("pr_id", "pr"),
+    ("task_id", "task"),
+    ("approval_id", "approval"),
+    ("handoff_id", "handoff"),
+)
+"""Payload field → the detail screen key an event with it concerns."""
 ATTEMPT_EVENT = "TENTATIVA_DE_FERRAMENTA_REGISTRADA"
 
 RESULTADO_STYLE = {
@@ -88,9 +99,21 @@ def needs_approvals_refetch(event_type: str, payload: dict[str, object] | None =
     return event_type.startswith(APPROVAL_EVENT_PREFIXES)
 
 
+def needs_inbox_refetch(event_type: str, payload: dict[str, object] | None = None) -> bool:
+    """True for events that can change what the Inbox lists."""
+    return needs_approvals_refetch(event_type, payload) or event_type.startswith(
+        INBOX_EVENT_PREFIXES
+    )
+
+
 def touched_items(event_type: str, payload: dict[str, object]) -> set[str]:
-    """Which open screens an event concerns: ``conv:<conversaId>`` and ``int:<id>``."""
+    """Which open screens an event concerns: ``conv:<conversaId>``, ``int:<id>``,
+    ``pr:<id>``, ``task:<id>`` (a dev PR's task), ``approval:<id>``, ``handoff:<id>``."""
     keys: set[str] = set()
+    for field, prefix in _TOUCH_KEYS:
+        value = payload.get(field)
+        if isinstance(value, str) and value:
+            keys.add(f"{prefix}:{value}")
     conversa = payload.get("conversaId")
     if isinstance(conversa, str) and conversa:
         keys.add(f"conv:{conversa}")
@@ -121,3 +144,15 @@ def since_text(seconds: float) -> str:
     if s < 86400:
         return f"{s // 3600}h"
     return f"{s // 86400}d"
+
+
+def age_text(since: str, now: datetime, fallback_s: float | None = None) -> str:
+    """How long ago ``since`` (ISO 8601) was, by the console's clock; ``fallback_s`` (the
+    server's age) when ``since`` does not parse."""
+    try:
+        then = datetime.fromisoformat(since)
+    except ValueError:
+        return "?" if fallback_s is None else since_text(fallback_s)
+    if then.tzinfo is None:
+        return "?" if fallback_s is None else since_text(fallback_s)
+    return since_text((now - then).total_seconds())

@@ -1,4 +1,4 @@
-"""``cadencia console [--url URL] [--token T] [--readonly] [--operator NAME]``.
+"""``cadencia console [--url URL] [--token T] [--readonly] [--operator NAME] [--bell]``.
 
 Connects the operator console to a running backend. This module is the only place in
 ``backend`` that imports ``console``, and only inside the handler (cheap import).
@@ -35,6 +35,9 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--operator", default=None, help="who actions are recorded as (CADENCIA_OPERATOR, $USER)"
     )
+    parser.add_argument(
+        "--bell", action="store_true", help="ring the terminal bell when a new Inbox item arrives"
+    )
     parser.set_defaults(handler=run)
 
 
@@ -49,4 +52,6 @@ def run(args: argparse.Namespace) -> int:
     if token is None and token_file.exists():
         token = token_file.read_text(encoding="utf-8").strip()
     url = args.url or os.environ.get("CADENCIA_URL") or f"http://{settings.host}:{settings.port}"
-    return run_console(url, token=token, readonly=args.readonly, operator=args.operator)
+    return run_console(
+        url, token=token, readonly=args.readonly, operator=args.operator, bell=args.bell
+    )

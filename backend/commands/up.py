@@ -12,6 +12,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--demo", action="store_true", help="a sample project and team, live")
     p.add_argument("--readonly", action="store_true", help="watch only")
     p.add_argument("--operator", default=None, help="who actions are recorded as")
+    p.add_argument("--bell", action="store_true", help="ring the bell on a new Inbox item")
     p.add_argument("--port", type=int, default=0, help="API port (default: any free port)")
     p.add_argument(
         "--headless-seconds",
@@ -65,7 +66,9 @@ def run(args: argparse.Namespace) -> int:
             return _headless(url, token, args.headless_seconds)
         from console.app import run_console
 
-        return run_console(url, token=token, readonly=args.readonly, operator=args.operator)
+        return run_console(
+            url, token=token, readonly=args.readonly, operator=args.operator, bell=args.bell
+        )
     finally:
         server.should_exit = True
         thread.join(timeout=30)

@@ -7,8 +7,10 @@ from typing import TYPE_CHECKING, cast
 from textual import events
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
+from textual.widgets import Static
 
 from console.actions import DANGEROUS_ACTIONS
+from console.layout import MIN_HEIGHT, MIN_WIDTH, too_small
 from console.models import InfraPr, Interruption, UncertainItem
 from console.widgets.status_bar import StatusBar
 
@@ -55,13 +57,35 @@ class ConsoleScreen(Screen[None]):
         return cast("CadenciaConsole", self.app)
 
     def on_mount(self) -> None:
-        """Follow the App's status."""
+        """Follow the App's status; cover the screen while the terminal is too small."""
+        if not self.query("#too-small"):  # Textual also runs this handler for each subclass
+            self.mount(Static(id="too-small"))
+        self._check_size(self.app.size.width, self.app.size.height)
         self.console.status_changed.subscribe(self, self._sync_status)
         self._sync_status(None)
+
+    def on_resize(self, event: events.Resize) -> None:
+        """Re-check the size (and let subclasses refit their columns)."""
+        self._check_size(event.size.width, event.size.height)
+        self.fit(event.size.width)
+
+    def fit(self, width: int) -> None:
+        """Subclasses widen their table columns to ``width``."""
+
+    def _check_size(self, width: int, height: int) -> None:
+        # Saying so beats silently dropping columns an operator then never knows exist.
+        small = too_small(width, height)
+        self.set_class(small, "-too-small")
+        if small:
+            self.query_one("#too-small", Static).update(
+                f"Terminal too small: {width}×{height}.\n"
+                f"The console needs at least {MIN_WIDTH}×{MIN_HEIGHT}; enlarge the window."
+            )
 
     def on_screen_resume(self) -> None:
         """A screen coming back shows the current status, not the one it left with."""
         self._sync_status(None)
+        self.fit(self.size.width or self.app.size.width)
 
     def _sync_status(self, _: object) -> None:
         app = self.console
@@ -70,6 +94,7 @@ class ConsoleScreen(Screen[None]):
             bar.connection = app.connection
             bar.stale_seconds = app.stale_seconds
             bar.prs_waiting, bar.interruptions_waiting = app.awaiting()
+            bar.inbox_waiting = len(app.inbox)
             bar.paused = app.paused_count if app.paused else None
             bar.readonly = app.readonly
             bar.operator = app.operator

@@ -6,6 +6,8 @@ from collections.abc import Hashable, Sequence
 
 from textual.widgets import DataTable
 
+from console.layout import Column, fit_widths
+
 
 def reconcile(
     table: DataTable[object],
@@ -50,3 +52,24 @@ def _cursor_key(table: DataTable[object]) -> str | None:
     if table.row_count == 0 or not table.is_valid_row_index(table.cursor_row):
         return None
     return table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+
+
+def add_columns(table: DataTable[object], columns: Sequence[Column]) -> None:
+    """Add ``columns`` at their minimum widths (:func:`fit_columns` widens them)."""
+    for c in columns:
+        table.add_column(c.key, key=c.key, width=c.min_width)
+
+
+def fit_columns(table: DataTable[object], columns: Sequence[Column], total: int) -> None:
+    """Give ``table``'s columns the widths :func:`fit_widths` computes for ``total`` cells
+    (call on resize): titles and roles use the room a wide terminal has."""
+    widths = fit_widths(columns, total)
+    changed = False
+    for key, column in table.columns.items():
+        wanted = widths.get(key.value or "")
+        if wanted is not None and column.width != wanted:
+            column.width, changed = wanted, True
+    if changed:
+        table._clear_caches()
+        table._require_update_dimensions = True
+        table.refresh()

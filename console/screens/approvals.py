@@ -144,14 +144,14 @@ class ApprovalsScreen(OperatorScreen):
 
     def action_open(self) -> None:
         """``enter``: open the selected item's detail screen."""
-        from console.screens.infra_detail import InfraDetailScreen
         from console.screens.interruption_detail import InterruptionDetailScreen
+        from console.screens.pr_detail import PrDetailScreen
 
         if isinstance(self.focused, DataTable) and self.focused.id == "interruptions":
             if item := self.selected_interruption():
                 self.app.push_screen(InterruptionDetailScreen(item.id))
         elif pr := self.selected_pr():
-            self.app.push_screen(InfraDetailScreen(pr.pr_action_id))
+            self.app.push_screen(PrDetailScreen(pr.pr_action_id))
 
     def action_filter(self) -> None:
         """``/``: filter both lists."""

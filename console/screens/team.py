@@ -12,8 +12,10 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import DataTable, Footer, Input, Label
 
 from console.feed import FeedLine
+from console.layout import Column
 from console.models import RosterEntry
 from console.screens._base import ConsoleScreen
+from console.screens._tables import add_columns, fit_columns
 from console.state import roster_matches
 from console.widgets.activity_feed import ActivityFeed
 from console.widgets.status_bar import StatusBar
@@ -28,13 +30,16 @@ HIGHLIGHT_S = 3.0
 """How long a changed status stays highlighted."""
 
 COLUMNS = (
-    ("agent", 12),
-    ("role", 11),
-    ("status", 10),
-    ("model", 8),
-    ("autonomy", 12),
-    ("doing", 28),
+    Column("agent", 12, 1),
+    Column("role", 16, 1),
+    Column("status", 10),
+    Column("model", 13, 1),
+    Column("doing", 16, 6),
+    Column("autonomy", 8, 1),
 )
+"""Minimum widths hold the usual roles and models ("customer service", "deterministic"); a
+wider terminal gives the rest mostly to what each agent is doing. Autonomy (often empty)
+comes last: a pane narrower than the minimums scrolls it off first."""
 
 
 class TeamScreen(ConsoleScreen):
@@ -68,8 +73,7 @@ class TeamScreen(ConsoleScreen):
         """Columns, subscriptions, and whatever the App already knows."""
         super().on_mount()
         table = self.query_one("#roster", DataTable)
-        for key, width in COLUMNS:
-            table.add_column(key, key=key, width=width)
+        add_columns(table, COLUMNS)
         self._filter = ""
         self._shown: dict[str, RosterEntry] = {}
         app = self.console
@@ -91,6 +95,14 @@ class TeamScreen(ConsoleScreen):
     @on(Input.Submitted, "#filter")
     def _filter_done(self) -> None:
         self.query_one("#roster", DataTable).focus()
+
+    def fit(self, width: int) -> None:
+        """Widen the roster's columns once the pane has its new size."""
+        self.call_after_refresh(self._fit_roster)
+
+    def _fit_roster(self) -> None:
+        table = self.query_one("#roster", DataTable)
+        fit_columns(table, COLUMNS, table.scrollable_content_region.width)
 
     def action_cursor_down(self) -> None:
         """``j``."""
@@ -141,7 +153,7 @@ class TeamScreen(ConsoleScreen):
             elif old != entry:
                 changed_status = old.status != entry.status
                 for column, value in zip(
-                    (c for c, _ in COLUMNS), self._cells(entry, changed_status), strict=True
+                    (c.key for c in COLUMNS), self._cells(entry, changed_status), strict=True
                 ):
                     table.update_cell(key, column, value)
                 if changed_status:
@@ -167,6 +179,6 @@ class TeamScreen(ConsoleScreen):
             entry.role,
             self._status_cell(entry.status, highlight),
             entry.model or "-",
-            entry.autonomy_text(),
             entry.detail,
+            entry.autonomy_text(),
         )

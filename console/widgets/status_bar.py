@@ -28,6 +28,8 @@ class StatusBar(Widget):
     """Infra PRs awaiting a human."""
     interruptions_waiting: reactive[int] = reactive(0)
     """Interruptions nobody claimed yet."""
+    inbox_waiting: reactive[int] = reactive(0)
+    """Items on the Inbox (every kind)."""
     paused: reactive[int | None] = reactive(None)
     """None when live; else how many events arrived while paused."""
     readonly: reactive[bool] = reactive(False)
@@ -57,6 +59,7 @@ class StatusBar(Widget):
                 "bold red" if waiting else "dim",
             )
         )
+        parts += ["  ", (f"Inbox {self.inbox_waiting}", "bold" if self.inbox_waiting else "dim")]
         if self.paused is not None:
             parts += ["  ", (f"⏸ PAUSED (+{self.paused})", "bold reverse yellow")]
         if self.readonly:

@@ -48,7 +48,7 @@ async def test_roster_status_3_is_shown_and_everything_else_works(
         last = live.agent_status("qa", "still here")
         await wait_for(pilot, lambda: feed.last_lines(1)[0].id == last)
         # ...and so do the other screens.
-        await pilot.press("2")
+        await pilot.press("3")
         await wait_for(pilot, lambda: _keys(app, "#prs") == [world.pr_ready, world.pr_changes])
         assert str(world.open_takeover) in _keys(app, "#interruptions")
         # A refresh after the backend is fixed clears the status bar; the toast stays.
@@ -101,7 +101,7 @@ async def test_slow_detail_shows_loading_and_can_be_left(
     app = make_app()
     async with app.run_test(size=(120, 40)) as pilot:
         await until_live(pilot)
-        await pilot.press("2", "enter")
+        await pilot.press("3", "enter")
         await pilot.pause(0.3)
         assert "Loading" in str(app.screen.query_one("#summary", Static).render())
         await pilot.press("escape")  # leaving cancels the screen's own fetch

@@ -33,6 +33,7 @@ from console.models import (
     StreamEvent,
     UncertainOut,
 )
+from console.models_inbox import ApprovalDecisionOut, ApprovalOut, HandoffOut, InboxItem
 
 Schema = dict[str, Any]
 PR = "/api/prs/{}"
@@ -45,7 +46,10 @@ ROUTES: list[tuple[str, str, Any]] = [
     ("get", PR, InfraPrDetail),
     ("get", PR + "/files", InfraFiles),
     ("get", PR + "/findings", Findings),
-    *[("post", f"{PR}/{verb}", InfraPr) for verb in ("approve", "reject", "close", "unblock")],
+    *[
+        ("post", f"{PR}/{verb}", InfraPr)
+        for verb in ("approve", "reject", "close", "unblock", "rerun")
+    ],
     ("get", "/api/interruptions/{}", InterruptionDetail),
     ("post", "/api/interruptions/{}/claim", Interruption),
     ("post", "/api/interruptions/{}/resolve", ResolveResult),
@@ -54,6 +58,13 @@ ROUTES: list[tuple[str, str, Any]] = [
     ("get", "/api/conversations/{}", Conversation),
     ("post", "/api/uncertain/{}/reconcile", UncertainOut),
     ("post", "/api/uncertain/{}/settle", UncertainOut),
+    ("get", "/api/inbox", list[InboxItem]),
+    ("get", "/api/approvals/{}", ApprovalOut),
+    ("post", "/api/approvals/{}/approve", ApprovalDecisionOut),
+    ("post", "/api/approvals/{}/reject", ApprovalDecisionOut),
+    ("get", "/api/handoffs", list[HandoffOut]),
+    ("post", "/api/handoffs/{}/accept", HandoffOut),
+    ("post", "/api/handoffs/{}/decline", HandoffOut),
 ]
 """(method, path with ``{}`` for any path parameter, what the console parses the body as)."""
 STREAM_MESSAGES: list[tuple[str, Any]] = [

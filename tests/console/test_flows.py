@@ -31,7 +31,7 @@ async def test_approve_with_a_then_y_merges_and_the_row_goes(
     app = make_app()
     async with app.run_test(size=(120, 40)) as pilot:
         await until_live(pilot)
-        await pilot.press("2")
+        await pilot.press("3")
         assert isinstance(app.screen, ApprovalsScreen)
         assert _pr_keys(app) == [world.pr_ready, world.pr_changes]  # awaiting_human first
         await pilot.press("a")
@@ -50,7 +50,7 @@ async def test_approve_cancelled_with_n_or_esc_sends_nothing(
     app = make_app()
     async with app.run_test(size=(120, 40)) as pilot:
         await until_live(pilot)
-        await pilot.press("2")
+        await pilot.press("3")
         for cancel in ("n", "escape", "enter"):  # enter hits the focused No button
             await pilot.press("a")
             assert isinstance(app.screen, ConfirmScreen)
@@ -67,7 +67,7 @@ async def test_reject_needs_a_reason(make_app: Factory, proxy: FaultProxy, world
     app = make_app()
     async with app.run_test(size=(120, 40)) as pilot:
         await until_live(pilot)
-        await pilot.press("2", "x")
+        await pilot.press("3", "x")
         assert isinstance(app.screen, PromptScreen)
         assert app.screen.query_one("#submit", Button).disabled
         await pilot.press("enter", "space", "space", "enter")  # blank and whitespace
@@ -87,7 +87,7 @@ async def test_readonly_dims_and_refuses_every_action(make_app: Factory, proxy: 
     app = make_app(readonly=True)
     async with app.run_test(size=(120, 40)) as pilot:
         await until_live(pilot)
-        await pilot.press("2")
+        await pilot.press("3")
         screen = app.screen
         active = {b.binding.action: b.enabled for b in screen.active_bindings.values()}
         assert active["approve"] is False
@@ -146,7 +146,7 @@ async def test_claim_from_approvals_then_the_takeover_screen_is_yours(
     takeover = world.open_takeover
     async with app.run_test(size=(120, 40)) as pilot:
         await until_live(pilot)
-        await pilot.press("2", "tab")  # focus the interruptions list; the open one is first
+        await pilot.press("3", "tab")  # focus the interruptions list; the open one is first
         await pilot.press("t")
         assert isinstance(app.screen, ConfirmScreen)
         await pilot.press("y")
@@ -173,7 +173,7 @@ async def test_conflict_409_notifies_and_refreshes(
     async with app.run_test(size=(120, 40)) as pilot:
         await until_live(pilot)
         # Someone else claims the open takeover and the console has not heard of it yet.
-        await pilot.press("2", "tab")
+        await pilot.press("3", "tab")
         live.http.post(
             f"/api/interruptions/{world.open_takeover}/claim", json={"operator": "carol"}
         ).raise_for_status()
@@ -218,7 +218,7 @@ async def test_help_lists_the_screen_bindings(make_app: Factory) -> None:
     app = make_app(readonly=True)
     async with app.run_test(size=(80, 24)) as pilot:
         await until_live(pilot)
-        await pilot.press("2", "question_mark")
+        await pilot.press("3", "question_mark")
         assert isinstance(app.screen, HelpScreen)
         rows = {desc: note for _, desc, note in app.screen._rows}
         assert rows["Approve"] == "off: read-only console"
@@ -231,7 +231,7 @@ async def test_filter_narrows_the_lists(make_app: Factory, world: World) -> None
     app = make_app()
     async with app.run_test(size=(80, 24)) as pilot:
         await until_live(pilot)
-        await pilot.press("2", "slash", *"secret")
+        await pilot.press("3", "slash", *"secret")
         await wait_for(pilot, lambda: _pr_keys(app) == [world.pr_changes])
         await pilot.press("escape")
         await wait_for(pilot, lambda: _pr_keys(app) == [world.pr_ready, world.pr_changes])

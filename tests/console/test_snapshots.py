@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from textual.pilot import Pilot
+from textual.widgets import DataTable
 
 from console.app import CadenciaConsole
 from console.screens.forms import FormScreen
@@ -35,7 +36,9 @@ async def _settled(pilot: Pilot) -> None:
     # The feed follows its tail one refresh after the backlog lands; on a busy machine
     # that can be after the snapshot would be taken.
     feeds = list(pilot.app.screen.query(ActivityFeed))
-    await wait_for(pilot, lambda: all(f.scroll_offset.y == f.max_scroll_y for f in feeds))
+    await wait_for(
+        pilot, lambda: all(f.scroll_offset.y == f.max_scroll_y for f in feeds), timeout=30
+    )
     await pilot.pause(0.2)
 
 
@@ -61,7 +64,7 @@ def test_team_screen(snap_compare, make_app: Factory) -> None:
 def test_approvals_screen(snap_compare, make_app: Factory) -> None:
     async def run_before(pilot: Pilot) -> None:
         await _settled(pilot)
-        await pilot.press("2")
+        await pilot.press("3")
         await pilot.pause(0.3)
 
     assert snap_compare(_app(make_app), terminal_size=SIZE, run_before=run_before)
@@ -70,7 +73,7 @@ def test_approvals_screen(snap_compare, make_app: Factory) -> None:
 def test_infra_pr_detail_findings(snap_compare, make_app: Factory) -> None:
     async def run_before(pilot: Pilot) -> None:
         await _settled(pilot)
-        await pilot.press("2", "j", "enter")  # the PR with QA findings
+        await pilot.press("3", "j", "enter")  # the PR with QA findings
         await wait_for(pilot, lambda: getattr(pilot.app.screen, "detail", None) is not None)
         await pilot.press("right")
         await pilot.pause(0.3)
@@ -81,7 +84,7 @@ def test_infra_pr_detail_findings(snap_compare, make_app: Factory) -> None:
 def test_interruption_detail(snap_compare, make_app: Factory) -> None:
     async def run_before(pilot: Pilot) -> None:
         await _settled(pilot)
-        await pilot.press("2", "tab", "enter")  # the open teto de voltas takeover
+        await pilot.press("3", "tab", "enter")  # the open teto de voltas takeover
         await _delivered(pilot)
 
     assert snap_compare(_app(make_app), terminal_size=SIZE, run_before=run_before)
@@ -96,7 +99,7 @@ def test_takeover_claimed_with_the_ledger_state(
 
     async def run_before(pilot: Pilot) -> None:
         await _settled(pilot)
-        await pilot.press("2", "tab", "enter")
+        await pilot.press("3", "tab", "enter")
         await _delivered(pilot)
 
     assert snap_compare(_app(make_app), terminal_size=SIZE, run_before=run_before)
@@ -111,7 +114,7 @@ def test_execute_confirmation_shows_what_the_ledger_holds(
 
     async def run_before(pilot: Pilot) -> None:
         await _settled(pilot)
-        await pilot.press("2", "tab", "enter")
+        await pilot.press("3", "tab", "enter")
         await _delivered(pilot)
         await pilot.press("e")
         await wait_for(pilot, lambda: isinstance(pilot.app.screen, FormScreen))
@@ -125,7 +128,7 @@ def test_execute_confirmation_shows_what_the_ledger_holds(
 def test_approvals_at_80x24_readonly(snap_compare, make_app: Factory) -> None:
     async def run_before(pilot: Pilot) -> None:
         await _settled(pilot)
-        await pilot.press("2")
+        await pilot.press("3")
         await pilot.pause(0.3)
 
     assert snap_compare(
@@ -140,5 +143,46 @@ def test_contract_error_in_status_bar_and_toast(
 
     async def run_before(pilot: Pilot) -> None:
         await until_live(pilot)  # the toast is what this snapshot is about: keep it
+        feeds = list(pilot.app.screen.query(ActivityFeed))
+        await wait_for(
+            pilot, lambda: all(f.scroll_offset.y == f.max_scroll_y for f in feeds), timeout=30
+        )
+        await pilot.pause(0.2)
 
     assert snap_compare(_app(make_app), terminal_size=SIZE, run_before=run_before)
+
+
+async def _on_inbox(pilot: Pilot) -> None:
+    await _settled(pilot)
+    await pilot.press("2")
+    table = pilot.app.screen.query_one("#inbox", DataTable)
+    await wait_for(pilot, lambda: table.row_count == len(pilot.app.inbox) > 0)  # type: ignore[attr-defined]
+    # The columns take the terminal's width one refresh after the resize; wait for it.
+    await wait_for(pilot, lambda: table.columns["title"].width > 20)
+    await pilot.pause(0.3)
+
+
+def test_inbox_screen(snap_compare, make_app: Factory) -> None:
+    assert snap_compare(_app(make_app), terminal_size=SIZE, run_before=_on_inbox)
+
+
+def test_inbox_at_200_columns_shows_whole_titles(snap_compare, make_app: Factory) -> None:
+    assert snap_compare(_app(make_app), terminal_size=(200, 40), run_before=_on_inbox)
+
+
+def test_approval_detail(snap_compare, make_app: Factory, world: World) -> None:
+    async def run_before(pilot: Pilot) -> None:
+        await _on_inbox(pilot)
+        screen = pilot.app.screen
+        target = f"action_approval:{world.adr_approval}"
+        while (item := screen.current_item()) is not None and item.id != target:  # type: ignore[attr-defined]
+            await pilot.press("j")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: getattr(pilot.app.screen, "loads", 0) > 0)
+        await pilot.pause(0.3)
+
+    assert snap_compare(_app(make_app), terminal_size=SIZE, run_before=run_before)
+
+
+def test_terminal_too_small(snap_compare, make_app: Factory) -> None:
+    assert snap_compare(_app(make_app), terminal_size=(79, 23), run_before=_settled)

@@ -349,7 +349,7 @@ async def test_uncertain_items_are_listed_and_reconciled_or_settled(
     app = make_app()
     async with app.run_test(size=(120, 40)) as pilot:
         await until_live(pilot)
-        await pilot.press("2")
+        await pilot.press("3")
         assert isinstance(app.screen, ApprovalsScreen)
         await wait_for(pilot, lambda: len(app.approvals.uncertain) == 2)
         await pilot.press("tab", "tab")  # PRs → interruptions → uncertain

@@ -71,6 +71,17 @@ class World:
     """Teto de voltas on conversa ``c-17``, nobody on it."""
     claimed_takeover: int
     """Teto de voltas on conversa ``c-21``, claimed by ``bob``."""
+    offered_handoff: str
+    """Arquiteto → Infra handoff nobody accepted, in a second project also named ``loja``."""
+    loja_twin: str
+    """That second ``loja`` project's id (the Inbox tells the two apart)."""
+    dev_ready: str
+    """A dev PR in the first ``loja``, through both gates, ``awaiting_human``."""
+    dev_blocked: str
+    """A dev PR in the second ``loja`` that failed QA past the correction limit: ``blocked``."""
+    adr_approval: str
+    """The first ``loja``'s ``open_adr_pr`` (its Arquiteto's turns), held by ``decide()``
+    (ask), ``pending``."""
 
 
 @dataclass
@@ -151,12 +162,28 @@ def build_world(data_dir: Path) -> World:
             f"/api/interruptions/{claimed_takeover}/claim", json={"operator": "bob"}
         )
         claim.raise_for_status()
-    return World(pr_ready, pr_changes, open_takeover, claimed_takeover)
+        loja_twin, offered = _offered_handoff(live, "loja")
+        loja = live.backend.pipeline.get(pr_ready).project_id
+        dev_ready = _dev_pr(live, loja, "Document the API", blocked=False)
+        dev_blocked = _dev_pr(live, loja_twin, "Break the build", blocked=True)
+        adr = _adr_approval(live, loja)
+    return World(
+        pr_ready,
+        pr_changes,
+        open_takeover,
+        claimed_takeover,
+        offered,
+        loja_twin,
+        dev_ready,
+        dev_blocked,
+        adr,
+    )
 
 
 @contextlib.contextmanager
 def deterministic(mp: pytest.MonkeyPatch) -> Iterator[None]:
     """Fix the backend's clock (one second per reading), its ids and git's dates."""
+    import backend.agents.approvals
     import backend.core
     import backend.demo.runner
     import backend.erp.seed
@@ -181,12 +208,89 @@ def deterministic(mp: pytest.MonkeyPatch) -> Iterator[None]:
             mp.setattr(module, "utcnow_iso", iso)
     mp.setattr("backend.ledger.base._now_iso", lambda: clock().isoformat())
     ids = itertools.count(1)
-    mp.setattr(
-        "backend.agents.store.uuid", SimpleNamespace(uuid4=lambda: uuid.UUID(int=next(ids) << 80))
-    )
+    fixed_uuid = SimpleNamespace(uuid4=lambda: uuid.UUID(int=next(ids) << 80))
+    for module in ("backend.agents.store", "backend.agents.approvals"):  # one counter: unique
+        mp.setattr(f"{module}.uuid", fixed_uuid)
     for var in ("GIT_AUTHOR_DATE", "GIT_COMMITTER_DATE"):
         mp.setenv(var, T0.isoformat())
     yield
+
+
+def _team_turns(live: Live, name: str) -> tuple[str, str, str]:
+    """A project and session through the team's turns: (project, session, agents base)."""
+    http = live.http
+    project = _ok(http.post("/api/projects", json={"name": name, "template": "empty"}))["id"]
+    session = _ok(http.post(f"/api/projects/{project}/sessions", json={"title": "s1"}))["id"]
+    base = f"/api/projects/{project}/sessions/{session}/agents"
+    for agent in ("criativo", "po", "arquiteto"):
+        _ok(http.post(f"{base}/{agent}/turns", json={"text": "vamos"}))
+    return project, session, base
+
+
+def _offered_handoff(live: Live, name: str) -> tuple[str, str]:
+    """A project whose Arquiteto offered the Infra handoff; nobody accepted it yet."""
+    project, _, base = _team_turns(live, name)
+    handoff = _ok(live.http.post(f"{base}/arquiteto/handoff-infra", json={"note": "pronto"}))
+    return project, str(handoff["id"])
+
+
+MODULES = {
+    "modules": [{"name": "api", "path": ".", "language": "python", "kind": "service", "port": 8000}]
+}
+PLANTED = {
+    "tool": "hadolint",
+    "rule": "DL3007",
+    "file": "README.md",
+    "line": 1,
+    "severity": "error",
+    "message": "planted",
+}
+"""A QA finding the gate records on the dev PR that must end ``blocked``."""
+
+
+def _dev_pr(live: Live, project_id: str, title: str, *, blocked: bool) -> str:
+    """A dev PR of module ``api`` through the one PR pipeline, its verdicts recorded step by
+    step (the gates' own runs are the infra PRs' business above)."""
+    from backend.infra.actions import PrPipeline
+    from backend.infra.proposals import Proposal
+
+    backend = live.backend
+    backend.store.set_module_map(project_id, MODULES)
+    manual = PrPipeline(backend.store, backend.settings)
+    task = backend.dev_tasks.create_task(project_id, "api", title)
+
+    def propose(text: str) -> str:
+        proposal = Proposal(
+            kind="dev",
+            project_id=project_id,
+            title=title,
+            files={"README.md": text},
+            author="dev-api",
+            task_id=task.id,
+        )
+        opened = manual.propose(proposal)
+        assert opened.artifact is not None
+        return str(opened.artifact.id)
+
+    pr_id = propose("# loja\n\nrun it with `make run`\n")
+    if not blocked:
+        manual.record_verdict(pr_id, "qa", "pass")
+        assert manual.record_verdict(pr_id, "secops", "pass").gate_status == "awaiting_human"
+        return pr_id
+    for n in range(10):
+        pr = manual.record_verdict(pr_id, "qa", "fail", [PLANTED], "planted failure")
+        if pr.gate_status == "blocked":
+            return pr_id
+        propose(f"# try {n}\n")
+    raise AssertionError(f"{pr_id} never blocked")
+
+
+def _adr_approval(live: Live, project_id: str) -> str:
+    """The ADR PR the Arquiteto's turns asked to open, held by ``decide()`` (ask)."""
+    items = _ok(
+        live.http.get("/api/inbox", params={"project_id": project_id, "kind": "action_approval"})
+    )
+    return str(next(i["target_id"] for i in items if "open_adr_pr" in i["title"]))
 
 
 def _infra_pr(live: Live, name: str, title: str, *, ready: bool) -> str:
@@ -194,11 +298,7 @@ def _infra_pr(live: Live, name: str, title: str, *, ready: bool) -> str:
     from backend.infra.pipeline import InfraPipeline
 
     http = live.http
-    project = _ok(http.post("/api/projects", json={"name": name, "template": "empty"}))["id"]
-    session = _ok(http.post(f"/api/projects/{project}/sessions", json={"title": "s1"}))["id"]
-    base = f"/api/projects/{project}/sessions/{session}/agents"
-    for agent in ("criativo", "po", "arquiteto"):
-        _ok(http.post(f"{base}/{agent}/turns", json={"text": "vamos"}))
+    project, session, base = _team_turns(live, name)
     handoff = _ok(http.post(f"{base}/arquiteto/handoff-infra", json={"note": "pronto"}))
     _ok(http.post(f"/api/handoffs/{handoff['id']}/accept", json={"operator": "ana"}))
     # The server's own pipeline corrects in background threads; a step-by-step one over

@@ -1,4 +1,5 @@
-"""Infra PR detail (``enter`` on a PR): gate timeline, findings by file, files and diff."""
+"""PR detail (``enter`` on a PR of any kind: infra, dev, ADR): gate timeline, findings by
+file, files and diff; the keys the PR's Inbox item offers; live from the event stream."""
 
 from __future__ import annotations
 
@@ -17,20 +18,23 @@ from textual.containers import VerticalScroll
 from textual.widgets import Footer, Static, TabbedContent, TabPane
 
 from console.exceptions import ApiError, ContractError
-from console.models import Findings, InfraFiles, InfraPr, InfraPrDetail
-from console.screens._base import PR_BINDINGS, OperatorScreen
+from console.models import Findings, InfraFiles, InfraPrDetail
+from console.models_inbox import InboxItem
+from console.screens._inbox_keys import InboxKeysScreen
 from console.widgets.status_bar import StatusBar
 
 GATE_STEPS = ("awaiting_qa", "awaiting_secops", "awaiting_human", "merged")
 
 
-class InfraDetailScreen(OperatorScreen):
-    """One infra PR: where it is in QA → SecOps → human, what the gates found, what changed."""
+PR_KINDS = ("pr", "pr_blocked", "pr_stuck")
 
-    TITLE = "Infra PR"
+
+class PrDetailScreen(InboxKeysScreen):
+    """One PR: where it is in QA → SecOps → human, what the gates found, what changed."""
+
+    TITLE = "PR"
     CSS_PATH = "detail.tcss"
     BINDINGS: ClassVar[list[BindingType]] = [
-        *PR_BINDINGS,
         Binding("escape", "app.pop_screen", "Back"),
         Binding("right,l", "tab(1)", "Next tab", show=False),
         Binding("left,h", "tab(-1)", "Prev tab", show=False),
@@ -42,6 +46,9 @@ class InfraDetailScreen(OperatorScreen):
         super().__init__()
         self.pr_action_id = pr_action_id
         self.detail: InfraPrDetail | None = None
+        self.loads = 0
+        """Completed fetches (the live-update test and the bench watch it)."""
+        self._item: InboxItem | None = None
 
     def compose(self) -> ComposeResult:
         """Status bar, summary, tabs."""
@@ -62,11 +69,27 @@ class InfraDetailScreen(OperatorScreen):
         """Fetch the PR; refetch whenever an action on it finishes."""
         super().on_mount()
         self.console.item_changed.subscribe(self, self._item_changed)
+        self.console.approvals_changed.subscribe(self, self._inbox_changed)
+        self._inbox_changed(None)
         self.load()
 
     def _item_changed(self, key: str) -> None:
-        if key in ("*", f"pr:{self.pr_action_id}"):
+        task = self.detail.task_id if self.detail is not None else None
+        if key in ("*", f"pr:{self.pr_action_id}") or (task and key == f"task:{task}"):
             self.load()
+
+    def _inbox_changed(self, _: object) -> None:
+        # The keys follow the PR's Inbox item; a PR that left the Inbox keeps its last
+        # item, so a stale screen still sends and the server says what is true.
+        self._item = next(
+            (
+                i
+                for i in self.console.inbox
+                if i.kind in PR_KINDS and i.target_id == self.pr_action_id
+            ),
+            self._item,
+        )
+        self.refresh_bindings()
 
     def action_tab(self, step: int) -> None:
         """Cycle the tabs."""
@@ -81,9 +104,9 @@ class InfraDetailScreen(OperatorScreen):
         pane = tabs.get_pane(tabs.active)
         getattr(pane.query_one(VerticalScroll), f"scroll_{direction}")()
 
-    def selected_pr(self) -> InfraPr | None:
-        """The PR on screen, once loaded."""
-        return self.detail
+    def current_item(self) -> InboxItem | None:
+        """The PR's Inbox item (what the server says can be done to it now)."""
+        return self._item
 
     @work(exclusive=True, group="load", exit_on_error=False)
     async def load(self) -> None:
@@ -102,15 +125,20 @@ class InfraDetailScreen(OperatorScreen):
             return
         self.detail = detail
         self._display(detail, files, findings)
+        self.loads += 1
 
     def _display(self, d: InfraPrDetail, files: InfraFiles, findings: Findings) -> None:
+        outcome = self.console.outcomes.get(f"pr:{d.pr_action_id}")
         summary = Text.assemble(
+            (f"{d.kind} PR ", "bold cyan"),
             (d.title or d.pr_action_id, "bold"),
             f"  {d.pr_id or d.pr_action_id} · {d.branch} @ {d.head[:8] or '?'}\n",
             "gate ",
             (d.gate_status, "bold reverse red" if d.gate_status == "awaiting_human" else "bold"),
             f" · corrections {d.gate_correction_count} · findings {d.findings_count}",
             (f" · BLOCKED: {d.blocked_reason}" if d.blocked else "", "bold red"),
+            ("\nlast action: " if outcome else "", "bold"),
+            (outcome.text if outcome else "", outcome.style if outcome else ""),
         )
         self.query_one("#summary", Static).update(summary)
         self.query_one("#timeline", Static).update(self._timeline(d))

@@ -1,0 +1,84 @@
+"""The Inbox's calls of the HTTP API, mixed into :class:`console.client.ConsoleClient`
+(kept apart so neither module grows past one screenful of concepts).
+
+An Inbox item names its own routes (``actions[].path``): :meth:`InboxCalls.act` posts to
+the one the operator chose and parses the answer as that kind's response model, so the
+console never builds an action URL the server did not offer.
+"""
+
+from __future__ import annotations
+
+from typing import Any, cast
+from urllib.parse import quote
+
+from pydantic import BaseModel
+
+from console.exceptions import ApiError
+from console.models import InfraPr
+from console.models_inbox import (
+    ApprovalDecisionOut,
+    ApprovalOut,
+    HandoffOut,
+    InboxAction,
+    InboxItem,
+)
+
+ActResult = InfraPr | ApprovalDecisionOut | HandoffOut
+RESULT_SHAPE: dict[str, type[BaseModel]] = {
+    "pr": InfraPr,
+    "pr_blocked": InfraPr,
+    "pr_stuck": InfraPr,
+    "action_approval": ApprovalDecisionOut,
+    "handoff": HandoffOut,
+}
+"""What each kind's action routes answer (interruptions and uncertain outcomes keep their
+own flows, with their own bodies, in :mod:`console.actions_takeover`)."""
+
+
+class InboxCalls:
+    """Inbox, approvals, handoffs, rerun: the routes of issue 12."""
+
+    async def _get(self, shape: Any, path: str, **kwargs: Any) -> Any:
+        raise NotImplementedError  # provided by ConsoleClient
+
+    async def _request(self, method: str, path: str, **kwargs: Any) -> Any:
+        raise NotImplementedError  # provided by ConsoleClient
+
+    async def inbox(self, project_id: str | None = None) -> list[InboxItem]:
+        """Everything waiting for a human, most urgent first (the server's order)."""
+        params = {"project_id": project_id} if project_id else None
+        result: list[InboxItem] = await self._get(list[InboxItem], "/api/inbox", params=params)
+        return result
+
+    async def approval(self, approval_id: str) -> ApprovalOut:
+        """One held action: what it would do and why ``decide()`` asked."""
+        path = f"/api/approvals/{quote(approval_id, safe='')}"
+        result: ApprovalOut = await self._get(ApprovalOut, path)
+        return result
+
+    async def handoffs(self, status: str | None = "offered") -> list[HandoffOut]:
+        """Handoffs, the offered (pending) ones by default."""
+        params = {"status": status} if status else None
+        result: list[HandoffOut] = await self._get(list[HandoffOut], "/api/handoffs", params=params)
+        return result
+
+    async def act(
+        self, item: InboxItem, action: InboxAction, operator: str, reason: str = ""
+    ) -> ActResult:
+        """Run one of ``item``'s own actions; the server's answer, parsed, or its error.
+
+        Raises:
+            ApiError: a required reason is blank (nothing is sent), or the server refused.
+        """
+        from console.client import _parse
+
+        if action.reason == "required" and not reason.strip():
+            raise ApiError(422, "reason_required", f"a reason is required to {action.name}")
+        shape = RESULT_SHAPE.get(item.kind)
+        if shape is None:
+            raise ApiError(422, "not_an_inbox_action", f"{item.kind} has its own keys")
+        body: dict[str, Any] = {"operator": operator}
+        if reason.strip() and action.reason != "none":
+            body["reason"] = reason.strip()
+        answer = await self._request(action.method, action.path, json=body)
+        return cast("ActResult", _parse(shape, answer, f"{action.method} {action.path}"))
