@@ -29,6 +29,8 @@ def server() -> Iterator[FakeServer]:
     """The loopback OpenAI-compatible server (the real chat-completions wire format)."""
     with serve() as state:
         yield state
+
+
 REASON = "Cite the module map and write the decision in English"
 
 
