@@ -331,3 +331,50 @@ async def test_readonly_inbox_dims_and_refuses(make_app: Factory, proxy: FaultPr
         await pilot.pause(0.3)
         assert not [r for r in proxy.requests if r[0] == "POST"]
         assert any("read-only console" in n.message for n in app._notifications)
+
+
+async def test_g_reruns_the_gates_of_a_stuck_pr(
+    make_app: Factory, proxy: FaultProxy, live: Live, world: World
+) -> None:
+    from backend.infra.actions import PrPipeline
+    from backend.infra.job_store import JobStore
+
+    backend = live.backend
+    pr = world.pr_changes
+    # A worker claims the PR's gate job, the author's correction puts the PR in a gate, and
+    # the worker's run dies with an error: nothing will run those gates again on its own.
+    dead = JobStore(backend.db, lease_s=600, max_attempts=3)
+    dead.enqueue(pr)
+    assert dead.claim(pr, "dead-worker") is not None
+    assert PrPipeline(backend.store, live.settings).correct(pr).status == "corrected"
+    assert dead.finish(pr, "dead-worker", error="semgrep crashed") == "failed"
+    item = f"pr_stuck:{pr}"
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await _inbox(pilot)
+        await _select(pilot, screen, item)
+        assert {"g:act('rerun')", "c:act('close')"} <= _active(app)
+        assert "a:act('approve')" not in _active(app)
+        await pilot.press("g")
+        if isinstance(app.screen, ConfirmScreen):
+            await pilot.press("y")
+        await wait_for(pilot, lambda: proxy.calls("POST", f"/api/prs/{pr}/rerun"), timeout=20)
+        assert proxy.calls("POST", f"/api/prs/{pr}/rerun")[0]["operator"] == "alice"
+        # The gates ran again: the PR left the gate (wherever its author's loop took it)
+        # and the console no longer shows it as a dead gate job.
+        await wait_for(
+            pilot,
+            lambda: (
+                backend.pipeline.get(pr).gate_status not in ("awaiting_qa", "awaiting_secops")
+                and all(s.pr.id != pr for s in backend.pipeline.stuck_prs())
+            ),
+            timeout=180,
+        )
+        await pilot.press("r")
+        await wait_for(
+            pilot,
+            lambda: (
+                not any(i.id == item and i.detail.startswith("gate job stopped") for i in app.inbox)
+            ),
+            timeout=30,
+        )
