@@ -107,7 +107,12 @@ class ItemDetailScreen(InboxKeysScreen):
 
     def _inbox_changed(self, _: object) -> None:
         fresh = next((i for i in self.console.inbox if i.id == self.item.id), None)
-        if fresh is not None and fresh != self.item:
+        if fresh is None and self.item.actions:
+            # The item left the Inbox (decided here or elsewhere): nothing is left to act
+            # on, so its keys go; the record (refetched on the event) says what happened.
+            self.item = self.item.model_copy(update={"actions": []})
+            self._display()
+        elif fresh is not None and fresh != self.item:
             self.item = fresh
             self._display()
         self.refresh_bindings()
@@ -124,7 +129,8 @@ class ItemDetailScreen(InboxKeysScreen):
                 ("  since ", "dim"),
                 item.since,
                 ("  state ", "dim"),
-                (item.state, "bold"),
+                # The record is fetched after the item: its status is the newer word.
+                (getattr(self.record, "status", None) or item.state, "bold"),
             )
         )
         self.query_one("#record", Static).update(self._record_text())

@@ -29,6 +29,10 @@ GATE_STEPS = ("awaiting_qa", "awaiting_secops", "awaiting_human", "merged")
 PR_KINDS = ("pr", "pr_blocked", "pr_stuck")
 
 
+FINAL_STATUSES = ("merged", "closed")
+"""Where a PR ends: nothing is left to approve, reject, close or re-run."""
+
+
 class PrDetailScreen(InboxKeysScreen):
     """One PR: where it is in QA → SecOps → human, what the gates found, what changed."""
 
@@ -105,7 +109,10 @@ class PrDetailScreen(InboxKeysScreen):
         getattr(pane.query_one(VerticalScroll), f"scroll_{direction}")()
 
     def current_item(self) -> InboxItem | None:
-        """The PR's Inbox item (what the server says can be done to it now)."""
+        """The PR's Inbox item (what the server says can be done to it now); none once
+        the PR is merged or closed, where no action is left."""
+        if self.detail is not None and self.detail.gate_status in FINAL_STATUSES:
+            return None
         return self._item
 
     @work(exclusive=True, group="load", exit_on_error=False)
@@ -125,6 +132,7 @@ class PrDetailScreen(InboxKeysScreen):
             return
         self.detail = detail
         self._display(detail, files, findings)
+        self.refresh_bindings()  # a final PR has no keys left
         self.loads += 1
 
     def _display(self, d: InfraPrDetail, files: InfraFiles, findings: Findings) -> None:

@@ -299,6 +299,10 @@ async def test_the_approval_detail_updates_live_when_someone_else_decides(
         ).raise_for_status()
         record = detail.query_one("#record", Static)
         await wait_for(pilot, lambda: "rejected by carol" in str(record.render()), timeout=20)
+        # Decided elsewhere: the summary says so and the keys that no longer apply go.
+        summary = detail.query_one("#summary", Static)
+        await wait_for(pilot, lambda: "state rejected" in str(summary.render()), timeout=20)
+        await wait_for(pilot, lambda: not _active(app), timeout=20)
 
 
 async def test_a_stale_approve_is_sent_and_the_servers_409_is_shown(

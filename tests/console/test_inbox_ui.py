@@ -101,3 +101,24 @@ async def test_r_refetches_the_detail_screen(
         await pilot.press("r")
         await wait_for(pilot, lambda: screen.loads > loads)
         assert len(proxy.calls("GET", f"/api/prs/{world.pr_ready}")) > gets
+
+
+async def test_a_pr_merged_elsewhere_loses_its_keys_on_the_open_detail(
+    make_app: Factory, live: Live, world: World
+) -> None:
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await _open_ready_pr(pilot, app, world)
+        assert screen.current_item() is not None  # approve/reject/close offered
+        live.http.post(
+            f"/api/prs/{world.pr_ready}/approve", json={"operator": "carol"}
+        ).raise_for_status()
+        await wait_for(
+            pilot,
+            lambda: screen.detail is not None and screen.detail.gate_status == "merged",
+            timeout=20,
+        )
+        assert screen.current_item() is None
+        assert not [
+            b for b in app.screen.active_bindings.values() if b.binding.action.startswith("act(")
+        ]
