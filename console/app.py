@@ -38,6 +38,7 @@ from console.snapshots import SnapshotsMixin
 from console.state import (
     awaiting_counts,
     backoff_delay,
+    inbox_awaiting_counts,
     needs_approvals_refetch,
     needs_inbox_refetch,
     needs_roster_refetch,
@@ -341,8 +342,11 @@ class CadenciaConsole(
             self.status_changed.publish(None)
 
     def awaiting(self) -> tuple[int, int]:
-        """(PRs awaiting a human, unclaimed interruptions) for the header."""
-        return awaiting_counts(self.approvals)
+        """(PRs awaiting a human, unclaimed interruptions) for the header: from the Inbox
+        (infra, dev and ADR PRs), or from Approvals on a backend without the Inbox."""
+        if self.inbox_problem:
+            return awaiting_counts(self.approvals)
+        return inbox_awaiting_counts(self.inbox)
 
 
 def make_console(settings: ConsoleSettings, **kwargs: object) -> CadenciaConsole:

@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from datetime import datetime
 
 from console.models import Approvals, InfraPr, Interruption, RosterEntry
+from console.models_inbox import InboxItem
 
 AWAITING_HUMAN = "awaiting_human"
 
@@ -70,6 +71,14 @@ def awaiting_counts(approvals: Approvals) -> tuple[int, int]:
     """(PRs awaiting a human, interruptions nobody has claimed yet)."""
     prs = sum(1 for p in approvals.infra_prs if p.gate_status == AWAITING_HUMAN)
     interruptions = sum(1 for i in approvals.interruptions if i.status == "open")
+    return prs, interruptions
+
+
+def inbox_awaiting_counts(items: Iterable[InboxItem]) -> tuple[int, int]:
+    """(PRs of any kind awaiting a human, interruptions nobody has claimed) on the Inbox."""
+    found = list(items)
+    prs = sum(1 for i in found if i.kind == "pr")
+    interruptions = sum(1 for i in found if i.kind == "interruption" and i.state == "open")
     return prs, interruptions
 
 

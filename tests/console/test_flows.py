@@ -41,7 +41,8 @@ async def test_approve_with_a_then_y_merges_and_the_row_goes(
         await wait_for(pilot, lambda: world.pr_ready not in _pr_keys(app))
         assert proxy.calls("POST", f"{PRS}/{world.pr_ready}/approve") == [{"operator": "alice"}]
         assert live.backend.pipeline.get(world.pr_ready).gate_status == "merged"
-        await wait_for(pilot, lambda: app.screen.query_one(StatusBar).prs_waiting == 0)
+        # The header counts every PR kind on the Inbox: the dev PR still waits.
+        await wait_for(pilot, lambda: app.screen.query_one(StatusBar).prs_waiting == 1)
 
 
 async def test_approve_cancelled_with_n_or_esc_sends_nothing(
@@ -79,8 +80,9 @@ async def test_reject_needs_a_reason(make_app: Factory, proxy: FaultProxy, world
         assert proxy.calls("POST", f"{PRS}/{world.pr_ready}/reject") == [
             {"operator": "alice", "reason": "fmt please"}
         ]
-        # The backend took it: the PR left awaiting_human for the Infra agent's correction.
-        await wait_for(pilot, lambda: app.screen.query_one(StatusBar).prs_waiting == 0)
+        # The backend took it: the PR left awaiting_human for the Infra agent's correction
+        # (the dev PR on the Inbox still waits).
+        await wait_for(pilot, lambda: app.screen.query_one(StatusBar).prs_waiting == 1)
 
 
 async def test_readonly_dims_and_refuses_every_action(make_app: Factory, proxy: FaultProxy) -> None:

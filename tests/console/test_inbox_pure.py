@@ -78,3 +78,18 @@ def test_too_small_below_80_by_24() -> None:
     assert too_small(79, 40)
     assert too_small(120, 23)
     assert not too_small(80, 24)
+
+
+def test_the_header_counts_every_pr_kind_and_only_unclaimed_interruptions() -> None:
+    from console.state import inbox_awaiting_counts
+
+    items = [
+        _item("pr:infra-1", "awaiting_human"),
+        _item("pr:dev-2", "awaiting_human"),
+        _item("pr_blocked:dev-3", "blocked"),
+        _item("interruption:7", "open"),
+        _item("interruption:8", "claimed"),
+        _item("action_approval:apr_1"),
+    ]
+    assert inbox_awaiting_counts(items) == (2, 1)
+    assert inbox_awaiting_counts([]) == (0, 0)
