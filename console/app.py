@@ -261,8 +261,16 @@ class CadenciaConsole(
 
     @work(group="refetch", exclusive=True, exit_on_error=False)
     async def _refetch_worker(self, roster: bool, approvals: bool) -> None:
+        # The worker is exclusive: a newer refetch cancels this one. What this one was asked
+        # to fetch must then not be lost (a roster-only refetch used to cancel an Inbox
+        # refetch and the resolved item stayed on screen), so a cancelled or failed fetch
+        # hands its wishes back to the next one.
         try:
             await self._load_snapshots(roster=roster, approvals=approvals)
+        except asyncio.CancelledError:
+            self._refetch_roster |= roster
+            self._refetch_approvals |= approvals
+            raise
         except ApiError as exc:
             self.log.warning(f"refetch failed: {exc.message}")
         self._flush_pending()
