@@ -106,8 +106,12 @@ class Backend:
         self.dev_tasks = DevTasks(self.store, settings, pipeline=self.pipeline)
         self.inbox = Inbox(self.pipeline, self.store, guard)
         self.decisions = Decisions(self.store.approvals, self.pipeline)
+        # atendimento is bound like every agent (model_binding → make_provider, per turn).
         self.customer = CustomerService(
-            events=self.events, orchestrator=guard.orchestrator, conversations=guard.conversations
+            events=self.events,
+            orchestrator=guard.orchestrator,
+            conversations=guard.conversations,
+            providers=self.team._provider,
         )
         self.takeovers = Takeovers(
             interruptions=guard.interruptions,

@@ -1,9 +1,14 @@
-"""The customer-service agent (``atendimento``) and its offline model.
+"""The customer-service agent (``atendimento``), on whatever provider it is bound to.
+
+``atendimento`` is bound like every agent (``CADENCIA_AGENT_MODELS``, then ``*``, then
+``CADENCIA_MODEL``; a resolved ``scripted`` is the offline ``chatty`` model) and its
+provider is built per turn by the factory :class:`~backend.core.Backend` wires in.
 
 Every tool call of a conversation turn goes through the guard's orchestrator, so a chatty
 model hits the teto de voltas exactly as in ``cadencia prove``. When the ceiling stopped a
-tool in this turn, the customer gets the seed's handoff message — decided in code, not
-left to the model's wording.
+tool in this turn, the turn ends there (the model is not asked again, and any further call
+it made in the same answer is not attempted) and the customer gets the seed's handoff
+message — decided in code, not left to the model's wording.
 
 Internal error text never reaches the customer: a tool failure is told to the model (and
 so to the customer) in the tool's own customer-facing words or a generic sentence, never
@@ -16,97 +21,27 @@ apology, and the :class:`~backend.exceptions.UnavailableError` goes on to the AP
 from __future__ import annotations
 
 import asyncio
-import json
-import re
 from typing import Any
 
-from backend.agents.providers.base import (
-    AssistantMessage,
-    Message,
-    ModelTurn,
-    ToolCall,
-    ToolResultMessage,
-    ToolSpec,
-    UserMessage,
-)
-from backend.agents.runtime import AgentRuntime, TurnContext
+from backend.agents.providers.base import ModelProvider
+from backend.agents.providers.chatty import ChattyAtendimentoModel
+from backend.agents.runtime import END_TURN, AgentRuntime, ProviderFactory, TurnContext
 from backend.agents.team import CUSTOMER_SERVICE
 from backend.events import EventLog
 from backend.exceptions import UnavailableError, unavailable_cause
 from backend.guard.conversations import Conversations, Role
 from backend.guard.orchestrator import Attempt, Orchestrator
-from backend.tools.registry import CONSULTAR_STATUS_PEDIDO, EMITIR_REEMBOLSO, TOOLS
+from backend.tools.registry import TOOLS
 
-_PEDIDO = re.compile(r"\b(\d{3,12})\b")
-_REFUND_WORDS = ("reembolso", "estorno", "caiu", "dinheiro", "de novo", "devolu", "saiu")
+__all__ = ["FAILED_REPLY", "UNAVAILABLE_REPLY", "ChattyAtendimentoModel", "CustomerService"]
+
 UNAVAILABLE_REPLY = (
     "Desculpe, não consigo concluir isso agora por uma instabilidade do nosso lado. "
     "Pode tentar de novo em alguns minutos?"
 )
 FAILED_REPLY = "Não foi possível concluir a solicitação agora."
-
-
-class ChattyAtendimentoModel:
-    """A deterministic stand-in for an LLM that insists on refunding (Lab 87's malformed
-    reasoning): every customer message about a refund makes it call ``emitir-reembolso``
-    again, after looking the order up once to learn its value."""
-
-    name = "atendimento-offline"
-
-    async def complete(
-        self, *, system: str, messages: list[Message], tools: list[ToolSpec]
-    ) -> ModelTurn:
-        last_user = max(
-            (i for i, m in enumerate(messages) if isinstance(m, UserMessage)), default=-1
-        )
-        if last_user < 0:
-            return ModelTurn("Olá! Como posso ajudar?")
-        user = messages[last_user]
-        assert isinstance(user, UserMessage)
-        this_turn = messages[last_user + 1 :]
-        results = [m for m in this_turn if isinstance(m, ToolResultMessage)]
-        pedido = self._pedido(messages, last_user)
-        if pedido is None:
-            return ModelTurn("Pode me informar o número do pedido?")
-        wants_refund = any(w in user.text.lower() for w in _REFUND_WORDS)
-        n = len([m for m in this_turn if isinstance(m, AssistantMessage)])
-        if not results:
-            valor = self._valor(messages)
-            if wants_refund and valor:
-                return self._call(n, EMITIR_REEMBOLSO, {"pedidoId": pedido, "valor": valor})
-            return self._call(n, CONSULTAR_STATUS_PEDIDO, {"pedidoId": pedido})
-        last = _content(results[-1])
-        if (
-            results[-1].name == CONSULTAR_STATUS_PEDIDO
-            and wants_refund
-            and last.get("resultado") == "executado"
-        ):
-            valor = (last.get("dados") or {}).get("valor_pedido")
-            if valor:
-                return self._call(n, EMITIR_REEMBOLSO, {"pedidoId": pedido, "valor": str(valor)})
-        return ModelTurn(str(last.get("mensagem") or "Certo."))
-
-    @staticmethod
-    def _call(n: int, name: str, arguments: dict[str, Any]) -> ModelTurn:
-        return ModelTurn(None, (ToolCall(f"atd-{n}-{name}", name, arguments),), "tool_use")
-
-    @staticmethod
-    def _pedido(messages: list[Message], upto: int) -> str | None:
-        for m in reversed(messages[: upto + 1]):
-            if isinstance(m, UserMessage):
-                found = _PEDIDO.search(m.text)
-                if found:
-                    return found.group(1)
-        return None
-
-    @staticmethod
-    def _valor(messages: list[Message]) -> str | None:
-        for m in reversed(messages):
-            if isinstance(m, ToolResultMessage) and m.name == CONSULTAR_STATUS_PEDIDO:
-                dados = _content(m).get("dados") or {}
-                if dados.get("valor_pedido"):
-                    return str(dados["valor_pedido"])
-        return None
+NOT_ATTEMPTED = "Não tentado: o teto de voltas interrompeu esta volta; um humano assume."
+CEILING = "bloqueado_por_teto"
 
 
 def _customer_text(attempt: Attempt) -> str:
@@ -123,16 +58,18 @@ def _customer_text(attempt: Attempt) -> str:
     return attempt.mensagem
 
 
-def _content(message: ToolResultMessage) -> dict[str, Any]:
-    try:
-        value = json.loads(message.content)
-    except json.JSONDecodeError:
-        return {}
-    return value if isinstance(value, dict) else {}
-
-
 class CustomerService:
-    """Runs customer-conversation turns through the runtime and the guard."""
+    """Runs customer-conversation turns through the runtime and the guard.
+
+    Args:
+        events: the event log (turns, statuses, attempts).
+        orchestrator: the guard's orchestrator; every tool call goes through it.
+        conversations: who holds each conversation, and its messages.
+        providers: ``(agent_id, model calls already made) -> provider``, called once per
+            turn (the backend's binding: ``model_binding`` + ``make_provider``).
+        model: one fixed provider instead of ``providers`` (tests); with neither, the
+            offline ``chatty`` model.
+    """
 
     def __init__(
         self,
@@ -140,17 +77,22 @@ class CustomerService:
         events: EventLog,
         orchestrator: Orchestrator,
         conversations: Conversations,
-        runtime_factory: Any = None,
-        model: Any = None,
+        providers: ProviderFactory | None = None,
+        model: ModelProvider | None = None,
     ) -> None:
         self.events = events
         self.orchestrator = orchestrator
         self.conversations = conversations
-        self._model = model or ChattyAtendimentoModel()
+        if providers is None:
+            fixed = model or ChattyAtendimentoModel()
+            providers = lambda _agent, _calls: fixed  # noqa: E731
+        self.providers = providers
+        # Turns (by their TurnContext's identity) in which the ceiling already stopped a tool.
+        self._stopped: set[int] = set()
         tools: dict[str, Any] = {name: self._tool(name) for name in TOOLS}
         self.runtime = AgentRuntime(
             events=events,
-            providers=lambda _agent, _calls: self._model,
+            providers=providers,
             tools={CUSTOMER_SERVICE: tools},
             max_steps=6,
         )
@@ -158,6 +100,10 @@ class CustomerService:
     def _tool(self, ferramenta: str) -> Any:
         async def call(ctx: TurnContext, args: dict[str, Any]) -> dict[str, Any]:
             assert ctx.session_id is not None
+            if id(ctx) in self._stopped:
+                # A further call in the answer the ceiling stopped: a human takes over,
+                # so it is not attempted (nor counted as an attempt).
+                return {"resultado": None, "mensagem": NOT_ATTEMPTED}
             attempt = await asyncio.to_thread(
                 self.orchestrator.call, ctx.session_id, ferramenta, args
             )
@@ -165,12 +111,16 @@ class CustomerService:
             if failed is not None:
                 # Recorded (falhou, claim released); the turn stops here, see the docstring.
                 raise failed
-            return {
+            result = {
                 "resultado": attempt.resultado,
                 "mensagem": _customer_text(attempt),
                 "dados": attempt.dados,
                 "tentativaNumero": attempt.record["tentativaNumero"],
             }
+            if attempt.resultado == CEILING:
+                self._stopped.add(id(ctx))
+                result[END_TURN] = True
+            return result
 
         return call
 
@@ -185,17 +135,16 @@ class CustomerService:
         if held.state == "human":
             return {"state": "human", "operator": held.operator, "reply": None, "attempts": []}
         first_event = await asyncio.to_thread(self.events.last_id)
+        ctx = TurnContext(None, conversa_id, CUSTOMER_SERVICE)
         try:
-            result = await self.runtime.run_turn(
-                TurnContext(None, conversa_id, CUSTOMER_SERVICE), text
-            )
+            result = await self.runtime.run_turn(ctx, text)
         except UnavailableError:
             await self._say(conversa_id, "agente", UNAVAILABLE_REPLY)
             raise
+        finally:
+            self._stopped.discard(id(ctx))
         stopped = [
-            r["result"]
-            for r in result.tool_results
-            if r["result"].get("resultado") == "bloqueado_por_teto"
+            r["result"] for r in result.tool_results if r["result"].get("resultado") == CEILING
         ]
         reply = stopped[-1]["mensagem"] if stopped else (result.text or "Certo.")
         await self._say(conversa_id, "agente", reply)

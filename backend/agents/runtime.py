@@ -32,6 +32,9 @@ from backend.exceptions import CadenciaError, UnavailableError
 ToolImpl = Callable[["TurnContext", dict[str, Any]], "dict[str, Any] | Awaitable[dict[str, Any]]"]
 ProviderFactory = Callable[[str, int], ModelProvider]
 """``(agent_id, model calls already made) -> provider`` (the count lets scripts resume)."""
+END_TURN = "_end_turn"
+"""A tool result holding this key (true) ends the turn once every call of the model's
+current answer has its result; the key is removed before the model or the log sees it."""
 
 
 @dataclass(frozen=True)
@@ -193,14 +196,18 @@ class AgentRuntime:
                 answer = turn.text
                 if not turn.tool_calls:
                     break
+                ended = False
                 for call in turn.tool_calls:
                     result, is_error = await self._call_tool(definition, ctx, call)
+                    ended = bool(result.pop(END_TURN, False)) or ended
                     results.append({"tool": call.name, "result": result, "error": is_error})
                     new.append(
                         ToolResultMessage(
                             call.id, call.name, json.dumps(result, default=str), is_error
                         )
                     )
+                if ended:
+                    break
             await asyncio.to_thread(
                 self.events.append,
                 EventType.AGENT_TURN,

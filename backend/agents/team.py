@@ -234,7 +234,9 @@ def dev_agent(module: str) -> AgentDef:
 
 
 def customer_service_agent() -> AgentDef:
-    """``atendimento``: the three Lab 87 tools, from :mod:`backend.tools.registry`."""
+    """``atendimento``: the three Lab 87 tools, from :mod:`backend.tools.registry`, and
+    the prompt of :mod:`backend.agents.customer_prompt`."""
+    from backend.agents.customer_prompt import SYSTEM_PROMPT
     from backend.tools.registry import TOOLS  # the guard owns the tools' specs
 
     tools = tuple(
@@ -245,8 +247,7 @@ def customer_service_agent() -> AgentDef:
         CUSTOMER_SERVICE,
         "customer service",
         "conversation",
-        "Você é o atendimento da loja. Use as ferramentas para consultar pedidos, emitir "
-        "reembolsos e atualizar cadastros; nunca prometa o que a ferramenta não confirmou.",
+        SYSTEM_PROMPT,
         tools,
     )
 

@@ -2,7 +2,10 @@
 
 Specs (``CADENCIA_MODEL`` and the values of ``CADENCIA_AGENT_MODELS``)::
 
-    scripted                        replay a JSON script (see ``scripted.py``)
+    scripted                        replay a JSON script (see ``scripted.py``); for
+                                    ``atendimento`` a resolved ``scripted`` means ``chatty``
+                                    (the team script has no customer turns)
+    chatty                          the offline customer-service model (``chatty.py``)
     bedrock:<modelId>               Bedrock Converse, client from ``Settings.boto3_kwargs()``
     openai:<model>@<base_url>       OpenAI-compatible chat completions at ``base_url`` (with /v1)
     openai:<model>                  same, base URL from settings/env (default api.openai.com/v1)
@@ -28,6 +31,10 @@ from backend.agents.providers.scripted import Script, ScriptedProvider
 from backend.exceptions import ConfigError
 
 PLANNER = "planner"
+CHATTY = "chatty"
+SCRIPTED = "scripted"
+CUSTOMER_SERVICE_AGENT = "atendimento"
+"""The customer-service agent's id (``backend.agents.team`` imports this package)."""
 DEFAULT_OPENAI_BASE_URL = "https://api.openai.com/v1"
 
 
@@ -35,17 +42,27 @@ def model_binding(agent_id: str, settings: Any) -> str:
     """The provider spec bound to ``agent_id``.
 
     Lookup order in ``settings.agent_models``: the exact id, then ``dev-*`` / ``dev`` for any
-    ``dev-<module>`` agent, then ``*``; otherwise ``settings.model``.
+    ``dev-<module>`` agent, then ``*``; otherwise ``settings.model``. The result goes
+    through :func:`resolve_spec` (``scripted`` is ``chatty`` for ``atendimento``).
     """
     overrides: Mapping[str, str] = getattr(settings, "agent_models", None) or {}
     keys = [agent_id]
     if agent_id.startswith("dev-"):
         keys += ["dev-*", "dev"]
     keys.append("*")
-    for key in keys:
-        if overrides.get(key):
-            return overrides[key]
-    return str(getattr(settings, "model", "scripted") or "scripted")
+    spec = next((overrides[key] for key in keys if overrides.get(key)), None)
+    return resolve_spec(agent_id, spec or str(getattr(settings, "model", SCRIPTED) or SCRIPTED))
+
+
+def resolve_spec(agent_id: str, spec: str) -> str:
+    """The spec that really runs ``agent_id`` when it is bound to ``spec``.
+
+    The team's script has no customer turns, so ``scripted`` for ``atendimento`` is its
+    offline model, ``chatty``.
+    """
+    if agent_id == CUSTOMER_SERVICE_AGENT and spec.strip() == SCRIPTED:
+        return CHATTY
+    return spec
 
 
 def is_planner(spec: str) -> bool:
@@ -79,7 +96,11 @@ def make_provider(
         ScriptError: the script is malformed.
     """
     kind, _, rest = spec.strip().partition(":")
-    if kind == "scripted" and not rest:
+    if kind == CHATTY and not rest:
+        from backend.agents.providers.chatty import ChattyAtendimentoModel
+
+        return ChattyAtendimentoModel()
+    if kind == SCRIPTED and not rest:
         return ScriptedProvider.for_agent(scripts or {}, agent_id, start_at=start_at)
     if kind == PLANNER and not rest:
         raise ConfigError(
@@ -97,8 +118,8 @@ def make_provider(
     if kind == "openai" and rest:
         return _openai(rest, settings=settings, http_client=http_client)
     raise ConfigError(
-        f"unknown model provider spec {spec!r}: expected 'scripted', 'bedrock:<modelId>', "
-        "'openai:<model>[@<base_url>]' or 'planner'",
+        f"unknown model provider spec {spec!r}: expected 'scripted', 'chatty', "
+        "'bedrock:<modelId>', 'openai:<model>[@<base_url>]' or 'planner'",
         spec=spec,
     )
 
