@@ -19,6 +19,13 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--resumo", type=Path, default=None, help="JSON summary")
     p.add_argument("--database", default=None, help="use this database instead of a fresh one")
     p.add_argument("--ledger", default=None, help="use this ledger instead of the database")
+    p.add_argument(
+        "--model",
+        default=None,
+        metavar="SPEC",
+        help="send the customer turns to atendimento on this model instead of replaying the "
+        "scenario's calls: chatty, openai:<model>[@<base_url>], bedrock:<modelId>",
+    )
     add_data_dir(p)
     p.set_defaults(handler=run)
 
@@ -27,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.table import Table
 
-    from backend.guard.prove import load_scenario, prove, write_json
+    from backend.guard.prove import Replay, load_scenario, prove, replay_scripted, write_json
     from backend.settings import load_settings
 
     console = Console()
@@ -37,19 +44,25 @@ def run(args: argparse.Namespace) -> int:
         settings = load_settings(
             data_dir=args.data_dir, database_url=args.database, ledger_url=args.ledger
         )
-    with console.status(
-        f"replaying {len(conversas)} conversations ({args.arquitetura})..."
-    ) as status:
+    replay: Replay = replay_scripted
+    if args.model:
+        from backend.agents.prove_model import model_replay
+
+        # Raises ConfigError (exit 2, one line) on a bad spec, before anything runs.
+        replay = model_replay(args.model, settings or load_settings(data_dir=args.data_dir))
+    how = f"{args.arquitetura}, model {args.model}" if args.model else args.arquitetura
+    with console.status(f"replaying {len(conversas)} conversations ({how})...") as status:
         result = prove(
             conversas,
             args.arquitetura,
             settings=settings,
-            progress=lambda i, n: status.update(f"conversation {i}/{n} ({args.arquitetura})"),
+            progress=lambda i, n: status.update(f"conversation {i}/{n} ({how})"),
+            replay=replay,
         )
     write_json(args.saida, result.records)
     if args.resumo:
         write_json(args.resumo, result.summary)
-    table = Table(title=f"cadencia prove — arquitetura {args.arquitetura}")
+    table = Table(title=f"cadencia prove — arquitetura {how}")
     table.add_column("measure")
     table.add_column("value", justify="right")
     for key, value in result.summary.items():

@@ -19,7 +19,7 @@ from pydantic import ValidationError as PydanticValidationError
 from backend.erp.seed import upsert_pedidos
 from backend.exceptions import ValidationError
 from backend.guard.orchestrator import Architecture
-from backend.guard.service import build_guard
+from backend.guard.service import Guard, build_guard
 from backend.settings import Settings, load_settings
 from backend.tools.registry import find_tool
 
@@ -87,15 +87,39 @@ class ProveResult:
     summary: dict[str, Any]
 
 
+Replay = Callable[[Guard, Conversa], list[dict[str, Any]]]
+"""Plays one conversation against a guard; returns its attempt records in order."""
+
+
+def replay_scripted(guard: Guard, conversa: Conversa) -> list[dict[str, Any]]:
+    """The scenario's own calls, straight into the orchestrator (no model at all)."""
+    records: list[dict[str, Any]] = []
+    for turno in conversa.turnos:
+        guard.conversations.append(conversa.conversaId, "cliente", turno.cliente)
+        for chamada in turno.chamadas:
+            attempt = guard.orchestrator.call(
+                conversa.conversaId, chamada.ferramenta, chamada.argumentos
+            )
+            records.append(attempt.record)
+            guard.conversations.append(conversa.conversaId, "agente", attempt.mensagem)
+    return records
+
+
 def prove(
     conversas: Iterable[Conversa],
     architecture: Architecture,
     *,
     settings: Settings | None = None,
     progress: Callable[[int, int], None] | None = None,
+    replay: Replay = replay_scripted,
 ) -> ProveResult:
     """Replay ``conversas`` against ``architecture`` on a fresh store (unless ``settings``
-    name a database/ledger) with a local gateway simulator, and measure."""
+    name a database/ledger) with a local gateway simulator, and measure.
+
+    ``replay`` plays each conversation: by default the scenario's scripted calls; ``cadencia
+    prove --model`` passes one that sends the customer's messages to a model-backed
+    ``atendimento`` (:mod:`backend.agents.prove_model`).
+    """
     conversas = list(conversas)
     with tempfile.TemporaryDirectory(prefix="cadencia-prove-") as tmp:
         if settings is None:
@@ -116,14 +140,7 @@ def prove(
             debits_before = len(guard.simulator.debits())
             records: list[dict[str, Any]] = []
             for index, conversa in enumerate(conversas, 1):
-                for turno in conversa.turnos:
-                    guard.conversations.append(conversa.conversaId, "cliente", turno.cliente)
-                    for chamada in turno.chamadas:
-                        attempt = guard.orchestrator.call(
-                            conversa.conversaId, chamada.ferramenta, chamada.argumentos
-                        )
-                        records.append(attempt.record)
-                        guard.conversations.append(conversa.conversaId, "agente", attempt.mensagem)
+                records.extend(replay(guard, conversa))
                 if progress:
                     progress(index, len(conversas))
             debits = guard.simulator.debits()[debits_before:]
