@@ -19,7 +19,9 @@ into an object, the :class:`ToolCall` carries ``error`` instead of the call cras
 
 from __future__ import annotations
 
+import functools
 import json
+import ssl
 from typing import Any
 
 import httpx
@@ -144,6 +146,12 @@ def _parse_choice(body: Any, choice: Any, message: Any) -> ModelTurn:
     )
 
 
+@functools.cache
+def _tls() -> ssl.SSLContext:
+    # Building one loads the CA bundle (~50 ms): once per process, not once per model call.
+    return httpx.create_ssl_context()
+
+
 class OpenAIProvider:
     """A :class:`ModelProvider` for OpenAI-compatible chat completions.
 
@@ -213,7 +221,7 @@ class OpenAIProvider:
                     self.url, json=body, headers=headers, timeout=self.timeout
                 )
             else:
-                async with httpx.AsyncClient(timeout=self.timeout) as client:
+                async with httpx.AsyncClient(timeout=self.timeout, verify=_tls()) as client:
                     response = await client.post(self.url, json=body, headers=headers)
         except httpx.TimeoutException as exc:
             raise ProviderTimeoutError(
