@@ -1,8 +1,10 @@
 """A loopback HTTP server speaking the OpenAI chat-completions wire format (for tests).
 
 It answers queued ``(status, body, delay)`` replies in order and records every request, so
-a test can assert what the provider really sent. With no reply queued it answers 500 with
-an OpenAI error body (a test that expected no more calls then sees the extra request).
+a test can assert what the provider really sent. With no reply queued it asks its
+``responder`` (a model written over the wire format: request body in, completion out), and
+without one it answers 500 with an OpenAI error body (a test that expected no more calls
+then sees the extra request).
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -49,6 +51,28 @@ def tool_call(call_id: str, name: str, arguments: dict[str, Any]) -> dict[str, A
     return completion(message, "tool_calls")
 
 
+def tool_calls(*calls: tuple[str, str, dict[str, Any] | str]) -> dict[str, Any]:
+    """A completion calling several tools: ``(id, name, arguments)``; arguments given as a
+    string are sent verbatim (a model's malformed JSON)."""
+    message = {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {
+                "id": call_id,
+                "type": "function",
+                "function": {
+                    "name": name,
+                    "arguments": arguments if isinstance(arguments, str) else json.dumps(arguments),
+                },
+            }
+            for call_id, name, arguments in calls
+        ],
+        "refusal": None,
+    }
+    return completion(message, "tool_calls")
+
+
 def text(content: str) -> dict[str, Any]:
     """A completion that answers with text and calls nothing."""
     return completion({"role": "assistant", "content": content, "refusal": None}, "stop")
@@ -61,6 +85,8 @@ class FakeServer:
     url: str
     replies: list[tuple[int, Any, float]] = field(default_factory=list)
     requests: list[dict[str, Any]] = field(default_factory=list)
+    responder: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+    """Answers (200) a request body when no reply is queued."""
 
     def answer(self, *bodies: dict[str, Any]) -> None:
         """Queue 200 replies with these bodies."""
@@ -84,7 +110,10 @@ def serve() -> Iterator[FakeServer]:
                         "body": json.loads(self.rfile.read(length)),
                     }
                 )
+                body_in = state.requests[-1]["body"]
                 reply = state.replies.pop(0) if state.replies else None
+                if reply is None and state.responder is not None:
+                    reply = (200, state.responder(body_in), 0.0)
             status, body, delay = reply or (
                 500,
                 {"error": {"message": "no reply queued", "type": "server_error"}},
