@@ -11,6 +11,7 @@ from backend.agents.providers import (
     model_binding,
 )
 from backend.agents.providers.bedrock import BedrockProvider
+from backend.agents.providers.chatty import ChattyAtendimentoModel
 from backend.agents.providers.openai import OpenAIProvider
 from backend.exceptions import ConfigError
 from backend.settings import Settings
@@ -28,6 +29,22 @@ def test_binding_prefers_exact_override_then_dev_wildcard_then_default() -> None
     assert model_binding("infra", settings) == "planner"
     assert model_binding("dev-api", settings) == "openai:gpt-x@http://h/v1"
     assert model_binding("po", settings) == "bedrock:anthropic.claude"
+
+
+def test_atendimento_is_bound_like_every_agent_and_scripted_means_chatty() -> None:
+    assert model_binding("atendimento", _settings()) == "chatty"
+    assert model_binding("atendimento", _settings(agent_models={"*": "scripted"})) == "chatty"
+    assert model_binding("po", _settings()) == "scripted"  # the team keeps its script
+    assert model_binding("atendimento", _settings(model="bedrock:m")) == "bedrock:m"
+    bound = _settings(model="bedrock:m", agent_models={"atendimento": "openai:g@http://h/v1"})
+    assert model_binding("atendimento", bound) == "openai:g@http://h/v1"
+    assert model_binding("atendimento", _settings(agent_models={"*": "chatty"})) == "chatty"
+
+
+def test_chatty_spec_builds_the_offline_customer_service_model() -> None:
+    provider = make_provider("chatty", settings=_settings(), agent_id="atendimento")
+    assert isinstance(provider, ChattyAtendimentoModel)
+    assert provider.name == "chatty"
 
 
 def test_scripted_spec_builds_a_scripted_provider_for_the_agent() -> None:
@@ -85,7 +102,9 @@ def test_openai_spec_without_key_for_the_public_endpoint_is_a_config_error(
         make_provider("openai:gpt-4o", settings=_settings())
 
 
-@pytest.mark.parametrize("spec", ["gemini:x", "bedrock:", "openai:", "scripted:extra", ""])
+@pytest.mark.parametrize(
+    "spec", ["gemini:x", "bedrock:", "openai:", "scripted:extra", "chatty:x", ""]
+)
 def test_unknown_specs_are_config_errors(spec: str) -> None:
     with pytest.raises(ConfigError, match=r"unknown model provider spec|needs a model"):
         make_provider(spec, settings=_settings())

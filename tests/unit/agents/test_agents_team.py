@@ -45,6 +45,16 @@ def test_customer_service_offers_the_three_guarded_tools() -> None:
     assert set(refund.spec.input_schema["required"]) == {"pedidoId", "valor"}
 
 
+def test_customer_service_prompt_names_its_tools_and_only_informs_of_the_ceiling() -> None:
+    prompt = agent("atendimento").system_prompt
+    for spec in agent("atendimento").tool_specs():
+        assert spec.name in prompt
+    assert "Nunca prometa o que a ferramenta não confirmou" in prompt
+    assert "nunca numa frase deste prompt" in prompt  # the seed: the ceiling lives in code
+    for resultado in ("executado", "bloqueado_por_idempotencia", "bloqueado_por_teto"):
+        assert f'"{resultado}"' in prompt
+
+
 def test_tool_specs_are_json_schema_objects_with_provider_safe_names() -> None:
     import re
 
