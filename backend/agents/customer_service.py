@@ -28,7 +28,7 @@ from backend.agents.providers.chatty import ChattyAtendimentoModel
 from backend.agents.runtime import END_TURN, AgentRuntime, ProviderFactory, TurnContext
 from backend.agents.team import CUSTOMER_SERVICE
 from backend.events import EventLog
-from backend.exceptions import UnavailableError, unavailable_cause
+from backend.exceptions import ConfigError, UnavailableError, unavailable_cause
 from backend.guard.conversations import Conversations, Role
 from backend.guard.orchestrator import Attempt, Orchestrator
 from backend.tools.registry import TOOLS
@@ -138,7 +138,9 @@ class CustomerService:
         ctx = TurnContext(None, conversa_id, CUSTOMER_SERVICE)
         try:
             result = await self.runtime.run_turn(ctx, text)
-        except UnavailableError:
+        except (UnavailableError, ConfigError):
+            # Ours to fix (a dependency down, or atendimento bound to a model it cannot
+            # reach, e.g. without its API key): the customer gets the fixed apology.
             await self._say(conversa_id, "agente", UNAVAILABLE_REPLY)
             raise
         finally:

@@ -19,10 +19,12 @@ import pytest
 from botocore.stub import Stubber
 
 from backend.agents.customer_prompt import SYSTEM_PROMPT
-from backend.agents.customer_service import CustomerService
+from backend.agents.customer_service import UNAVAILABLE_REPLY, CustomerService
 from backend.agents.providers.bedrock import BedrockProvider
+from backend.agents.providers.factory import make_provider
 from backend.agents.providers.openai import OpenAIProvider
 from backend.erp.seed import upsert_pedidos
+from backend.exceptions import ConfigError
 from backend.guard.outcomes import mensagem_de_teto
 from backend.guard.service import Guard, build_guard
 from backend.settings import load_settings
@@ -170,6 +172,27 @@ def test_malformed_tool_arguments_from_the_model_do_not_crash_the_turn(guard: Gu
     ids = [c["id"] for m in replayed if m["role"] == "assistant" for c in m.get("tool_calls", [])]
     assert ids == ["c1", "c2"]
     assert [m["tool_call_id"] for m in replayed if m["role"] == "tool"] == ["c1", "c2"]
+
+
+def test_atendimento_bound_to_a_model_it_cannot_use_apologises_and_raises(
+    guard: Guard, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for var in ("CADENCIA_OPENAI_API_KEY", "OPENAI_API_KEY", "CADENCIA_OPENAI_BASE_URL"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)  # the public endpoint, no key
+    service = CustomerService(
+        events=guard.events,
+        orchestrator=guard.orchestrator,
+        conversations=guard.conversations,
+        providers=lambda agent, calls: make_provider(
+            "openai:gpt-4o", settings=guard.settings, agent_id=agent, start_at=calls
+        ),
+    )
+    with pytest.raises(ConfigError, match="API key"):
+        asyncio.run(service.handle_message("conv-nokey", MESSAGES[0]))
+    said = [(m["role"], m["text"]) for m in guard.conversations.transcript("conv-nokey")]
+    assert said == [("cliente", MESSAGES[0]), ("agente", UNAVAILABLE_REPLY)]
+    assert guard.simulator.debits() == []  # type: ignore[union-attr]
 
 
 BEDROCK_MODEL = "anthropic.claude-3-5-sonnet-20240620-v1:0"
