@@ -69,6 +69,8 @@ class CustomerService:
             turn (the backend's binding: ``model_binding`` + ``make_provider``).
         model: one fixed provider instead of ``providers`` (tests); with neither, the
             offline ``chatty`` model.
+        runtime_options: passed on to :class:`AgentRuntime` (the checks and the usage sink
+            every runtime of the backend shares).
     """
 
     def __init__(
@@ -79,6 +81,7 @@ class CustomerService:
         conversations: Conversations,
         providers: ProviderFactory | None = None,
         model: ModelProvider | None = None,
+        **runtime_options: Any,
     ) -> None:
         self.events = events
         self.orchestrator = orchestrator
@@ -95,6 +98,7 @@ class CustomerService:
             providers=providers,
             tools={CUSTOMER_SERVICE: tools},
             max_steps=6,
+            **runtime_options,
         )
 
     def _tool(self, ferramenta: str) -> Any:
