@@ -174,6 +174,30 @@ def test_malformed_tool_arguments_from_the_model_do_not_crash_the_turn(guard: Gu
     assert [m["tool_call_id"] for m in replayed if m["role"] == "tool"] == ["c1", "c2"]
 
 
+def test_calls_after_the_ceiling_in_the_same_answer_are_not_attempted(guard: Guard) -> None:
+    with serve() as server:
+        for n in range(4):
+            server.answer(tool_call(f"c{n}", "emitir-reembolso", REFUND), text("Feito!"))
+        server.answer(
+            tool_calls(
+                ("c4", "emitir-reembolso", REFUND),
+                ("c5", "emitir-reembolso", REFUND),
+                ("c6", "consultar-status-pedido", {"pedidoId": "4821"}),
+            )
+        )
+        service = _service(guard, OpenAIProvider("gpt-test", base_url=server.url, timeout=5))
+
+        async def talk() -> list[dict[str, Any]]:
+            return [await service.handle_message("conv-par", m) for m in MESSAGES]
+
+        replies = asyncio.run(talk())
+        assert len(server.requests) == 9  # nothing asked after the ceiling
+
+    assert [a["resultado"] for a in replies[-1]["attempts"]] == ["bloqueado_por_teto"]
+    assert replies[-1]["reply"] == mensagem_de_teto("4821")
+    assert len(guard.simulator.debits()) == 1  # type: ignore[union-attr]
+
+
 def test_atendimento_bound_to_a_model_it_cannot_use_apologises_and_raises(
     guard: Guard, monkeypatch: pytest.MonkeyPatch
 ) -> None:
