@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 from backend.agents.policy import ActionType
 from backend.agents.providers.base import ToolSpec
+from backend.agents.providers.factory import CUSTOMER_SERVICE_AGENT
 from backend.exceptions import NotFoundError
 
 Scope = Literal["session", "project", "conversation"]
@@ -29,7 +30,7 @@ ARQUITETO = "arquiteto"
 INFRA = "infra"
 QA = "qa"
 SECOPS = "secops"
-CUSTOMER_SERVICE = "atendimento"
+CUSTOMER_SERVICE = CUSTOMER_SERVICE_AGENT  # defined where its binding is resolved
 DEV_PREFIX = "dev-"
 
 SESSION_AGENTS: tuple[str, ...] = (CRIATIVO, PO, ARQUITETO, INFRA)

@@ -34,7 +34,7 @@ PLANNER = "planner"
 CHATTY = "chatty"
 SCRIPTED = "scripted"
 CUSTOMER_SERVICE_AGENT = "atendimento"
-"""The customer-service agent's id (``backend.agents.team`` imports this package)."""
+"""The customer-service agent's id (``backend.agents.team.CUSTOMER_SERVICE`` is this)."""
 DEFAULT_OPENAI_BASE_URL = "https://api.openai.com/v1"
 
 
