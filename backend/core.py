@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from backend.agents.customer_service import CustomerService
+from backend.agents.pauses import Pauses
 from backend.agents.service import TeamService
 from backend.agents.store import TeamStore
 from backend.broadcast import Broadcaster
@@ -91,6 +92,10 @@ class Backend:
         self.db = guard.db
         self.events = guard.events
         self.store = TeamStore(self.events)
+        self.pauses = Pauses(self.events)
+        # Every runtime refuses a paused agent's turn; work outside a runtime (a dev
+        # worker) asks ``self.pauses.is_paused(agent_id)``.
+        checks = (self.pauses.check,)
         self.pipeline = InfraPipeline(self.store, settings, auto=True)
         self.infra_tools = InfraAgentTools(self.pipeline)
         self.team = TeamService(
@@ -100,6 +105,7 @@ class Backend:
             infra_tools=self.infra_tools.registry(),
             infra_planner=self.infra_tools,
             adr_pr=AdrTool(self.pipeline),
+            checks=checks,
         )
         # One PR pipeline for every kind: dev task PRs share the infra PRs' gates, jobs
         # and operator actions.
@@ -107,7 +113,10 @@ class Backend:
         self.inbox = Inbox(self.pipeline, self.store, guard)
         self.decisions = Decisions(self.store.approvals, self.pipeline)
         self.customer = CustomerService(
-            events=self.events, orchestrator=guard.orchestrator, conversations=guard.conversations
+            events=self.events,
+            orchestrator=guard.orchestrator,
+            conversations=guard.conversations,
+            checks=checks,
         )
         self.takeovers = Takeovers(
             interruptions=guard.interruptions,

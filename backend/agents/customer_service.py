@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from backend.agents.providers.base import (
@@ -29,10 +30,10 @@ from backend.agents.providers.base import (
     ToolSpec,
     UserMessage,
 )
-from backend.agents.runtime import AgentRuntime, TurnContext
+from backend.agents.runtime import AgentRuntime, TurnCheck, TurnContext
 from backend.agents.team import CUSTOMER_SERVICE
 from backend.events import EventLog
-from backend.exceptions import UnavailableError, unavailable_cause
+from backend.exceptions import AgentPausedError, UnavailableError, unavailable_cause
 from backend.guard.conversations import Conversations, Role
 from backend.guard.orchestrator import Attempt, Orchestrator
 from backend.tools.registry import CONSULTAR_STATUS_PEDIDO, EMITIR_REEMBOLSO, TOOLS
@@ -142,6 +143,7 @@ class CustomerService:
         conversations: Conversations,
         runtime_factory: Any = None,
         model: Any = None,
+        checks: Sequence[TurnCheck] = (),
     ) -> None:
         self.events = events
         self.orchestrator = orchestrator
@@ -153,6 +155,7 @@ class CustomerService:
             providers=lambda _agent, _calls: self._model,
             tools={CUSTOMER_SERVICE: tools},
             max_steps=6,
+            checks=checks,
         )
 
     def _tool(self, ferramenta: str) -> Any:
@@ -178,7 +181,8 @@ class CustomerService:
         """The customer wrote ``text``: run a turn, answer, and return reply + attempts.
 
         While an operator holds the conversation (``human``) the message is only recorded
-        and streamed: no model turn runs, ``reply`` is None and the operator answers.
+        and streamed: no model turn runs, ``reply`` is None and the operator answers. While
+        an operator has paused ``atendimento`` the same holds with ``state: paused``.
         """
         held = await asyncio.to_thread(self.conversations.state, conversa_id)
         await self._say(conversa_id, "cliente", text)
@@ -192,6 +196,8 @@ class CustomerService:
         except UnavailableError:
             await self._say(conversa_id, "agente", UNAVAILABLE_REPLY)
             raise
+        except AgentPausedError:  # the turn check refused it: nothing ran, nobody answered
+            return {"state": "paused", "operator": None, "reply": None, "attempts": []}
         stopped = [
             r["result"]
             for r in result.tool_results

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,6 +32,8 @@ from backend.exceptions import CadenciaError, UnavailableError
 ToolImpl = Callable[["TurnContext", dict[str, Any]], "dict[str, Any] | Awaitable[dict[str, Any]]"]
 ProviderFactory = Callable[[str, int], ModelProvider]
 """``(agent_id, model calls already made) -> provider`` (the count lets scripts resume)."""
+TurnCheck = Callable[["TurnContext"], None]
+"""Runs (in a thread) before a turn and raises to refuse it (e.g. ``AgentPausedError``)."""
 
 
 @dataclass(frozen=True)
@@ -120,11 +122,13 @@ class AgentRuntime:
         providers: ProviderFactory,
         tools: dict[str, dict[str, ToolImpl]],
         max_steps: int = 8,
+        checks: Sequence[TurnCheck] = (),
     ) -> None:
         self.events = events
         self.providers = providers
         self.tools = tools
         self.max_steps = max_steps
+        self.checks = tuple(checks)
         self._locks: dict[tuple[str | None, str], asyncio.Lock] = {}
 
     def history(self, session_id: str | None, agent_id: str) -> tuple[list[Message], int]:
@@ -170,6 +174,8 @@ class AgentRuntime:
 
     async def _run_turn(self, ctx: TurnContext, text: str) -> TurnResult:
         definition = agent(ctx.agent_id)
+        for check in self.checks:  # before anything is recorded: a refused turn leaves no trace
+            await asyncio.to_thread(check, ctx)
         history, calls_before = await asyncio.to_thread(self.history, ctx.session_id, ctx.agent_id)
         decided = await asyncio.to_thread(self.unseen_decisions, ctx.session_id, ctx.agent_id)
         provider = self.providers(ctx.agent_id, calls_before)

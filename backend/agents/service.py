@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from collections.abc import Sequence
 from typing import Any
 
 from backend.agents.activity import render
 from backend.agents.providers.base import ModelProvider
 from backend.agents.providers.factory import is_planner, make_provider, model_binding
 from backend.agents.roster import derive_roster
-from backend.agents.runtime import AgentRuntime, ToolImpl, TurnContext, TurnResult
+from backend.agents.runtime import AgentRuntime, ToolImpl, TurnCheck, TurnContext, TurnResult
 from backend.agents.store import Handoff, TeamStore
 from backend.agents.team import ARQUITETO, INFRA, QA, SECOPS, agent
 from backend.agents.team_tools import AdrProposer, session_tools
@@ -31,6 +32,7 @@ class TeamService:
         infra_tools: dict[str, ToolImpl] | None = None,
         infra_planner: Any = None,
         adr_pr: AdrProposer | None = None,
+        checks: Sequence[TurnCheck] = (),
     ) -> None:
         self.settings = settings
         self.store = store
@@ -40,7 +42,10 @@ class TeamService:
         tools = session_tools(store, adr_pr)
         if infra_tools:
             tools[INFRA] = infra_tools
-        self.runtime = AgentRuntime(events=self.events, providers=self._provider, tools=tools)
+        self.checks = tuple(checks)
+        self.runtime = AgentRuntime(
+            events=self.events, providers=self._provider, tools=tools, checks=self.checks
+        )
         self._roster_cache: tuple[int, str | None, list[dict[str, Any]]] | None = None
         self._roster_lock = threading.Lock()
 
@@ -76,9 +81,16 @@ class TeamService:
         """A model turn of a PR's author asked to correct it (``text``: the reason, the
         findings and the files); ``None`` when the agent runs on the rule-based planner,
         whose corrections the PR pipeline applies itself."""
+        ctx = TurnContext(project_id, session_id, agent_id)
         if is_planner(model_binding(agent_id, self.settings)):
+            await self._check(ctx)  # a paused author's PR waits, whoever would correct it
             return None
-        return await self.runtime.run_turn(TurnContext(project_id, session_id, agent_id), text)
+        return await self.runtime.run_turn(ctx, text)
+
+    async def _check(self, ctx: TurnContext) -> None:
+        """The runtime's turn checks, for work that runs outside a runtime turn."""
+        for check in self.checks:
+            await asyncio.to_thread(check, ctx)
 
     async def _require_infra_handoff(self, project_id: str, session_id: str) -> None:
         handoffs = await asyncio.to_thread(self.store.handoffs, project_id)
@@ -130,6 +142,7 @@ class TeamService:
         if self.infra_planner is None:
             raise ConflictError("no infra planner is configured")
         ctx = TurnContext(project_id, session_id, INFRA)
+        await self._check(ctx)
         await self.runtime._status(ctx, "working", "planning Dockerfiles, compose and CI")
         try:
             result = await asyncio.to_thread(

@@ -87,6 +87,7 @@ class RosterEntryOut(_Out):
     model: str | None
     autonomy: dict[str, str] = Field(default_factory=dict)
     detail: str = ""
+    paused_by: str | None = Field(default=None, description="who paused it, while paused")
 
 
 class ProjectOut(_Out):
