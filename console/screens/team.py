@@ -63,8 +63,9 @@ class TeamScreen(ConsoleScreen):
         Binding("slash", "filter", "Filter"),
         Binding("escape", "clear_filter", "Clear filter", show=False),
         Binding("f", "focus_feed", "Feed"),
-        Binding("p", "toggle_agent_pause", "Pause agent", tooltip="pause/resume (asks y/n)"),
-        Binding("t", "turns", "Turns", tooltip="the selected agent's recent turns"),
+        Binding("p", "toggle_agent_pause", "Pause/resume", tooltip="the agent (asks y/n)"),
+        # enter opens the turns too; the footer has no room left for t at 120 columns.
+        Binding("t", "turns", "Agent's turns", show=False),
         Binding("tab", "app.focus_next", "Next pane", show=False),
     ]
 
