@@ -198,3 +198,29 @@ def test_turns_newest_first_bounded_with_tool_calls_and_results(
     assert live.http.get("/api/agents/nobody/turns").status_code == 404
     for bad in ({"limit": 0}, {"limit": 201}, {"session_id": "a b"}):
         assert live.http.get("/api/agents/criativo/turns", params=bad).status_code == 422
+
+
+def test_a_paused_infra_agent_on_the_rule_based_planner_proposes_nothing(tmp_path: Path) -> None:
+    settings = load_settings(
+        data_dir=tmp_path / "data",
+        database_url=f"sqlite:///{tmp_path / 'planner.sqlite3'}",
+        token="test-token-123",
+    )
+    for live in live_backend(settings):
+        project, session = _session(live)
+        base = f"/api/projects/{project}/sessions/{session}/agents"
+        for agent in ("criativo", "po", "arquiteto"):
+            assert live.http.post(f"{base}/{agent}/turns", json={"text": "vamos"}).is_success
+        handoff = live.http.post(f"{base}/arquiteto/handoff-infra", json={"note": "pronto"})
+        accepted = live.http.post(
+            f"/api/handoffs/{handoff.json()['id']}/accept", json={"operator": "ana"}
+        )
+        assert accepted.is_success, accepted.text
+        assert live.http.post("/api/agents/infra/pause", json={"operator": "ana"}).is_success
+        refused = live.http.post(f"{base}/infra/turns", json={"text": "proponha"})
+        assert refused.status_code == 409, refused.text
+        assert refused.json()["error"]["code"] == "agent_paused"
+        events = live.http.get("/api/events", params={"limit": 1000}).json()
+        assert not [e for e in events if e["type"].startswith("infra.")]
+        assert not [e for e in events if e["type"] == "agent.status" and e["agent"] == "infra"]
+        assert _roster_entry(live, "infra")["status"] == "paused"
