@@ -93,9 +93,6 @@ class Backend:
         self.events = guard.events
         self.store = TeamStore(self.events)
         self.pauses = Pauses(self.events)
-        # Every runtime refuses a paused agent's turn; work outside a runtime (a dev
-        # worker) asks ``self.pauses.is_paused(agent_id)``.
-        checks = (self.pauses.check,)
         self.pipeline = InfraPipeline(self.store, settings, auto=True)
         self.infra_tools = InfraAgentTools(self.pipeline)
         self.team = TeamService(
@@ -105,19 +102,17 @@ class Backend:
             infra_tools=self.infra_tools.registry(),
             infra_planner=self.infra_tools,
             adr_pr=AdrTool(self.pipeline),
-            checks=checks,
         )
+        self.team.runtime.install(**self._runtime_hooks())
         # One PR pipeline for every kind: dev task PRs share the infra PRs' gates, jobs
         # and operator actions.
         self.dev_tasks = DevTasks(self.store, settings, pipeline=self.pipeline)
         self.inbox = Inbox(self.pipeline, self.store, guard)
         self.decisions = Decisions(self.store.approvals, self.pipeline)
         self.customer = CustomerService(
-            events=self.events,
-            orchestrator=guard.orchestrator,
-            conversations=guard.conversations,
-            checks=checks,
+            events=self.events, orchestrator=guard.orchestrator, conversations=guard.conversations
         )
+        self.customer.runtime.install(**self._runtime_hooks())
         self.takeovers = Takeovers(
             interruptions=guard.interruptions,
             conversations=guard.conversations,
@@ -137,6 +132,12 @@ class Backend:
         self.token, self.token_generated = resolve_token(settings)
         self._tasks: set[asyncio.Task[Any]] = set()
         self.tools_ready = asyncio.Event()
+
+    def _runtime_hooks(self) -> dict[str, Any]:
+        """What every agent runtime of this backend gets (``AgentRuntime.install(**...)``):
+        the checks that may refuse a turn — a paused agent runs none. Work outside a
+        runtime (a dev worker) asks ``self.pauses.is_paused(agent_id)``."""
+        return {"checks": [self.pauses.check]}
 
     @classmethod
     def open(cls, settings: Settings) -> Backend:

@@ -18,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from collections.abc import Sequence
 from typing import Any
 
 from backend.agents.providers.base import (
@@ -30,7 +29,7 @@ from backend.agents.providers.base import (
     ToolSpec,
     UserMessage,
 )
-from backend.agents.runtime import AgentRuntime, TurnCheck, TurnContext
+from backend.agents.runtime import AgentRuntime, TurnContext
 from backend.agents.team import CUSTOMER_SERVICE
 from backend.events import EventLog
 from backend.exceptions import AgentPausedError, UnavailableError, unavailable_cause
@@ -143,7 +142,6 @@ class CustomerService:
         conversations: Conversations,
         runtime_factory: Any = None,
         model: Any = None,
-        checks: Sequence[TurnCheck] = (),
     ) -> None:
         self.events = events
         self.orchestrator = orchestrator
@@ -155,7 +153,6 @@ class CustomerService:
             providers=lambda _agent, _calls: self._model,
             tools={CUSTOMER_SERVICE: tools},
             max_steps=6,
-            checks=checks,
         )
 
     def _tool(self, ferramenta: str) -> Any:

@@ -33,7 +33,7 @@ ToolImpl = Callable[["TurnContext", dict[str, Any]], "dict[str, Any] | Awaitable
 ProviderFactory = Callable[[str, int], ModelProvider]
 """``(agent_id, model calls already made) -> provider`` (the count lets scripts resume)."""
 TurnCheck = Callable[["TurnContext"], None]
-"""Runs (in a thread) before a turn and raises to refuse it (e.g. ``AgentPausedError``)."""
+"""Runs in a worker thread before a turn; raises (e.g. a ``ConflictError``) to refuse it."""
 
 
 @dataclass(frozen=True)
@@ -131,6 +131,11 @@ class AgentRuntime:
         self.checks = tuple(checks)
         self._locks: dict[tuple[str | None, str], asyncio.Lock] = {}
 
+    def install(self, *, checks: Sequence[TurnCheck] = ()) -> None:
+        """Add the backend's turn checks (``Backend._runtime_hooks()``) to a runtime some
+        service built, so every runtime refuses turns alike."""
+        self.checks = (*self.checks, *checks)
+
     def history(self, session_id: str | None, agent_id: str) -> tuple[list[Message], int]:
         """Rebuild an agent's conversation and its model-call count from the log."""
         messages: list[Message] = []
@@ -174,7 +179,7 @@ class AgentRuntime:
 
     async def _run_turn(self, ctx: TurnContext, text: str) -> TurnResult:
         definition = agent(ctx.agent_id)
-        for check in self.checks:  # before anything is recorded: a refused turn leaves no trace
+        for check in self.checks:
             await asyncio.to_thread(check, ctx)
         history, calls_before = await asyncio.to_thread(self.history, ctx.session_id, ctx.agent_id)
         decided = await asyncio.to_thread(self.unseen_decisions, ctx.session_id, ctx.agent_id)

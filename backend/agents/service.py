@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Sequence
 from typing import Any
 
 from backend.agents.activity import render
 from backend.agents.providers.base import ModelProvider
 from backend.agents.providers.factory import is_planner, make_provider, model_binding
 from backend.agents.roster import derive_roster
-from backend.agents.runtime import AgentRuntime, ToolImpl, TurnCheck, TurnContext, TurnResult
+from backend.agents.runtime import AgentRuntime, ToolImpl, TurnContext, TurnResult
 from backend.agents.store import Handoff, TeamStore
 from backend.agents.team import ARQUITETO, INFRA, QA, SECOPS, agent
 from backend.agents.team_tools import AdrProposer, session_tools
@@ -32,7 +31,6 @@ class TeamService:
         infra_tools: dict[str, ToolImpl] | None = None,
         infra_planner: Any = None,
         adr_pr: AdrProposer | None = None,
-        checks: Sequence[TurnCheck] = (),
     ) -> None:
         self.settings = settings
         self.store = store
@@ -42,10 +40,7 @@ class TeamService:
         tools = session_tools(store, adr_pr)
         if infra_tools:
             tools[INFRA] = infra_tools
-        self.checks = tuple(checks)
-        self.runtime = AgentRuntime(
-            events=self.events, providers=self._provider, tools=tools, checks=self.checks
-        )
+        self.runtime = AgentRuntime(events=self.events, providers=self._provider, tools=tools)
         self._roster_cache: tuple[int, str | None, list[dict[str, Any]]] | None = None
         self._roster_lock = threading.Lock()
 
@@ -88,8 +83,8 @@ class TeamService:
         return await self.runtime.run_turn(ctx, text)
 
     async def _check(self, ctx: TurnContext) -> None:
-        """The runtime's turn checks, for work that runs outside a runtime turn."""
-        for check in self.checks:
+        """The runtime's turn checks (a pause...), for work that runs outside a runtime turn."""
+        for check in self.runtime.checks:
             await asyncio.to_thread(check, ctx)
 
     async def _require_infra_handoff(self, project_id: str, session_id: str) -> None:
