@@ -122,3 +122,17 @@ async def test_t_shows_the_agents_recent_turns_with_their_tool_calls(
         await wait_for(pilot, lambda: screen.loads >= 2)
         await pilot.press("escape")
         assert isinstance(app.screen, TeamScreen)
+
+
+async def test_p_on_a_read_only_console_says_why_and_sends_nothing(
+    make_app: Factory, proxy: FaultProxy
+) -> None:
+    app = make_app(readonly=True)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until_live(pilot)
+        _select(app, "po")
+        await pilot.press("p")
+        await pilot.pause(0.2)
+        assert isinstance(app.screen, TeamScreen)
+        assert any("Pause agent refused: read-only console" in t for t in _toasts(app))
+        assert proxy.calls("POST", "/api/agents") == []
