@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from backend.agents.customer_service import CustomerService
+from backend.agents.pauses import Pauses
 from backend.agents.service import TeamService
 from backend.agents.store import TeamStore
 from backend.broadcast import Broadcaster
@@ -91,6 +92,7 @@ class Backend:
         self.db = guard.db
         self.events = guard.events
         self.store = TeamStore(self.events)
+        self.pauses = Pauses(self.events)
         self.pipeline = InfraPipeline(self.store, settings, auto=True)
         self.infra_tools = InfraAgentTools(self.pipeline)
         self.team = TeamService(
@@ -101,6 +103,7 @@ class Backend:
             infra_planner=self.infra_tools,
             adr_pr=AdrTool(self.pipeline),
         )
+        self.team.runtime.install(**self._runtime_hooks())
         # One PR pipeline for every kind: dev task PRs share the infra PRs' gates, jobs
         # and operator actions.
         self.dev_tasks = DevTasks(self.store, settings, pipeline=self.pipeline)
@@ -113,6 +116,7 @@ class Backend:
             conversations=guard.conversations,
             providers=self.team._provider,
         )
+        self.customer.runtime.install(**self._runtime_hooks())
         self.takeovers = Takeovers(
             interruptions=guard.interruptions,
             conversations=guard.conversations,
@@ -132,6 +136,12 @@ class Backend:
         self.token, self.token_generated = resolve_token(settings)
         self._tasks: set[asyncio.Task[Any]] = set()
         self.tools_ready = asyncio.Event()
+
+    def _runtime_hooks(self) -> dict[str, Any]:
+        """What every agent runtime of this backend gets (``AgentRuntime.install(**...)``):
+        the checks that may refuse a turn — a paused agent runs none. Work outside a
+        runtime (a dev worker) asks ``self.pauses.is_paused(agent_id)``."""
+        return {"checks": [self.pauses.check]}
 
     @classmethod
     def open(cls, settings: Settings) -> Backend:

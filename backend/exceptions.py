@@ -6,6 +6,7 @@ Tree::
     ├── ConfigError              our own settings, URLs or scripts are wrong (HTTP 503)
     ├── NotFoundError            an id that does not exist (HTTP 404)
     ├── ConflictError            a state transition that is not allowed now (HTTP 409)
+    │   └── AgentPausedError         an operator paused the agent: it runs no new turn
     ├── ValidationError          input that does not fit its schema (HTTP 422)
     ├── PathError                a file path escapes where it must stay (HTTP 422)
     └── UnavailableError         one of our dependencies failed (HTTP 502/503, Retry-After)
@@ -53,6 +54,15 @@ class NotFoundError(CadenciaError):
 
 class ConflictError(CadenciaError):
     code = "conflict"
+
+
+class AgentPausedError(ConflictError):
+    """An operator paused this agent (``POST /api/agents/{id}/pause``): no new turn runs.
+
+    Attributes (context): ``agent``, ``paused_by``.
+    """
+
+    code = "agent_paused"
 
 
 class ValidationError(CadenciaError):

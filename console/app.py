@@ -20,6 +20,7 @@ from textual.binding import Binding, BindingType
 from textual.signal import Signal
 
 from console.actions import ActionsMixin
+from console.actions_agents import AgentActionsMixin
 from console.actions_inbox import InboxActionsMixin
 from console.actions_takeover import TakeoverActionsMixin
 from console.client import ConsoleClient
@@ -53,6 +54,7 @@ FLUSH_INTERVAL_S = 0.1
 
 class CadenciaConsole(
     ActionsMixin,
+    AgentActionsMixin,
     TakeoverActionsMixin,
     InboxActionsMixin,
     InboxStateMixin,
@@ -293,7 +295,11 @@ class CadenciaConsole(
     def _on_event(self, event: StreamEvent) -> None:
         self.last_event_id = event.id
         self._pending_feed.append(from_event(event))
-        if event.type == "agent.status" and event.agent in self.roster:
+        if (
+            event.type == "agent.status"
+            and event.agent in self.roster
+            and self.roster[event.agent].status != "paused"  # a turn ending does not resume it
+        ):
             entry = self.roster[event.agent]
             update = {"status": str(event.payload.get("status", entry.status))}
             if "detail" in event.payload:

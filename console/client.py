@@ -21,6 +21,7 @@ from httpx_sse import ServerSentEvent, SSEError
 from httpx_sse._decoders import SSEDecoder, SSELineDecoder
 from pydantic import TypeAdapter, ValidationError
 
+from console.client_agents import AgentCalls
 from console.client_inbox import InboxCalls
 from console.exceptions import (
     ApiError,
@@ -63,7 +64,7 @@ _T = TypeVar("_T")
 ResolveAction = Literal["execute", "deny", "hand_back"]
 
 
-class ConsoleClient(InboxCalls):
+class ConsoleClient(InboxCalls, AgentCalls):
     """Typed async calls of the HTTP API.
 
     Args:

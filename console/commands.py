@@ -14,9 +14,10 @@ if TYPE_CHECKING:
 
 
 class ConsoleCommands(Provider):
-    """Screens, infra PRs and interruptions, each a command."""
+    """Screens, agents (pause/resume, turns), infra PRs and interruptions, each a command."""
 
     def _commands(self) -> list[tuple[str, Callable[[], object], str]]:
+        from console.screens.agent_turns import AgentTurnsScreen
         from console.screens.interruption_detail import InterruptionDetailScreen
         from console.screens.item_details import open_item
         from console.screens.pr_detail import PrDetailScreen
@@ -38,6 +39,22 @@ class ConsoleCommands(Provider):
                 "close every toast, the ones that stay until dismissed too",
             ),
         ]
+        for agent in app.roster.values():
+            verb = "Resume" if agent.status == "paused" else "Pause"
+            found.append(
+                (
+                    f"{verb} agent {agent.id}",
+                    partial(app.request_agent_pause, agent),
+                    f"{agent.status} · every project · asks y/n (p on Team)",
+                )
+            )
+            found.append(
+                (
+                    f"Turns of {agent.id}",
+                    partial(_push, app, AgentTurnsScreen, agent.id),
+                    "messages, tool calls and results, tokens (t on Team)",
+                )
+            )
         for entry in app.inbox:
             found.append(
                 (

@@ -47,8 +47,17 @@ class Health(_Model):
     version: str = ""
 
 
+class RosterUsage(_Model):
+    """An agent's tokens today (and a cost estimate), when the backend counts them."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float | None = None
+
+
 class RosterEntry(_Model):
-    """One agent of ``GET /api/roster``."""
+    """One agent of ``GET /api/roster`` (``usage`` and ``paused_by`` are newer: a backend
+    without them reads as no usage known and nobody paused it)."""
 
     id: str
     role: str = ""
@@ -56,6 +65,15 @@ class RosterEntry(_Model):
     model: str | None = None
     autonomy: str | dict[str, Any] | None = None
     detail: str = ""
+    usage: RosterUsage | None = None
+    paused_by: str | None = None
+
+    def tokens_text(self) -> str:
+        """Today's tokens in + out, short ("—" when the backend does not say)."""
+        if self.usage is None:
+            return "—"
+        total = self.usage.input_tokens + self.usage.output_tokens
+        return f"{total}" if total < 10_000 else f"{total / 1000:.1f}k"
 
     def autonomy_text(self) -> str:
         """Autonomy as one short line whether the backend sent text or a mapping."""

@@ -25,6 +25,7 @@ _INTERRUPTION_RANK = {"open": 0, "claimed": 1}
 
 ROSTER_EVENTS = frozenset(
     {"handoff.accepted", "execution.activated", "infra.pr_opened", "conversa.mensagem"}
+    | {"agent.paused", "agent.resumed"}
 )
 """Events after which the roster may gain members or change status: refetch it."""
 

@@ -160,6 +160,10 @@ RENDERERS: dict[str, Callable[[Payload], str]] = {
     E.SESSION_CREATED: lambda p: f"session {p.view.session_id or '?'} opened{p.suffix('title')}",
     E.AGENT_STATUS: lambda p: f"{p.agent()} is {p.s('status')}{p.suffix('detail')}",
     E.AGENT_TURN: _turn,
+    E.AGENT_PAUSED: lambda p: (
+        f"{p.agent()} paused by {p.s('operator')}{p.suffix('reason')} (no new turn runs)"
+    ),
+    E.AGENT_RESUMED: lambda p: f"{p.agent()} resumed by {p.s('operator')}",
     E.ACTION_DECIDED: lambda p: (
         f"{p.agent()} {p.s('action')}: {p.s('outcome')} at {p.s('stage')} ({p.s('rule')})"
     ),

@@ -28,7 +28,7 @@ from backend.agents.providers.chatty import ChattyAtendimentoModel
 from backend.agents.runtime import END_TURN, AgentRuntime, ProviderFactory, TurnContext
 from backend.agents.team import CUSTOMER_SERVICE
 from backend.events import EventLog
-from backend.exceptions import ConfigError, UnavailableError, unavailable_cause
+from backend.exceptions import AgentPausedError, ConfigError, UnavailableError, unavailable_cause
 from backend.guard.conversations import Conversations, Role
 from backend.guard.orchestrator import Attempt, Orchestrator
 from backend.tools.registry import TOOLS
@@ -132,7 +132,8 @@ class CustomerService:
         """The customer wrote ``text``: run a turn, answer, and return reply + attempts.
 
         While an operator holds the conversation (``human``) the message is only recorded
-        and streamed: no model turn runs, ``reply`` is None and the operator answers.
+        and streamed: no model turn runs, ``reply`` is None and the operator answers. While
+        an operator has paused ``atendimento`` the same holds with ``state: paused``.
         """
         held = await asyncio.to_thread(self.conversations.state, conversa_id)
         await self._say(conversa_id, "cliente", text)
@@ -147,6 +148,8 @@ class CustomerService:
             # reach, e.g. without its API key): the customer gets the fixed apology.
             await self._say(conversa_id, "agente", UNAVAILABLE_REPLY)
             raise
+        except AgentPausedError:  # the turn check refused it: nothing ran, nobody answered
+            return {"state": "paused", "operator": None, "reply": None, "attempts": []}
         finally:
             self._stopped.discard(id(ctx))
         stopped = [

@@ -9,6 +9,10 @@ at N (time travel). Who is on the roster:
 * ``qa`` and ``secops`` — once any gate (dev or infra) has opened;
 * ``atendimento`` — once a customer conversation exists.
 
+An agent an operator paused (``agent.paused``, until its ``agent.resumed``) shows
+``paused`` with ``paused_by``, whatever it was doing: a pause covers the agent id in every
+project, so those events carry no project.
+
 Status is best-effort, for the panel only — no gate decision reads it:
 
 * conversational agents: their latest ``agent.status`` (default ``idle``);
@@ -40,8 +44,8 @@ from backend.agents.team import (
 )
 from backend.events import EventType
 
-Status = Literal["working", "idle", "blocked", "offline"]
-STATUSES: tuple[str, ...] = ("working", "idle", "blocked", "offline")
+Status = Literal["working", "idle", "blocked", "paused", "offline"]
+STATUSES: tuple[str, ...] = ("working", "idle", "blocked", "paused", "offline")
 
 GATE_EVENTS: frozenset[str] = frozenset(
     {
@@ -80,9 +84,10 @@ class RosterEntry:
     model: str | None
     autonomy: dict[str, str] = field(default_factory=dict)
     detail: str = ""
+    paused_by: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """The HTTP API's shape ``{id, role, status, model, autonomy, detail}``."""
+        """The HTTP API's shape ``{id, role, status, model, autonomy, detail, paused_by}``."""
         return {
             "id": self.id,
             "role": self.role,
@@ -90,6 +95,7 @@ class RosterEntry:
             "model": self.model,
             "autonomy": dict(self.autonomy),
             "detail": self.detail,
+            "paused_by": self.paused_by,
         }
 
 
@@ -107,6 +113,8 @@ class _State:
     gates: dict[str, str] = field(default_factory=dict)
     last_gate: tuple[str, str, str] | None = None
     conversation: bool = False
+    paused: dict[str, tuple[str, str]] = field(default_factory=dict)
+    """Agent → (who paused it, why) while paused."""
 
 
 def derive_roster(
@@ -142,6 +150,10 @@ def derive_roster(
     modules = _module_names(module_map) or state.modules
 
     def entry(agent_id: str, status: str, detail: str) -> RosterEntry:
+        paused_by: str | None = None
+        if agent_id in state.paused:
+            paused_by, why = state.paused[agent_id]
+            status, detail = "paused", f"paused by {paused_by}" + (f": {why}" if why else "")
         return RosterEntry(
             id=agent_id,
             role=role_of(agent_id),
@@ -153,6 +165,7 @@ def derive_roster(
                 if pattern_matches(who, agent_id)
             },
             detail=detail,
+            paused_by=paused_by,
         )
 
     roster = [entry(a, *_conversational(state, a)) for a in (CRIATIVO, PO, ARQUITETO)]
@@ -177,6 +190,10 @@ def _scan(views: list[EventView]) -> _State:
             state.status[view.agent] = (str(p.get("status") or "idle"), _text(p.get("detail")))
             if view.agent.startswith(DEV_PREFIX):
                 state.dev_last[view.agent] = view
+        elif kind == EventType.AGENT_PAUSED and view.agent:
+            state.paused[view.agent] = (_text(p.get("operator")) or "?", _text(p.get("reason")))
+        elif kind == EventType.AGENT_RESUMED and view.agent:
+            state.paused.pop(view.agent, None)
         elif kind == EventType.EXECUTION_ACTIVATED:
             state.execution = True
             state.modules = _module_names(p.get("modules")) or state.modules

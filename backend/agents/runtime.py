@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,6 +35,8 @@ ProviderFactory = Callable[[str, int], ModelProvider]
 END_TURN = "_end_turn"
 """A tool result holding this key (true) ends the turn once every call of the model's
 current answer has its result; the key is removed before the model or the log sees it."""
+TurnCheck = Callable[["TurnContext"], None]
+"""Runs in a worker thread before a turn; raises (e.g. a ``ConflictError``) to refuse it."""
 
 
 @dataclass(frozen=True)
@@ -123,12 +125,19 @@ class AgentRuntime:
         providers: ProviderFactory,
         tools: dict[str, dict[str, ToolImpl]],
         max_steps: int = 8,
+        checks: Sequence[TurnCheck] = (),
     ) -> None:
         self.events = events
         self.providers = providers
         self.tools = tools
         self.max_steps = max_steps
+        self.checks = tuple(checks)
         self._locks: dict[tuple[str | None, str], asyncio.Lock] = {}
+
+    def install(self, *, checks: Sequence[TurnCheck] = ()) -> None:
+        """Add the backend's turn checks (``Backend._runtime_hooks()``) to a runtime some
+        service built, so every runtime refuses turns alike."""
+        self.checks = (*self.checks, *checks)
 
     def history(self, session_id: str | None, agent_id: str) -> tuple[list[Message], int]:
         """Rebuild an agent's conversation and its model-call count from the log."""
@@ -173,6 +182,8 @@ class AgentRuntime:
 
     async def _run_turn(self, ctx: TurnContext, text: str) -> TurnResult:
         definition = agent(ctx.agent_id)
+        for check in self.checks:
+            await asyncio.to_thread(check, ctx)
         history, calls_before = await asyncio.to_thread(self.history, ctx.session_id, ctx.agent_id)
         decided = await asyncio.to_thread(self.unseen_decisions, ctx.session_id, ctx.agent_id)
         provider = self.providers(ctx.agent_id, calls_before)

@@ -76,9 +76,16 @@ class TeamService:
         """A model turn of a PR's author asked to correct it (``text``: the reason, the
         findings and the files); ``None`` when the agent runs on the rule-based planner,
         whose corrections the PR pipeline applies itself."""
+        ctx = TurnContext(project_id, session_id, agent_id)
         if is_planner(model_binding(agent_id, self.settings)):
+            await self._check(ctx)  # a paused author's PR waits, whoever would correct it
             return None
-        return await self.runtime.run_turn(TurnContext(project_id, session_id, agent_id), text)
+        return await self.runtime.run_turn(ctx, text)
+
+    async def _check(self, ctx: TurnContext) -> None:
+        """The runtime's turn checks (a pause...), for work that runs outside a runtime turn."""
+        for check in self.runtime.checks:
+            await asyncio.to_thread(check, ctx)
 
     async def _require_infra_handoff(self, project_id: str, session_id: str) -> None:
         handoffs = await asyncio.to_thread(self.store.handoffs, project_id)
@@ -130,6 +137,7 @@ class TeamService:
         if self.infra_planner is None:
             raise ConflictError("no infra planner is configured")
         ctx = TurnContext(project_id, session_id, INFRA)
+        await self._check(ctx)
         await self.runtime._status(ctx, "working", "planning Dockerfiles, compose and CI")
         try:
             result = await asyncio.to_thread(

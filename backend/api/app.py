@@ -11,6 +11,7 @@ from fastapi import FastAPI
 
 from backend.api.errors import BodySizeLimit, install_error_handlers
 from backend.api.routes_actions import router as actions
+from backend.api.routes_agents import router as agents
 from backend.api.routes_conversations import router as conversations
 from backend.api.routes_inbox import router as inbox
 from backend.api.routes_prs import router as prs
@@ -66,6 +67,7 @@ def create_app(settings: Settings, *, backend: Any = None, demo: bool = False) -
     app.include_router(conversations)
     app.include_router(prs)
     app.include_router(inbox)
+    app.include_router(agents)
     app.add_middleware(BodySizeLimit, limit=settings.max_body_bytes)
     return app
 

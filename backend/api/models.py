@@ -151,6 +151,19 @@ class AcceptBody(_Body):
     operator: Operator
 
 
+class PauseBody(_Body):
+    """Who pauses an agent, and optionally why (shown on the roster)."""
+
+    operator: Operator
+    reason: Reason | None = None
+
+
+class ResumeBody(_Body):
+    """Who resumes a paused agent."""
+
+    operator: Operator
+
+
 class ExecutionBody(_Body):
     """Who activates execution."""
 

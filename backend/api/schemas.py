@@ -78,6 +78,15 @@ class HealthOut(_Out):
 # -- team -----------------------------------------------------------------------------------
 
 
+class RosterUsageOut(_Out):
+    """An agent's usage today (UTC) in the project: tokens, and a cost estimate when the
+    price table knows its model."""
+
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float | None = None
+
+
 class RosterEntryOut(_Out):
     """One agent of ``GET /api/roster``."""
 
@@ -87,6 +96,8 @@ class RosterEntryOut(_Out):
     model: str | None
     autonomy: dict[str, str] = Field(default_factory=dict)
     detail: str = ""
+    paused_by: str | None = Field(default=None, description="who paused it, while paused")
+    usage: RosterUsageOut | None = None
 
 
 class ProjectOut(_Out):

@@ -48,11 +48,12 @@ class ConversationOut(_Out):
 class CustomerReplyOut(_Out):
     """``POST /api/conversations/{id}/messages``: the agent's reply and this turn's attempts.
 
-    While an operator holds the conversation (``state: human``) no model turn runs:
-    ``reply`` is None and ``attempts`` is empty.
+    While an operator holds the conversation (``state: human``), or has paused the
+    customer-service agent (``state: paused``), no model turn runs: ``reply`` is None and
+    ``attempts`` is empty; the message is recorded either way.
     """
 
-    state: State
+    state: State | Literal["paused"]
     operator: str | None = None
     reply: str | None
     attempts: list[AttemptRecord]

@@ -26,6 +26,8 @@ class EventType(StrEnum):
     SESSION_CREATED = "session.created"
     AGENT_STATUS = "agent.status"
     AGENT_TURN = "agent.turn"
+    AGENT_PAUSED = "agent.paused"
+    AGENT_RESUMED = "agent.resumed"
     ACTION_DECIDED = "action.decided"
     HANDOFF_OFFERED = "handoff.offered"
     HANDOFF_ACCEPTED = "handoff.accepted"
@@ -91,6 +93,10 @@ EVENTS: dict[EventType, EventSpec] = {
         "an agent changed status at a turn boundary or on start/stop", p.AgentStatusChanged
     ),
     E.AGENT_TURN: EventSpec("a conversational agent finished a model turn", p.AgentTurn),
+    E.AGENT_PAUSED: EventSpec(
+        "an operator paused an agent (every project): it runs no new turn", p.AgentPaused
+    ),
+    E.AGENT_RESUMED: EventSpec("an operator resumed a paused agent", p.AgentResumed),
     E.ACTION_DECIDED: EventSpec("decide() ruled on an agent action", p.ActionDecided),
     E.HANDOFF_OFFERED: EventSpec("an agent offered a handoff", p.HandoffOffered),
     E.HANDOFF_ACCEPTED: EventSpec(

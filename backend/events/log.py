@@ -174,6 +174,30 @@ class EventLog:
             )
         return [Event.from_row(r) for r in rows]
 
+    def latest_of_agent(
+        self,
+        agent: str,
+        type: EventType,
+        *,
+        project_id: str | None = None,
+        session_id: str | None = None,
+        limit: int = 20,
+    ) -> list[Event]:
+        """One agent's newest events of one type, newest first, at most ``limit`` (an index
+        on (agent, type, id) keeps it bounded however long the log grows)."""
+        with self.db.transaction(write=False) as tx:
+            rows = tx.all(
+                "events_agent_latest",
+                {
+                    "agent": agent,
+                    "type": type,
+                    "project_id": project_id,
+                    "session_id": session_id,
+                    "limit": limit,
+                },
+            )
+        return [Event.from_row(r) for r in rows]
+
     def of_session(self, session_id: str, type: EventType) -> list[Event]:
         """Events of one type in one session (or conversation), oldest first."""
         with self.db.transaction(write=False) as tx:

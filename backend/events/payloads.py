@@ -22,7 +22,7 @@ from backend.gates.state import GateStatus
 
 TENTATIVA_NAME = "TENTATIVA_DE_FERRAMENTA_REGISTRADA"
 
-AgentStatus = Literal["working", "idle", "blocked", "offline"]  # backend.agents.roster.Status
+AgentStatus = Literal["working", "idle", "blocked", "paused", "offline"]  # roster.Status
 Outcome = Literal["allow", "ask", "deny"]  # backend.agents.policy.Outcome
 Stage = Literal["iam", "agent_autonomy", "permissions", "default"]  # policy.Stage
 Resultado = Literal[  # the one definition; backend.guard re-exports it
@@ -68,6 +68,16 @@ class AgentTurn(Payload):
     messages: list[dict[str, Any]]  # the turn's new messages, replayed as the agent's history
     model_calls: int
     decisions_seen: list[str] | None = None  # approval ids this turn told the agent about
+
+
+class AgentPaused(Payload):
+    operator: str
+    reason: str | None = None
+
+
+class AgentResumed(Payload):
+    operator: str
+    paused_by: str | None = None  # whose pause ended
 
 
 class ActionDecided(Payload):

@@ -1,11 +1,15 @@
-"""Team (key ``1``): the live roster beside the live activity feed."""
+"""Team (key ``1``): the live roster beside the live activity feed.
+
+``p`` pauses or resumes the selected agent (asks ``y``/No first); ``t`` or ``enter`` opens
+its recent turns.
+"""
 
 from __future__ import annotations
 
 from typing import ClassVar
 
 from rich.text import Text
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
@@ -24,8 +28,12 @@ STATUS_STYLE = {
     "working": "bold green",
     "idle": "dim",
     "blocked": "bold red",
+    "paused": "bold yellow",
+    "error": "bold white on red",
     "offline": "dim strike",
 }
+STATUS_MARK = {"blocked": "■", "paused": "‖", "error": "✖"}
+"""Statuses that need a person read apart without colour too (default ``●``)."""
 HIGHLIGHT_S = 3.0
 """How long a changed status stays highlighted."""
 
@@ -35,11 +43,13 @@ COLUMNS = (
     Column("status", 10),
     Column("model", 13, 1),
     Column("doing", 16, 6),
+    Column("tokens", 6),
     Column("autonomy", 8, 1),
 )
 """Minimum widths hold the usual roles and models ("customer service", "deterministic"); a
-wider terminal gives the rest mostly to what each agent is doing. Autonomy (often empty)
-comes last: a pane narrower than the minimums scrolls it off first."""
+wider terminal gives the rest mostly to what each agent is doing (an error's reason, who
+paused it). Tokens are today's in + out. Autonomy (often empty) comes last: a pane narrower
+than the minimums scrolls it off first."""
 
 
 class TeamScreen(ConsoleScreen):
@@ -53,6 +63,9 @@ class TeamScreen(ConsoleScreen):
         Binding("slash", "filter", "Filter"),
         Binding("escape", "clear_filter", "Clear filter", show=False),
         Binding("f", "focus_feed", "Feed"),
+        Binding("p", "toggle_agent_pause", "Pause/resume", tooltip="the agent (asks y/n)"),
+        # enter opens the turns too; the footer has no room left for t at 120 columns.
+        Binding("t", "turns", "Agent's turns", show=False),
         Binding("tab", "app.focus_next", "Next pane", show=False),
     ]
 
@@ -86,6 +99,22 @@ class TeamScreen(ConsoleScreen):
         """Catch up on anything published while another mode was showing."""
         super().on_screen_resume()
         self._render_roster(None)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Read-only: ``p`` stays visible but dimmed (None), and says why when pressed."""
+        if action == "toggle_agent_pause" and self.console.readonly:
+            return None
+        return True
+
+    def on_key(self, event: events.Key) -> None:
+        """A dimmed ``p`` still answers, so the operator learns why nothing happened."""
+        if event.key == "p" and self.console.readonly and not isinstance(self.focused, Input):
+            event.stop()
+            self.console.refuse_if_readonly("Pause agent")
+
+    @on(DataTable.RowSelected, "#roster")
+    def _row_selected(self) -> None:
+        self.action_turns()
 
     @on(Input.Changed, "#filter")
     def _filter_changed(self, event: Input.Changed) -> None:
@@ -124,6 +153,32 @@ class TeamScreen(ConsoleScreen):
         box.value = ""
         box.add_class("hidden")
         self.query_one("#roster", DataTable).focus()
+
+    def action_toggle_agent_pause(self) -> None:
+        """``p``: pause the selected agent, or resume it when it is paused (asks first)."""
+        if entry := self._selected():
+            self.console.request_agent_pause(entry)
+
+    def action_turns(self) -> None:
+        """``t`` / ``enter``: the selected agent's recent turns."""
+        from console.screens.agent_turns import AgentTurnsScreen
+
+        if entry := self._selected():
+            self.app.push_screen(AgentTurnsScreen(entry.id))
+
+    def selected_agent(self) -> RosterEntry | None:
+        """The roster row under the cursor, if any."""
+        table = self.query_one("#roster", DataTable)
+        if table.row_count == 0 or not table.is_valid_row_index(table.cursor_row):
+            return None
+        key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+        return self._shown.get(key or "")
+
+    def _selected(self) -> RosterEntry | None:
+        entry = self.selected_agent()
+        if entry is None:
+            self.notify("Select an agent first", severity="warning", timeout=3)
+        return entry
 
     def action_focus_feed(self) -> None:
         """``f``: focus the feed (then j/k/pgup scroll; G follows the tail again)."""
@@ -171,7 +226,7 @@ class TeamScreen(ConsoleScreen):
         style = STATUS_STYLE.get(status, "")
         if highlight:
             style += " reverse"
-        return Text(f"● {status}", style=style)
+        return Text(f"{STATUS_MARK.get(status, '●')} {status}", style=style)
 
     def _cells(self, entry: RosterEntry, highlight: bool = False) -> tuple[object, ...]:
         return (
@@ -180,5 +235,6 @@ class TeamScreen(ConsoleScreen):
             self._status_cell(entry.status, highlight),
             entry.model or "-",
             entry.detail,
+            Text(entry.tokens_text(), justify="right"),
             entry.autonomy_text(),
         )

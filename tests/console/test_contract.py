@@ -33,6 +33,7 @@ from console.models import (
     StreamEvent,
     UncertainOut,
 )
+from console.models_agents import AgentPause, AgentTurn
 from console.models_inbox import ApprovalDecisionOut, ApprovalOut, HandoffOut, InboxItem
 
 Schema = dict[str, Any]
@@ -65,6 +66,9 @@ ROUTES: list[tuple[str, str, Any]] = [
     ("get", "/api/handoffs", list[HandoffOut]),
     ("post", "/api/handoffs/{}/accept", HandoffOut),
     ("post", "/api/handoffs/{}/decline", HandoffOut),
+    ("post", "/api/agents/{}/pause", AgentPause),
+    ("post", "/api/agents/{}/resume", AgentPause),
+    ("get", "/api/agents/{}/turns", list[AgentTurn]),
 ]
 """(method, path with ``{}`` for any path parameter, what the console parses the body as)."""
 STREAM_MESSAGES: list[tuple[str, Any]] = [
@@ -107,6 +111,11 @@ def test_console_stream_models_match_the_stream_schemas(
 
 
 def test_the_checker_sees_a_renamed_field_a_wrong_type_and_an_untyped_route() -> None:
+    class Usage(BaseModel):
+        input_tokens: int
+        output_tokens: int
+        cost_usd: float | None
+
     class Agent(BaseModel):
         id: str
         role: str
@@ -114,6 +123,8 @@ def test_the_checker_sees_a_renamed_field_a_wrong_type_and_an_untyped_route() ->
         model: str | None
         autonomy: dict[str, str]
         detail: str
+        usage: Usage | None
+        paused_by: str | None
 
     class Renamed(BaseModel):
         id: int

@@ -38,6 +38,7 @@ from console.state import (
     awaiting_counts,
     backoff_delay,
     needs_approvals_refetch,
+    needs_roster_refetch,
     ordered_interruptions,
     ordered_prs,
     resultado_style,
@@ -225,3 +226,22 @@ def test_an_uncertain_attempt_refetches_approvals() -> None:
     assert needs_approvals_refetch(attempt, {"resultado": "resultado_incerto"})
     assert not needs_approvals_refetch(attempt, {"resultado": "executado"})
     assert needs_approvals_refetch("ledger.reconciliado")
+
+
+def test_roster_entries_of_an_older_and_a_newer_backend_both_read() -> None:
+    old = RosterEntry.model_validate({"id": "po", "role": "product owner", "status": "idle"})
+    assert (old.usage, old.paused_by, old.tokens_text()) == (None, None, "—")
+    new = RosterEntry.model_validate(
+        {
+            "id": "po",
+            "status": "paused",
+            "paused_by": "ana",
+            "usage": {"input_tokens": 9_000, "output_tokens": 3_345, "cost_usd": None},
+        }
+    )
+    assert (new.status, new.paused_by, new.tokens_text()) == ("paused", "ana", "12.3k")
+    small = {"input_tokens": 82, "output_tokens": 17, "cost_usd": 0.01}
+    assert RosterEntry.model_validate({"id": "x", "usage": small}).tokens_text() == "99"
+    assert RosterEntry.model_validate({"id": "x", "status": "error"}).status == "error"
+    assert needs_roster_refetch("agent.paused")
+    assert needs_roster_refetch("agent.resumed")

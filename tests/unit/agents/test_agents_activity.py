@@ -40,6 +40,15 @@ CASES: list[tuple[dict[str, Any], str]] = [
     ),
     (ev("agent.turn", {"text": "Here is the backlog."}, "po"), "po turn: Here is the backlog."),
     (
+        ev("agent.paused", {"operator": "ana", "reason": "custo"}, "dev-api"),
+        "dev-api paused by ana: custo (no new turn runs)",
+    ),
+    (ev("agent.paused", {"operator": "ana"}, "po"), "po paused by ana (no new turn runs)"),
+    (
+        ev("agent.resumed", {"operator": "bob", "paused_by": "ana"}, "po"),
+        "po resumed by bob",
+    ),
+    (
         ev(
             "action.decided",
             {

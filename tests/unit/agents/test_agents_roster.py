@@ -41,7 +41,31 @@ def test_fresh_project_has_the_three_conversational_agents_idle() -> None:
         "model": None,
         "autonomy": {},
         "detail": "waiting for input",
+        "paused_by": None,
     }
+
+
+def test_a_paused_agent_shows_paused_and_who_until_resumed_in_every_project() -> None:
+    paused = {**ev("agent.paused", "po", operator="ana", reason="custo"), "project_id": None}
+    log = [
+        ev("execution.activated", modules=["api"]),
+        ev("agent.status", "po", status="working", detail="writing stories"),
+        paused,
+        {**ev("agent.paused", "dev-api", operator="bob"), "project_id": None},
+        ev("agent.status", "po", status="idle"),  # the turn that was running ended
+    ]
+    roster = by_id(derive_roster(log, None, None, None))
+    assert (roster["po"].status, roster["po"].paused_by) == ("paused", "ana")
+    assert roster["po"].detail == "paused by ana: custo"
+    assert (roster["dev-api"].status, roster["dev-api"].detail) == ("paused", "paused by bob")
+    assert (roster["criativo"].status, roster["criativo"].paused_by) == ("idle", None)
+    resumed = [*log, {**ev("agent.resumed", "po", operator="bob"), "project_id": None}]
+    roster = by_id(derive_roster(resumed, None, None, None))
+    assert (roster["po"].status, roster["po"].paused_by) == ("idle", None)
+    assert roster["dev-api"].status == "paused"
+    # Time travel: up to the pause, the PO was simply working.
+    before = by_id(derive_roster(log[:2], None, None, None))
+    assert (before["po"].status, before["po"].paused_by) == ("working", None)
 
 
 def test_conversational_status_follows_the_latest_agent_status() -> None:

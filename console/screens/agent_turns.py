@@ -1,0 +1,149 @@
+"""An agent's recent turns (``t`` or ``enter`` on the Team screen): what it was told, what
+it said, every tool call with its arguments and what the tool answered, tokens and model.
+
+Read from ``GET /api/agents/{id}/turns`` (the agent's ``agent.turn`` events), newest first;
+``r`` fetches again.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, ClassVar
+
+from rich.console import Group
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import VerticalScroll
+from textual.widgets import Footer, Static
+
+from console.exceptions import ApiError, ContractError
+from console.models_agents import AgentTurn
+from console.screens._base import ConsoleScreen
+from console.widgets.status_bar import StatusBar
+
+TURNS_SHOWN = 20
+CONTENT_MAX = 600
+"""A tool result longer than this is cut (the turn event keeps all of it)."""
+
+
+def _clip(value: str, limit: int = CONTENT_MAX) -> str:
+    return value if len(value) <= limit else value[: limit - 1] + "…"
+
+
+def _arguments(value: Any) -> str:
+    return _clip(json.dumps(value, ensure_ascii=False, sort_keys=True, default=str), 300)
+
+
+def _message(m: dict[str, Any]) -> Text:
+    role = m.get("role")
+    if role == "user":
+        return Text.assemble(("  user ", "bold cyan"), _clip(str(m.get("text") or "")))
+    if role == "assistant":
+        line = Text.assemble(("  assistant ", "bold green"), _clip(str(m.get("text") or "")))
+        for call in m.get("tool_calls") or []:
+            bad = f"  (invalid: {call['error']})" if call.get("error") else ""
+            line.append_text(
+                Text.assemble(
+                    "\n    → ",
+                    (str(call.get("name", "?")), "bold yellow"),
+                    f"({_arguments(call.get('arguments') or {})})",
+                    (bad, "red"),
+                )
+            )
+        return line
+    error = bool(m.get("is_error"))
+    return Text.assemble(
+        ("    ← ", "bold"),
+        (str(m.get("name", "tool")), "yellow"),
+        (" error" if error else "", "bold red"),
+        ": ",
+        (_clip(str(m.get("content") or "")), "red" if error else ""),
+    )
+
+
+def render_turn(turn: AgentTurn) -> Group:
+    """One turn: a header (number, when, model, tokens, how it ended), then its messages."""
+    tokens = (
+        f"{turn.usage.input_tokens} in / {turn.usage.output_tokens} out"
+        if turn.usage
+        else "tokens —"
+    )
+    where = turn.session_id or "-"
+    header = Text.assemble(
+        (f"turn {turn.turn if turn.turn is not None else '?'}", "bold reverse"),
+        f"  {turn.ts.replace('T', ' ')[:19]} · ",
+        (turn.model or "model —", "magenta"),
+        f" · {tokens} · {turn.stop_reason or '?'} · session {where}",
+    )
+    return Group(header, *(_message(m) for m in turn.messages), Text(""))
+
+
+class AgentTurnsScreen(ConsoleScreen):
+    """The newest turns of one agent, scrollable."""
+
+    TITLE = "Turns"
+    CSS_PATH = "agent_turns.tcss"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "app.pop_screen", "Back"),
+        Binding("r", "reload", "Refresh turns"),
+        Binding("j", "scroll('down')", "Down", show=False),
+        Binding("k", "scroll('up')", "Up", show=False),
+    ]
+
+    def __init__(self, agent_id: str) -> None:
+        super().__init__()
+        self.agent_id = agent_id
+        self.turns: list[AgentTurn] = []
+        self.loads = 0
+        """Completed fetches (tests wait on it)."""
+
+    def compose(self) -> ComposeResult:
+        """Status bar, summary line, the turns, footer."""
+        yield StatusBar()
+        yield Static(f"{self.agent_id}: loading…", id="summary")
+        with VerticalScroll(id="turns-pane"):
+            yield Static(id="turns")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        """Fetch the turns."""
+        super().on_mount()
+        self.load()
+
+    def action_reload(self) -> None:
+        """``r``: fetch the turns again."""
+        self.load()
+
+    def action_scroll(self, direction: str) -> None:
+        """``j``/``k``."""
+        getattr(self.query_one("#turns-pane", VerticalScroll), f"scroll_{direction}")()
+
+    @work(exclusive=True, group="load", exit_on_error=False)
+    async def load(self) -> None:
+        """Screen-owned: popping the screen cancels a fetch nobody will see."""
+        summary = self.query_one("#summary", Static)
+        try:
+            turns = await self.console.client.agent_turns(self.agent_id, TURNS_SHOWN)
+        except ApiError as exc:
+            if isinstance(exc, ContractError):
+                self.console.report_contract_error(exc.route, exc.field, exc.detail)
+            summary.update(Text(f"{self.agent_id}: could not load turns: {exc.message}", "red"))
+            return
+        self.turns = turns
+        calls = sum(len(t.tool_calls) for t in turns)
+        summary.update(
+            Text.assemble(
+                (self.agent_id, "bold"),
+                f": {len(turns)} most recent turn{'s' if len(turns) != 1 else ''}, newest first"
+                f" · {calls} tool call{'s' if calls != 1 else ''} · r refreshes · esc back",
+            )
+        )
+        body: Group | Text = (
+            Group(*(render_turn(t) for t in turns))
+            if turns
+            else Text("No turns recorded yet.", style="dim")
+        )
+        self.query_one("#turns", Static).update(body)
+        self.loads += 1
