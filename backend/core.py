@@ -35,7 +35,9 @@ from backend.inbox import Inbox
 from backend.infra.agent import InfraAgentTools
 from backend.infra.approved import Decisions
 from backend.infra.authoring import ModelAuthor
+from backend.infra.dev_agent import DevAgents, task_creator
 from backend.infra.dev_tasks import DevTasks
+from backend.infra.dev_worker import DevWorker
 from backend.infra.kind_adr import AdrTool
 from backend.infra.pipeline import InfraPipeline
 from backend.settings import Settings
@@ -93,17 +95,22 @@ class Backend:
         self.store = TeamStore(self.events)
         self.pipeline = InfraPipeline(self.store, settings, auto=True)
         self.infra_tools = InfraAgentTools(self.pipeline)
-        self.team = TeamService(
-            settings,
-            self.store,
-            scripts=_scripts(settings),
-            infra_tools=self.infra_tools.registry(),
-            infra_planner=self.infra_tools,
-            adr_pr=AdrTool(self.pipeline),
-        )
+        scripts = _scripts(settings)
         # One PR pipeline for every kind: dev task PRs share the infra PRs' gates, jobs
         # and operator actions.
         self.dev_tasks = DevTasks(self.store, settings, pipeline=self.pipeline)
+        self.dev_agents = DevAgents(settings, self.dev_tasks, scripts=scripts)
+        self.dev_worker = DevWorker(self.dev_agents, settings)
+        self.team = TeamService(
+            settings,
+            self.store,
+            scripts=scripts,
+            infra_tools=self.infra_tools.registry(),
+            infra_planner=self.infra_tools,
+            adr_pr=AdrTool(self.pipeline),
+            task_creator=task_creator(self.dev_tasks, self.dev_worker.wake),
+            dev_turn=self.dev_agents.operator_turn,
+        )
         self.inbox = Inbox(self.pipeline, self.store, guard)
         self.decisions = Decisions(self.store.approvals, self.pipeline)
         self.customer = CustomerService(
@@ -160,6 +167,7 @@ class Backend:
         if self.guard.orchestrator.uncertain is not None:
             self.spawn(self._reconcile_loop(), "reconcile")
         self.spawn(self._gate_jobs_loop(), "gate-jobs")
+        self.spawn(self.dev_worker.run(), "dev-agents")
 
     async def _provision_scanners(self) -> None:
         """Install semgrep into the data dir on a machine that lacks it, then re-run the

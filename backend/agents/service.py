@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from backend.agents.activity import render
@@ -12,11 +13,15 @@ from backend.agents.providers.factory import is_planner, make_provider, model_bi
 from backend.agents.roster import derive_roster
 from backend.agents.runtime import AgentRuntime, ToolImpl, TurnContext, TurnResult
 from backend.agents.store import Handoff, TeamStore
-from backend.agents.team import ARQUITETO, INFRA, QA, SECOPS, agent
-from backend.agents.team_tools import AdrProposer, session_tools
+from backend.agents.team import ARQUITETO, DEV_PREFIX, INFRA, QA, SECOPS, agent
+from backend.agents.team_tools import AdrProposer, TaskCreator, session_tools
 from backend.events import EventType
 from backend.exceptions import ConflictError
 from backend.settings import Settings
+
+DevTurn = Callable[[str, str, str], Awaitable[TurnResult]]
+"""``(project_id, agent_id, operator text) -> turn``: a ``dev-<module>`` agent's turn on its
+current task (:meth:`backend.infra.dev_agent.DevAgents.operator_turn`)."""
 
 
 class TeamService:
@@ -31,13 +36,16 @@ class TeamService:
         infra_tools: dict[str, ToolImpl] | None = None,
         infra_planner: Any = None,
         adr_pr: AdrProposer | None = None,
+        task_creator: TaskCreator | None = None,
+        dev_turn: DevTurn | None = None,
     ) -> None:
         self.settings = settings
         self.store = store
         self.events = store.events
         self.scripts = scripts or {}
         self.infra_planner = infra_planner
-        tools = session_tools(store, adr_pr)
+        self.dev_turn = dev_turn
+        tools = session_tools(store, adr_pr, task_creator)
         if infra_tools:
             tools[INFRA] = infra_tools
         self.runtime = AgentRuntime(events=self.events, providers=self._provider, tools=tools)
@@ -63,6 +71,8 @@ class TeamService:
         if session["project_id"] != project_id:
             raise ConflictError(f"session {session_id} is not in project {project_id}")
         if definition.scope != "session":
+            if agent_id.startswith(DEV_PREFIX) and self.dev_turn is not None:
+                return await self.dev_turn(project_id, agent_id, text)
             raise ConflictError(f"{agent_id} is not a conversational agent")
         if agent_id == INFRA:
             await self._require_infra_handoff(project_id, session_id)

@@ -8,6 +8,9 @@ Specs (``CADENCIA_MODEL`` and the values of ``CADENCIA_AGENT_MODELS``)::
     openai:<model>                  same, base URL from settings/env (default api.openai.com/v1)
     planner                         reserved: the rule-based infra planner, which is not a
                                     model; the runtime checks :func:`is_planner` first
+    dev-offline                     the offline dev model (``dev_offline.py``); a resolved
+                                    ``scripted`` for a ``dev-<module>`` agent means it too,
+                                    unless the script has turns under that exact agent id
 
 OpenAI settings not (yet) on :class:`Settings` are read from the environment:
 ``CADENCIA_OPENAI_BASE_URL`` / ``OPENAI_BASE_URL``, ``CADENCIA_OPENAI_API_KEY`` /
@@ -23,8 +26,9 @@ from typing import Any
 
 from backend.agents.providers.base import ModelProvider
 from backend.agents.providers.bedrock import BedrockProvider
+from backend.agents.providers.dev_offline import DEV_OFFLINE, DevOfflineModel
 from backend.agents.providers.openai import OpenAIProvider
-from backend.agents.providers.scripted import Script, ScriptedProvider
+from backend.agents.providers.scripted import Script, ScriptedProvider, load_script
 from backend.exceptions import ConfigError
 
 PLANNER = "planner"
@@ -79,6 +83,13 @@ def make_provider(
         ScriptError: the script is malformed.
     """
     kind, _, rest = spec.strip().partition(":")
+    if kind == DEV_OFFLINE and not rest:
+        return DevOfflineModel(agent_id)
+    scripted = kind == "scripted" and not rest
+    dev = agent_id.startswith("dev-")
+    if scripted and dev and agent_id not in load_script(scripts or {}).agents:
+        # The team script has no dev turns: a dev agent's offline model works the task.
+        return DevOfflineModel(agent_id)
     if kind == "scripted" and not rest:
         return ScriptedProvider.for_agent(scripts or {}, agent_id, start_at=start_at)
     if kind == PLANNER and not rest:
@@ -98,7 +109,7 @@ def make_provider(
         return _openai(rest, settings=settings, http_client=http_client)
     raise ConfigError(
         f"unknown model provider spec {spec!r}: expected 'scripted', 'bedrock:<modelId>', "
-        "'openai:<model>[@<base_url>]' or 'planner'",
+        "'openai:<model>[@<base_url>]', 'dev-offline' or 'planner'",
         spec=spec,
     )
 
