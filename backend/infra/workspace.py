@@ -116,9 +116,7 @@ class TaskWorkspace:
         """
         if not isinstance(path, str):
             raise PathError("a path must be a string", path=path)
-        path = path.strip()
-        if path in ("", "."):
-            path = self.module_path
+        path = path.strip() or self.module_path
         if path != ".":
             validate_path(path)
         if not self.inside_module(path):
