@@ -110,6 +110,7 @@ class Backend:
             adr_pr=AdrTool(self.pipeline),
             task_creator=task_creator(self.dev_tasks, self.dev_worker.wake),
             dev_turn=self.dev_agents.operator_turn,
+            dev_correction=self.dev_agents.correction_turn,
         )
         self.inbox = Inbox(self.pipeline, self.store, guard)
         self.decisions = Decisions(self.store.approvals, self.pipeline)

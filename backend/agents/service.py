@@ -22,6 +22,9 @@ from backend.settings import Settings
 DevTurn = Callable[[str, str, str], Awaitable[TurnResult]]
 """``(project_id, agent_id, operator text) -> turn``: a ``dev-<module>`` agent's turn on its
 current task (:meth:`backend.infra.dev_agent.DevAgents.operator_turn`)."""
+DevCorrection = Callable[[str, str], Awaitable[TurnResult | None]]
+"""``(task_id, correction text) -> turn``, ``None`` on the offline dev model (the rule-based
+fixer corrects then): :meth:`backend.infra.dev_agent.DevAgents.correction_turn`."""
 
 
 class TeamService:
@@ -38,6 +41,7 @@ class TeamService:
         adr_pr: AdrProposer | None = None,
         task_creator: TaskCreator | None = None,
         dev_turn: DevTurn | None = None,
+        dev_correction: DevCorrection | None = None,
     ) -> None:
         self.settings = settings
         self.store = store
@@ -45,6 +49,7 @@ class TeamService:
         self.scripts = scripts or {}
         self.infra_planner = infra_planner
         self.dev_turn = dev_turn
+        self.dev_correction = dev_correction
         tools = session_tools(store, adr_pr, task_creator)
         if infra_tools:
             tools[INFRA] = infra_tools
@@ -86,6 +91,10 @@ class TeamService:
         """A model turn of a PR's author asked to correct it (``text``: the reason, the
         findings and the files); ``None`` when the agent runs on the rule-based planner,
         whose corrections the PR pipeline applies itself."""
+        if agent_id.startswith(DEV_PREFIX):  # a dev PR: its turn runs on its task
+            if self.dev_correction is None or not session_id:
+                return None
+            return await self.dev_correction(session_id, text)
         if is_planner(model_binding(agent_id, self.settings)):
             return None
         return await self.runtime.run_turn(TurnContext(project_id, session_id, agent_id), text)

@@ -19,7 +19,7 @@ from typing import Any
 
 from backend.agents.providers.base import ModelProvider
 from backend.agents.providers.dev_offline import task_header
-from backend.agents.providers.factory import make_provider, model_binding
+from backend.agents.providers.factory import is_dev_offline, make_provider, model_binding
 from backend.agents.runtime import AgentRuntime, ToolImpl, TurnContext, TurnResult
 from backend.agents.store import Project
 from backend.agents.team import DEV_PREFIX
@@ -95,6 +95,16 @@ class DevAgents:
             )
         message = f"{self.brief(task)}\n\nThe operator says: {text}"
         return await self._turn(task, message)
+
+    async def correction_turn(self, task_id: str, text: str) -> TurnResult | None:
+        """The agent corrects its task's PR (``text``: the reason, findings and files), or
+        ``None`` when it runs on the offline dev model, which cannot read findings (the
+        pipeline's rule-based fixer corrects then)."""
+        task = await asyncio.to_thread(self.dev_tasks.get, task_id)
+        spec = model_binding(task.agent, self.settings)
+        if is_dev_offline(spec, task.agent, self.scripts):
+            return None
+        return await self._turn(task, f"{self.brief(task)}\n\n{text}")
 
     async def _turn(self, task: DevTask, text: str) -> TurnResult:
         self.runtime.tools.setdefault(task.agent, self.tools())

@@ -243,6 +243,7 @@ class DevRules(KindRules):
     kind = "dev"
     action = "propose_task_pr"
     changed_type = EventType.PR_GATE_CHANGED
+    author_tool = "propose_task_pr"
 
     def branch(self, *, task_id: str | None) -> str:
         if not task_id:

@@ -57,6 +57,16 @@ def is_planner(spec: str) -> bool:
     return spec.strip() == PLANNER
 
 
+def is_dev_offline(spec: str, agent_id: str, scripts: Any = None) -> bool:
+    """Whether ``spec`` runs ``agent_id`` on the offline dev model: ``dev-offline``, or a
+    ``scripted`` ``dev-<module>`` agent that the script has no turns for."""
+    spec = spec.strip()
+    if spec == DEV_OFFLINE:
+        return True
+    dev = agent_id.startswith("dev-") and spec == "scripted"
+    return dev and agent_id not in load_script(scripts or {}).agents
+
+
 def make_provider(
     spec: str,
     *,
@@ -83,11 +93,7 @@ def make_provider(
         ScriptError: the script is malformed.
     """
     kind, _, rest = spec.strip().partition(":")
-    if kind == DEV_OFFLINE and not rest:
-        return DevOfflineModel(agent_id)
-    scripted = kind == "scripted" and not rest
-    dev = agent_id.startswith("dev-")
-    if scripted and dev and agent_id not in load_script(scripts or {}).agents:
+    if is_dev_offline(spec, agent_id, scripts):
         # The team script has no dev turns: a dev agent's offline model works the task.
         return DevOfflineModel(agent_id)
     if kind == "scripted" and not rest:

@@ -11,6 +11,7 @@ import asyncio
 import json
 import os
 import subprocess
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ from test_pipeline_support import World, make_world, require_scanners
 
 from backend.agents.service import TeamService
 from backend.exceptions import ConflictError
+from backend.infra.authoring import ModelAuthor
 from backend.infra.dev_agent import DevAgents, start_execution, task_creator
 from backend.infra.dev_tasks import DevTasks
 from backend.infra.dev_worker import DevTaskLeases, DevWorker
@@ -265,3 +267,48 @@ def test_a_task_left_working_by_a_dead_worker_is_taken_again_and_once(
     assert (done.status, done.attempts) == ("in_review", 2)
     assert sorted(done.files) == ["worker/README.md", "worker/notes.txt"]  # the worktree reused
     assert len(world.of_type("dev.task_started")) == 1
+
+
+BAD = 'FROM python:latest\nWORKDIR /app\nCOPY . .\nUSER 10001\nCMD ["python", "-m", "app"]\n'
+GOOD = BAD.replace("python:latest", "python:3.11.9-slim-bookworm")
+
+
+def test_a_dev_agent_on_a_model_corrects_its_own_pr_after_a_gate_fails(
+    sqlite_db: Database, tmp_path: Path
+) -> None:
+    require_scanners()
+    with serve() as server:
+        world, dev, agents = _world(
+            sqlite_db, tmp_path, agent_models={"dev-*": f"openai:gpt-test@{server.url}"}
+        )
+        task = dev.create_task(world.project.id, "worker", "Containerize the worker")
+        server.answer(
+            tool_call("c1", "write_file", {"path": "worker/Dockerfile", "content": BAD}),
+            tool_call("c2", "propose_task_pr", {"task_id": task.id}),
+            text("PR opened."),
+            tool_call("c3", "write_file", {"path": "worker/Dockerfile", "content": GOOD}),
+            tool_call("c4", "propose_task_pr", {"task_id": task.id}),
+            text("Pinned the base image."),
+        )
+        asyncio.run(agents.work(task.id))
+        # The backend's wiring: the pipeline's author runs the PR author's turn on the loop.
+        team = TeamService(agents.settings, world.store, dev_correction=agents.correction_turn)
+        loop = asyncio.new_event_loop()
+        thread = threading.Thread(target=loop.run_forever, daemon=True)
+        thread.start()
+
+        async def author() -> ModelAuthor:  # built on its loop, as Backend.start does
+            return ModelAuthor(team, asyncio.get_running_loop(), timeout_s=60)
+
+        world.pipeline.author = asyncio.run_coroutine_threadsafe(author(), loop).result(10)
+        try:
+            settled = dev.settle(task.id)  # QA fails on :latest, the model fixes it, gates pass
+        finally:
+            loop.call_soon_threadsafe(loop.stop)
+            thread.join(10)
+        correction = server.requests[3]["body"]["messages"][-1]["content"]
+    assert (settled.gate_status, settled.gate_correction_count) == ("awaiting_human", 1)
+    assert "DL3007" in correction  # the model was told the finding
+    assert f"Task {task.id} · module worker" in correction
+    assert world.git("show", f"{settled.branch}:worker/Dockerfile") == GOOD
+    assert world.commits_on_branch(settled.branch) == 2
