@@ -98,17 +98,20 @@ async def run_demo(backend: Backend, *, pace_s: float = PACE_S) -> dict[str, Any
     # whole story again instead of continuing yesterday's customers.
     run = f"{int(sid[-4:], 16) % 1000:03d}"
     customer = backend.spawn(_customer_demo(backend, pace_s, run), "demo-customers")
-    # The Arquiteto's module map comes before the PO's tasks: a task belongs to a module.
+    # The Arquiteto's module map comes before the PO's tasks (a task belongs to a module),
+    # and the infra PR before them, so its gates run first.
     for agent_id, text in (
         (CRIATIVO, "Quero uma loja com API, site e worker de reembolsos."),
         (ARQUITETO, "Defina os módulos e registre a decisão."),
-        (PO, "Quebre em histórias e tarefas."),
     ):
         await backend.team.agent_turn(project.id, sid, agent_id, text)
         await asyncio.sleep(pace_s)
     handoff = await backend.team.offer_infra_handoff(project.id, sid)
     await asyncio.sleep(pace_s)
     await backend.team.accept_handoff(handoff.id, DEMO_OPERATOR)
+    await backend.tools_ready.wait()  # first run on a fresh machine: semgrep is being installed
+    await _infra_with_one_correction(backend, project.id, sid)
+    await backend.team.agent_turn(project.id, sid, PO, "Quebre em histórias e tarefas.")
     project = await asyncio.to_thread(backend.store.project, project.id)
     if not project.execution_activated:  # an earlier run activated it already
         project = await asyncio.to_thread(backend.store.activate_execution, project.id)
@@ -116,8 +119,6 @@ async def run_demo(backend: Backend, *, pace_s: float = PACE_S) -> dict[str, Any
     # dev agents (offline model) on them like on any project's tasks.
     await asyncio.to_thread(seed_demo_tasks, backend.dev_tasks, project)
     backend.dev_worker.wake()
-    await backend.tools_ready.wait()  # first run on a fresh machine: semgrep is being installed
-    await _infra_with_one_correction(backend, project.id, sid)
     await customer
     return {"project_id": project.id, "session_id": sid, "handoff_id": handoff.id, "new": new}
 
