@@ -51,9 +51,10 @@ RETURNING id
 
 -- name: dev_task_release
 -- The owner's turn ended without settling the task: back to todo (``reason`` says why) or
--- blocked with it (``to_status``).
+-- blocked with it (``to_status``). ``refund`` (0 or 1) gives back the claim's attempt when
+-- the turn was refused before it ran (the agent is paused or over its budget).
 UPDATE dev_tasks
-SET status = %(to_status)s, reason = %(reason)s,
+SET status = %(to_status)s, reason = %(reason)s, attempts = attempts - %(refund)s,
     owner = NULL, lease_until = 0, updated_at = %(now)s
 WHERE id = %(id)s AND owner = %(owner)s AND status = 'working'
 RETURNING id, status, project_id, module, session_id

@@ -13,7 +13,9 @@ reused or recreated).
 A turn settles its task through the agent's own tools (``propose_task_pr`` → ``in_review``,
 ``report_blocked`` → ``blocked``). A turn that ends without either blocks the task with the
 agent's last words; a turn that fails (its provider down after the retries) puts it back
-to ``todo`` with the error, and after ``dev_max_attempts`` claims blocks it.
+to ``todo`` with the error, and after ``dev_max_attempts`` claims blocks it. A turn the
+runtime's checks refuse (the agent is paused, or over its budget) costs no attempt: the
+task waits in ``todo``.
 """
 
 from __future__ import annotations
@@ -27,10 +29,14 @@ from typing import Any
 
 from backend.agents.team import dev_agent_id
 from backend.events import EventLog, EventType, utcnow_iso
+from backend.exceptions import ConflictError
 from backend.infra.dev_agent import DevAgents
 from backend.settings import Settings
 
 log = logging.getLogger(__name__)
+
+REFUSALS = frozenset({"agent_paused", "budget_exceeded"})
+"""Codes of the turn checks' refusals (the runtime's ``checks``): the task waits, uncounted."""
 
 
 class DevTaskLeases:
@@ -76,7 +82,9 @@ class DevTaskLeases:
         with self.db.transaction() as tx:
             return tx.one("dev_task_heartbeat", params) is not None
 
-    def release(self, task_id: str, owner: str, to_status: str, reason: str) -> str | None:
+    def release(
+        self, task_id: str, owner: str, to_status: str, reason: str, *, refund: bool = False
+    ) -> str | None:
         """End ``owner``'s claim of a task its turn did not settle (``todo``/``blocked``; a
         block is in the feed, ``backlog.task_blocked``, in the same transaction)."""
         params = {
@@ -84,6 +92,7 @@ class DevTaskLeases:
             "owner": owner,
             "to_status": to_status,
             "reason": reason,
+            "refund": 1 if refund else 0,
             "now": utcnow_iso(),
         }
         events = []
@@ -120,7 +129,8 @@ class DevWorker:
         self.leases = DevTaskLeases(self.dev_tasks.store.events, lease_s=settings.dev_lease_s)
         self._wake = asyncio.Event()
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._running: dict[str, asyncio.Task[None]] = {}
+        self._running: dict[str, tuple[tuple[str, str], asyncio.Task[None]]] = {}
+        self._refused: dict[tuple[str, str], float] = {}
 
     def wake(self) -> None:
         """Sweep now instead of at the next interval (from any thread; a no-op before
@@ -141,23 +151,27 @@ class DevWorker:
                 with suppress(TimeoutError):
                     await asyncio.wait_for(self._wake.wait(), self.settings.resolved_dev_sweep_s())
         finally:
-            for task in list(self._running.values()):
-                task.cancel()
-            if self._running:
-                await asyncio.gather(*self._running.values(), return_exceptions=True)
+            jobs = [job for _key, job in self._running.values()]
+            for job in jobs:
+                job.cancel()
+            if jobs:
+                await asyncio.gather(*jobs, return_exceptions=True)
 
     async def sweep(self) -> list[str]:
         """Claim and start what may run now; the ids of the tasks this call started."""
         started = []
         for row in await asyncio.to_thread(self.leases.runnable):
             task_id = str(row["id"])
-            if task_id in self._running or self._module_busy(row):
+            key = (str(row["project_id"]), str(row["module"]))
+            if task_id in self._running or self._module_busy(key):
                 continue
+            if self._refused.get(key, 0.0) > time.monotonic():
+                continue  # its agent refused a turn a moment ago (paused, over budget)
             attempt = await asyncio.to_thread(self.leases.claim, task_id, self.owner)
             if attempt is None:
                 continue  # another worker won it
-            job = asyncio.create_task(self._work(task_id, attempt), name=f"dev-{task_id}")
-            self._running[task_id] = job
+            job = asyncio.create_task(self._work(task_id, attempt, *key), name=f"dev-{task_id}")
+            self._running[task_id] = (key, job)
             job.add_done_callback(self._forget(task_id))
             started.append(task_id)
         return started
@@ -171,19 +185,28 @@ class DevWorker:
     async def wait_idle(self) -> None:
         """Wait for the turns in flight (tests)."""
         while self._running:
-            await asyncio.gather(*list(self._running.values()), return_exceptions=True)
+            jobs = [job for _key, job in self._running.values()]
+            await asyncio.gather(*jobs, return_exceptions=True)
 
-    def _module_busy(self, row: dict[str, Any]) -> bool:
-        running = [self.dev_tasks.get(t) for t in self._running]
-        return any((t.project_id, t.module) == (row["project_id"], row["module"]) for t in running)
+    def _module_busy(self, key: tuple[str, str]) -> bool:
+        return any(running == key for running, _job in self._running.values())
 
-    async def _work(self, task_id: str, attempt: int) -> None:
+    async def _work(self, task_id: str, attempt: int, project_id: str, module: str) -> None:
         beat = asyncio.create_task(self._heartbeat(task_id))
         try:
             result = await self.agents.work(task_id)
             said = (result.text or "").strip() or "(no answer)"
             reason = f"the agent ended its turn without propose_task_pr or report_blocked: {said}"
             await asyncio.to_thread(self.leases.release, task_id, self.owner, "blocked", reason)
+        except ConflictError as exc:
+            if exc.code not in REFUSALS:
+                raise
+            # The turn was refused before it ran (paused, over budget): not the task's
+            # failure, so not an attempt; this worker leaves the module alone for a while.
+            self._refused[(project_id, module)] = time.monotonic() + self.settings.dev_lease_s / 2
+            await asyncio.to_thread(
+                self.leases.release, task_id, self.owner, "todo", exc.message, refund=True
+            )
         except asyncio.CancelledError:
             # Shutting down: give the task back now rather than after the lease runs out.
             self.leases.release(task_id, self.owner, "todo", "the backend stopped mid-turn")

@@ -312,3 +312,48 @@ def test_a_dev_agent_on_a_model_corrects_its_own_pr_after_a_gate_fails(
     assert f"Task {task.id} · module worker" in correction
     assert world.git("show", f"{settled.branch}:worker/Dockerfile") == GOOD
     assert world.commits_on_branch(settled.branch) == 2
+
+
+class _Paused(ConflictError):
+    code = "agent_paused"  # what the runtime's pause check raises (a ConflictError, 409)
+
+
+def test_a_refused_turn_costs_no_attempt_and_a_failing_one_blocks_at_the_limit(
+    any_db: Database, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CADENCIA_PROVIDER_RETRIES", "0")  # a provider down fails at once
+    world, dev, agents = _world(any_db, tmp_path, dev_max_attempts=2)
+    task = dev.create_task(world.project.id, "worker", "Document the worker")
+    world.store.activate_execution(world.project.id)
+    worker = DevWorker(agents, agents.settings)
+
+    def paused(agent_id: str, calls: int) -> Any:
+        raise _Paused(f"{agent_id} is paused by ana")
+
+    async def sweep(on: DevWorker = worker) -> list[str]:
+        started = await on.sweep()
+        await on.wait_idle()
+        return started
+
+    agents.runtime.providers = paused
+    assert asyncio.run(sweep()) == [task.id]
+    waiting = dev.get(task.id)
+    assert (waiting.status, waiting.attempts, waiting.reason) == (
+        "todo",
+        0,
+        "dev-worker is paused by ana",
+    )
+    assert asyncio.run(worker.sweep()) == []  # the worker leaves a refusing agent alone a while
+
+    with serve() as server:  # the model provider is down: 500s (no reply queued)
+        agents.runtime.providers = DevAgents(
+            _settings(world, agent_models={"dev-*": f"openai:m@{server.url}"}), dev
+        )._provider
+        again = DevWorker(agents, agents.settings)
+        for attempt in (1, 2):
+            assert asyncio.run(sweep(again)) == [task.id]
+            after = dev.get(task.id)
+            assert after.attempts == attempt
+    assert after.status == "blocked"
+    assert "turn failed (attempt 2)" in str(after.reason)
+    assert world.of_type("backlog.task_blocked")[-1].payload["task_id"] == task.id
