@@ -34,15 +34,15 @@ from backend.agents.providers.base import (
 
 DEV_OFFLINE = "dev-offline"
 _HEADER = re.compile(
-    r"^Task (?P<task>\S+) · module (?P<module>\S+) · path (?P<path>\S+)\n"
-    r"Title: (?P<title>[^\n]*)$",
+    r"^(?P<title>[^\n]*) — task (?P<task>\S+), module (?P<module>\S+), path (?P<path>\S+)$",
     re.MULTILINE,
 )
 
 
 def task_header(task_id: str, module: str, path: str, title: str) -> str:
-    """The first lines of every dev turn's message (the offline model reads them)."""
-    return f"Task {task_id} · module {module} · path {path}\nTitle: {title}"
+    """The first line of every dev turn's message (the offline model reads it; the title
+    first, so the roster's "thinking about" detail names the task)."""
+    return f"{title} — task {task_id}, module {module}, path {path}"
 
 
 @dataclass(frozen=True)

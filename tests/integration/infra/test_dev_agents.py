@@ -172,7 +172,7 @@ def test_a_dev_agent_on_an_openai_compatible_model_proposes_through_the_wire(
     offered = [t["function"]["name"] for t in bodies[0]["tools"]]
     assert offered == ["list_files", "read_file", "write_file", "propose_task_pr", "report_blocked"]
     first = bodies[0]["messages"][-1]["content"]
-    assert f"Task {task_id} · module worker · path worker" in first
+    assert f"Document the worker — task {task_id}, module worker, path worker" in first
     listed = json.loads(bodies[1]["messages"][-1]["content"])
     assert bodies[1]["messages"][-1]["role"] == "tool"
     assert listed == {"files": ["worker/README.md"], "truncated": 0}
@@ -309,7 +309,7 @@ def test_a_dev_agent_on_a_model_corrects_its_own_pr_after_a_gate_fails(
         correction = server.requests[3]["body"]["messages"][-1]["content"]
     assert (settled.gate_status, settled.gate_correction_count) == ("awaiting_human", 1)
     assert "DL3007" in correction  # the model was told the finding
-    assert f"Task {task.id} · module worker" in correction
+    assert f"task {task.id}, module worker" in correction
     assert world.git("show", f"{settled.branch}:worker/Dockerfile") == GOOD
     assert world.commits_on_branch(settled.branch) == 2
 
