@@ -83,10 +83,15 @@ class Worktrees(GitProvider):
     def changes(self, path: Path) -> list[str]:
         """Paths added or modified in the worktree since its head, sorted."""
         self._git("-C", str(path), "add", "-A")
-        out = self._git(
-            "-C", str(path), "diff", "--cached", "--name-only", "-z", "--no-renames",
-            "--diff-filter=AMT", "HEAD",
-        ).stdout  # fmt: skip
+        try:
+            out = self._git(
+                "-C", str(path), "diff", "--cached", "--name-only", "-z", "--no-renames",
+                "--diff-filter=AMT", "HEAD",
+            ).stdout  # fmt: skip
+        finally:
+            # Staged only to be listed: the index keeps naming the head, so a proposal that
+            # is refused leaves the agent's files as they are (see _follow_head).
+            self._git("-C", str(path), "reset", "-q")
         return sorted(p for p in out.split("\0") if p)
 
     def synced(self, path: Path) -> None:

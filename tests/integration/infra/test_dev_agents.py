@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 from test_pipeline_support import World, make_world, require_scanners
 
+from backend.agents.providers.base import UserMessage
 from backend.agents.service import TeamService
 from backend.exceptions import ConflictError
 from backend.infra.authoring import ModelAuthor
@@ -357,3 +358,45 @@ def test_a_refused_turn_costs_no_attempt_and_a_failing_one_blocks_at_the_limit(
     assert after.status == "blocked"
     assert "turn failed (attempt 2)" in str(after.reason)
     assert world.of_type("backlog.task_blocked")[-1].payload["task_id"] == task.id
+
+
+def test_an_operator_turn_continues_the_task_and_a_refused_proposal_keeps_the_files(
+    any_db: Database, tmp_path: Path
+) -> None:
+    world, dev, _ = _world(any_db, tmp_path)
+    task = dev.create_task(world.project.id, "worker", "Write a")
+
+    def write(text: str) -> dict[str, Any]:
+        args = {"path": "worker/a.md", "content": text}
+        return {"tool_calls": [{"name": "write_file", "arguments": args}]}
+
+    propose = {"tool_calls": [{"name": "propose_task_pr", "arguments": {"task_id": task.id}}]}
+    read = {"tool_calls": [{"name": "read_file", "arguments": {"path": "worker/a.md"}}]}
+    script = {
+        "agents": {
+            "dev-worker": [
+                write("one\n"),
+                propose,
+                {"text": "opened"},
+                write("two\n"),
+                propose,  # refused: the PR waits for QA, no correction is asked for
+                {"text": "refused"},
+                read,
+                {"text": "still there"},
+            ]
+        }
+    }
+    agents = DevAgents(_settings(world), dev, scripts=script)
+    asyncio.run(agents.work(task.id))
+    assert dev.get(task.id).gate_status == "awaiting_qa"
+    second = asyncio.run(agents.operator_turn(world.project.id, "dev-worker", "make it two"))
+    assert second.tool_results[1]["error"] is True
+    third = asyncio.run(agents.operator_turn(world.project.id, "dev-worker", "show me"))
+    assert third.tool_results[0]["result"]["content"] == "two\n"
+    assert world.commits_on_branch(f"feature/task-{task.id}") == 1
+    with pytest.raises(ConflictError, match="dev-api has no task"):
+        asyncio.run(agents.operator_turn(world.project.id, "dev-api", "oi"))
+    history, _ = agents.runtime.history(task.id, "dev-worker")  # one conversation per task
+    said = [m.text for m in history if isinstance(m, UserMessage)]
+    assert len(said) == 3
+    assert said[1].endswith("The operator says: make it two")
