@@ -77,7 +77,7 @@ class DevAgents:
     async def work(self, task_id: str) -> TurnResult:
         """The agent's turn on its task (the worker calls it once the task is claimed)."""
         task = await asyncio.to_thread(self.dev_tasks.get, task_id)
-        return await self._turn(task, self.brief(task))
+        return await self._turn(task, await asyncio.to_thread(self.brief, task))
 
     async def operator_turn(self, project_id: str, agent_id: str, text: str) -> TurnResult:
         """An operator's message to a dev agent, given to it on its current task.
@@ -89,12 +89,12 @@ class DevAgents:
         task = await asyncio.to_thread(self.current_task, project_id, module)
         if task is None:
             raise ConflictError(
-                f"{agent_id} has no task in project {project_id}: the PO creates tasks "
-                "(create_task) and execution must be active",
+                f"{agent_id} has no task in project {project_id}: the PO creates the tasks "
+                "of each module (create_task)",
                 agent=agent_id,
             )
-        message = f"{self.brief(task)}\n\nThe operator says: {text}"
-        return await self._turn(task, message)
+        brief = await asyncio.to_thread(self.brief, task)
+        return await self._turn(task, f"{brief}\n\nThe operator says: {text}")
 
     async def correction_turn(self, task_id: str, text: str) -> TurnResult | None:
         """The agent corrects its task's PR (``text``: the reason, findings and files), or
@@ -104,7 +104,8 @@ class DevAgents:
         spec = model_binding(task.agent, self.settings)
         if is_dev_offline(spec, task.agent, self.scripts):
             return None
-        return await self._turn(task, f"{self.brief(task)}\n\n{text}")
+        brief = await asyncio.to_thread(self.brief, task)
+        return await self._turn(task, f"{brief}\n\n{text}")
 
     async def _turn(self, task: DevTask, text: str) -> TurnResult:
         self.runtime.tools.setdefault(task.agent, self.tools())
