@@ -155,6 +155,21 @@ class DevAgents:
         root = worktrees.open(path, f"feature/task-{task.id}")
         return TaskWorkspace(root, self.module_path(task), worktrees)
 
+    def prune(self) -> list[str]:
+        """Drop the worktrees of finished tasks (merged or closed; their branches stay);
+        the ids of the tasks whose worktree went."""
+        root = self.settings.data_dir / "worktrees"
+        removed: list[str] = []
+        for tree in sorted(root.glob("*/*")) if root.is_dir() else []:
+            try:
+                task = self.dev_tasks.get(tree.name)
+            except NotFoundError:
+                continue  # not a task's worktree: not ours to remove
+            if task.status in ("done", "closed"):
+                Worktrees(self.dev_tasks.git_for(task).repo_path).remove(tree)
+                removed.append(task.id)
+        return removed
+
     # -- tools -----------------------------------------------------------------------------
 
     def tools(self) -> dict[str, ToolImpl]:

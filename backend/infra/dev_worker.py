@@ -158,7 +158,9 @@ class DevWorker:
                 await asyncio.gather(*jobs, return_exceptions=True)
 
     async def sweep(self) -> list[str]:
-        """Claim and start what may run now; the ids of the tasks this call started."""
+        """Claim and start what may run now (and drop finished tasks' worktrees); the ids of
+        the tasks this call started."""
+        await asyncio.to_thread(self.agents.prune)
         started = []
         for row in await asyncio.to_thread(self.leases.runnable):
             task_id = str(row["id"])

@@ -145,6 +145,9 @@ def test_offline_dev_agent_turns_a_po_task_into_a_dev_pr_that_passes_the_gates(
     merged = dev.approve(task_id, "ana")
     assert (merged.status, merged.gate_status) == ("done", "merged")
     assert "Document the worker" in world.git("show", "main:worker/README.md")
+    assert asyncio.run(worker.sweep()) == []
+    assert not tree.exists()  # a finished task's worktree goes; its branch stays
+    assert world.branch_exists(task.branch)
 
 
 def test_a_dev_agent_on_an_openai_compatible_model_proposes_through_the_wire(
