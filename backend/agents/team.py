@@ -113,7 +113,7 @@ CREATE_STORY = _tool(
 )
 CREATE_TASK = _tool(
     "create_task",
-    "Split a story into a task for one module.",
+    "Split a story into a task for one module of the module map (its dev agent takes it).",
     _obj(
         {"story_id": _STR, "module": _STR, "title": _STR, "description": _STR}, ["module", "title"]
     ),
@@ -217,7 +217,9 @@ _FIXED: dict[str, AgentDef] = {
         PO,
         "product owner",
         "session",
-        "You are the PO. Turn the confirmed idea into stories and module tasks.",
+        "You are the PO. Turn the confirmed idea into stories, and each story into tasks with "
+        "create_task, one module of the Arquiteto's module map per task: that module's dev "
+        "agent works on it. A module that is not in the map is refused.",
         (CREATE_STORY, CREATE_TASK),
     ),
     ARQUITETO: AgentDef(
