@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
 import subprocess
 import threading
 from pathlib import Path
@@ -403,3 +404,21 @@ def test_an_operator_turn_continues_the_task_and_a_refused_proposal_keeps_the_fi
     said = [m.text for m in history if isinstance(m, UserMessage)]
     assert len(said) == 3
     assert said[1].endswith("The operator says: make it two")
+
+
+def test_a_lost_or_broken_worktree_is_recreated_on_its_branch(
+    sqlite_db: Database, tmp_path: Path
+) -> None:
+    world, dev, agents = _world(sqlite_db, tmp_path)
+    task = dev.create_task(world.project.id, "worker", "Recreate")
+    first = agents.workspace(task)
+    first.write_file("worker/kept.txt", "x\n")
+    assert agents.workspace(task).read_file("worker/kept.txt")["content"] == "x\n"  # reused
+    shutil.rmtree(first.root)  # the data dir lost it
+    again = agents.workspace(task)
+    assert again.root == first.root
+    assert again.list_files()["files"] == ["worker/README.md"]
+    (again.root / ".git").unlink()  # broken: not a worktree any more
+    third = agents.workspace(task)
+    branch = world.git("-C", str(third.root), "symbolic-ref", "HEAD").strip()
+    assert branch == f"refs/heads/feature/task-{task.id}"
