@@ -44,6 +44,14 @@ WHERE id = %(id)s
   AND (status = 'todo' OR (status = 'working' AND lease_until < %(epoch)s))
 RETURNING id, attempts
 
+-- name: dev_tasks_give_up
+-- Tasks whose turn died (lease expired) on every one of their attempts: blocked, for an
+-- operator, instead of being taken again forever.
+UPDATE dev_tasks
+SET status = 'blocked', reason = %(reason)s, owner = NULL, lease_until = 0, updated_at = %(now)s
+WHERE status = 'working' AND lease_until < %(epoch)s AND attempts >= %(max_attempts)s
+RETURNING id, project_id, module, session_id, attempts
+
 -- name: dev_task_heartbeat
 UPDATE dev_tasks SET lease_until = %(lease_until)s
 WHERE id = %(id)s AND owner = %(owner)s AND status = 'working'

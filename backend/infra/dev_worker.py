@@ -42,10 +42,39 @@ REFUSALS = frozenset({"agent_paused", "budget_exceeded"})
 class DevTaskLeases:
     """The conditional writes of a worker's claim on a task (``sql/dev_task_queries.sql``)."""
 
-    def __init__(self, events: EventLog, *, lease_s: float) -> None:
+    def __init__(self, events: EventLog, *, lease_s: float, max_attempts: int = 3) -> None:
         self.events = events
         self.db = events.db
         self.lease_s = lease_s
+        self.max_attempts = max_attempts
+
+    def give_up_dead(self) -> list[str]:
+        """Block the tasks whose turn died on each of their ``max_attempts`` claims (each
+        blocked in the feed, ``backlog.task_blocked``); their ids."""
+        params = {
+            "epoch": time.time(),
+            "max_attempts": self.max_attempts,
+            "reason": f"its turn died {self.max_attempts} time(s) without finishing",
+            "now": utcnow_iso(),
+        }
+        events = []
+        with self.db.transaction() as tx:
+            rows = tx.all("dev_tasks_give_up", params)
+            for row in rows:
+                payload = {"task_id": row["id"], "reason": params["reason"]}
+                events.append(self._blocked(tx, row, payload))
+        self.events.publish(events)
+        return [str(r["id"]) for r in rows]
+
+    def _blocked(self, tx: Any, row: Any, payload: dict[str, Any]) -> Any:
+        return self.events.append_in(
+            tx,
+            EventType.BACKLOG_TASK_BLOCKED,
+            payload,
+            project_id=row["project_id"],
+            session_id=row["session_id"],
+            agent=dev_agent_id(row["module"]),
+        )
 
     def runnable(self) -> list[dict[str, Any]]:
         """Tasks a worker may take now, at most one per (project, module), oldest first."""
@@ -99,15 +128,7 @@ class DevTaskLeases:
         with self.db.transaction() as tx:
             row = tx.one("dev_task_release", params)
             if row is not None and row["status"] == "blocked":
-                blocked = self.events.append_in(
-                    tx,
-                    EventType.BACKLOG_TASK_BLOCKED,
-                    {"task_id": task_id, "reason": reason},
-                    project_id=row["project_id"],
-                    session_id=row["session_id"],
-                    agent=dev_agent_id(row["module"]),
-                )
-                events.append(blocked)
+                events.append(self._blocked(tx, row, {"task_id": task_id, "reason": reason}))
         self.events.publish(events)
         return str(row["status"]) if row is not None else None
 
@@ -126,7 +147,11 @@ class DevWorker:
         self.dev_tasks = agents.dev_tasks
         self.settings = settings
         self.owner = owner or f"dev-worker-{uuid.uuid4().hex[:8]}"
-        self.leases = DevTaskLeases(self.dev_tasks.store.events, lease_s=settings.dev_lease_s)
+        self.leases = DevTaskLeases(
+            self.dev_tasks.store.events,
+            lease_s=settings.dev_lease_s,
+            max_attempts=settings.dev_max_attempts,
+        )
         self._wake = asyncio.Event()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._running: dict[str, tuple[tuple[str, str], asyncio.Task[None]]] = {}
@@ -161,6 +186,7 @@ class DevWorker:
         """Claim and start what may run now (and drop finished tasks' worktrees); the ids of
         the tasks this call started."""
         await asyncio.to_thread(self.agents.prune)
+        await asyncio.to_thread(self.leases.give_up_dead)
         started = []
         for row in await asyncio.to_thread(self.leases.runnable):
             task_id = str(row["id"])
@@ -200,20 +226,20 @@ class DevWorker:
             said = (result.text or "").strip() or "(no answer)"
             reason = f"the agent ended its turn without propose_task_pr or report_blocked: {said}"
             await asyncio.to_thread(self.leases.release, task_id, self.owner, "blocked", reason)
-        except ConflictError as exc:
-            if exc.code not in REFUSALS:
-                raise
-            # The turn was refused before it ran (paused, over budget): not the task's
-            # failure, so not an attempt; this worker leaves the module alone for a while.
-            self._refused[(project_id, module)] = time.monotonic() + self.settings.dev_lease_s / 2
-            await asyncio.to_thread(
-                self.leases.release, task_id, self.owner, "todo", exc.message, refund=True
-            )
         except asyncio.CancelledError:
             # Shutting down: give the task back now rather than after the lease runs out.
             self.leases.release(task_id, self.owner, "todo", "the backend stopped mid-turn")
             raise
         except Exception as exc:
+            if isinstance(exc, ConflictError) and exc.code in REFUSALS:
+                # Refused before it ran (paused, over budget): not the task's failure, so
+                # not an attempt; this worker leaves the module alone for a while.
+                wait = time.monotonic() + self.settings.dev_lease_s / 2
+                self._refused[(project_id, module)] = wait
+                await asyncio.to_thread(
+                    self.leases.release, task_id, self.owner, "todo", exc.message, refund=True
+                )
+                return
             log.warning("dev task %s: turn failed (attempt %d): %r", task_id, attempt, exc)
             give_up = attempt >= self.settings.dev_max_attempts
             reason = f"turn failed (attempt {attempt}): {getattr(exc, 'message', None) or exc!r}"

@@ -422,3 +422,25 @@ def test_a_lost_or_broken_worktree_is_recreated_on_its_branch(
     third = agents.workspace(task)
     branch = world.git("-C", str(third.root), "symbolic-ref", "HEAD").strip()
     assert branch == f"refs/heads/feature/task-{task.id}"
+
+
+def test_a_task_whose_turn_dies_every_time_is_blocked_not_taken_forever(
+    any_db: Database, tmp_path: Path
+) -> None:
+    world, dev, agents = _world(any_db, tmp_path, dev_max_attempts=2)
+    task = dev.create_task(world.project.id, "worker", "Crashes the process")
+    world.store.activate_execution(world.project.id)
+    leases, expired = (
+        DevTaskLeases(world.events, lease_s=30),
+        DevTaskLeases(world.events, lease_s=-1),
+    )
+    for attempt in (1, 2):  # two processes took it and were killed -9 mid-turn
+        assert leases.claim(task.id, f"dead-{attempt}") == attempt
+        assert expired.heartbeat(task.id, f"dead-{attempt}")
+    assert asyncio.run(DevWorker(agents, agents.settings).sweep()) == []
+    blocked = dev.get(task.id)
+    assert (blocked.status, blocked.reason) == (
+        "blocked",
+        "its turn died 2 time(s) without finishing",
+    )
+    assert world.of_type("backlog.task_blocked")[-1].payload["task_id"] == task.id
