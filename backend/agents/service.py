@@ -9,7 +9,13 @@ from typing import Any
 
 from backend.agents.activity import render
 from backend.agents.providers.base import ModelProvider
-from backend.agents.providers.factory import is_planner, make_provider, model_binding
+from backend.agents.providers.dev_offline import DEV_OFFLINE
+from backend.agents.providers.factory import (
+    is_dev_offline,
+    is_planner,
+    make_provider,
+    model_binding,
+)
 from backend.agents.roster import derive_roster
 from backend.agents.runtime import AgentRuntime, ToolImpl, TurnContext, TurnResult
 from backend.agents.store import Handoff, TeamStore
@@ -193,7 +199,8 @@ class TeamService:
     def _binding(self, agent_id: str) -> str:
         if agent_id in (QA, SECOPS):
             return "deterministic"  # gates run scanners, never a model
-        return model_binding(agent_id, self.settings)
+        spec = model_binding(agent_id, self.settings)
+        return DEV_OFFLINE if is_dev_offline(spec, agent_id, self.scripts) else spec
 
     def activity(self, after: int = 0, limit: int = 200) -> list[dict[str, Any]]:
         """Operator-readable lines for events after ``after``."""

@@ -78,6 +78,8 @@ def test_dev_task_pr_is_approved_through_api_prs_and_merged_into_main(live: Live
         assert time.monotonic() < deadline, backend.dev_tasks.get(task["id"])
         time.sleep(0.2)
     waiting = _wait(live, pr, "awaiting_human")
+    roster = {r["id"]: r for r in live.http.get("/api/roster").json()}
+    assert roster["dev-api"]["model"] == "dev-offline"  # what "scripted" means for a dev agent
     assert (waiting["kind"], waiting["task_id"]) == ("dev", task["id"])
     assert waiting["branch"] == f"feature/task-{task['id']}"
     assert [t["status"] for t in waiting["timeline"]] == [
