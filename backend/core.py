@@ -36,7 +36,9 @@ from backend.inbox import Inbox
 from backend.infra.agent import InfraAgentTools
 from backend.infra.approved import Decisions
 from backend.infra.authoring import ModelAuthor
+from backend.infra.dev_agent import DevAgents, task_creator
 from backend.infra.dev_tasks import DevTasks
+from backend.infra.dev_worker import DevWorker
 from backend.infra.kind_adr import AdrTool
 from backend.infra.pipeline import InfraPipeline
 from backend.settings import Settings
@@ -95,18 +97,26 @@ class Backend:
         self.pauses = Pauses(self.events)
         self.pipeline = InfraPipeline(self.store, settings, auto=True)
         self.infra_tools = InfraAgentTools(self.pipeline)
-        self.team = TeamService(
-            settings,
-            self.store,
-            scripts=_scripts(settings),
-            infra_tools=self.infra_tools.registry(),
-            infra_planner=self.infra_tools,
-            adr_pr=AdrTool(self.pipeline),
-        )
-        self.team.runtime.install(**self._runtime_hooks())
+        scripts = _scripts(settings)
         # One PR pipeline for every kind: dev task PRs share the infra PRs' gates, jobs
         # and operator actions.
         self.dev_tasks = DevTasks(self.store, settings, pipeline=self.pipeline)
+        self.dev_agents = DevAgents(
+            settings, self.dev_tasks, scripts=scripts, runtime_options=self._runtime_hooks()
+        )
+        self.dev_worker = DevWorker(self.dev_agents, settings)
+        self.team = TeamService(
+            settings,
+            self.store,
+            scripts=scripts,
+            infra_tools=self.infra_tools.registry(),
+            infra_planner=self.infra_tools,
+            adr_pr=AdrTool(self.pipeline),
+            task_creator=task_creator(self.dev_tasks, self.dev_worker.wake),
+            dev_turn=self.dev_agents.operator_turn,
+            dev_correction=self.dev_agents.correction_turn,
+        )
+        self.team.runtime.install(**self._runtime_hooks())
         self.inbox = Inbox(self.pipeline, self.store, guard)
         self.decisions = Decisions(self.store.approvals, self.pipeline)
         # atendimento is bound like every agent (model_binding → make_provider, per turn).
@@ -174,6 +184,7 @@ class Backend:
         if self.guard.orchestrator.uncertain is not None:
             self.spawn(self._reconcile_loop(), "reconcile")
         self.spawn(self._gate_jobs_loop(), "gate-jobs")
+        self.spawn(self.dev_worker.run(), "dev-agents")
 
     async def _provision_scanners(self) -> None:
         """Install semgrep into the data dir on a machine that lacks it, then re-run the

@@ -60,6 +60,14 @@ class Settings(BaseSettings):
     gate_max_attempts: int = Field(default=3, ge=1)
     """Claims of one gate job (each crash costs one) before it is left to an operator
     (the inbox's ``pr_stuck``, ``POST /api/prs/{id}/rerun``)."""
+    dev_lease_s: float = Field(default=60.0, gt=0)
+    """How long a dev agent's claim on a task holds without a heartbeat (beaten every third
+    of it during the turn). After a crash the task runs again once this expires."""
+    dev_sweep_s: float | None = Field(default=None, gt=0)
+    """How often the dev worker looks for tasks to run (default: a twelfth of
+    ``dev_lease_s``); creating a task or activating execution wakes it at once."""
+    dev_max_attempts: int = Field(default=3, ge=1)
+    """Failed turns on one task (provider down, a crash) before the task is ``blocked``."""
 
     gateway_url: str | None = None
     """Payment gateway base URL. Default: a local simulator started in-process."""
@@ -96,6 +104,10 @@ class Settings(BaseSettings):
     def resolved_gate_sweep_s(self) -> float:
         """The gate job sweep's interval (see :attr:`gate_sweep_s`)."""
         return self.gate_sweep_s or self.gate_lease_s / 4
+
+    def resolved_dev_sweep_s(self) -> float:
+        """The dev worker's sweep interval (see :attr:`dev_sweep_s`)."""
+        return self.dev_sweep_s or self.dev_lease_s / 12
 
     def resolved_ledger_url(self) -> str:
         """The ledger URL, defaulting to the state database."""

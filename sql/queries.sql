@@ -314,18 +314,6 @@ VALUES (%(subject)s, %(from_status)s, %(to_status)s, %(actor)s, %(note)s, %(now)
 SELECT id, subject, from_status, to_status, actor, note, ts
 FROM gate_history WHERE subject = %(subject)s ORDER BY id
 
--- name: dev_task_insert
-INSERT INTO dev_tasks (id, project_id, module, title, created_at, updated_at)
-VALUES (%(id)s, %(project_id)s, %(module)s, %(title)s, %(now)s, %(now)s)
-
--- name: dev_task_get
-SELECT id, project_id, module, title, created_at, updated_at
-FROM dev_tasks WHERE id = %(id)s
-
--- name: dev_tasks_of_project
-SELECT id, project_id, module, title, created_at, updated_at
-FROM dev_tasks WHERE project_id = %(project_id)s ORDER BY created_at, id
-
 -- name: events_of_session_type
 SELECT id, type, ts, project_id, session_id, agent, payload
 FROM events WHERE session_id = %(session_id)s AND type = %(type)s ORDER BY id

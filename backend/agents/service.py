@@ -4,19 +4,33 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from backend.agents.activity import render
 from backend.agents.providers.base import ModelProvider
-from backend.agents.providers.factory import is_planner, make_provider, model_binding
+from backend.agents.providers.dev_offline import DEV_OFFLINE
+from backend.agents.providers.factory import (
+    is_dev_offline,
+    is_planner,
+    make_provider,
+    model_binding,
+)
 from backend.agents.roster import derive_roster
 from backend.agents.runtime import AgentRuntime, ToolImpl, TurnContext, TurnResult
 from backend.agents.store import Handoff, TeamStore
-from backend.agents.team import ARQUITETO, INFRA, QA, SECOPS, agent
-from backend.agents.team_tools import AdrProposer, session_tools
+from backend.agents.team import ARQUITETO, DEV_PREFIX, INFRA, QA, SECOPS, agent
+from backend.agents.team_tools import AdrProposer, TaskCreator, session_tools
 from backend.events import EventType
 from backend.exceptions import ConflictError
 from backend.settings import Settings
+
+DevTurn = Callable[[str, str, str], Awaitable[TurnResult]]
+"""``(project_id, agent_id, operator text) -> turn``: a ``dev-<module>`` agent's turn on its
+current task (:meth:`backend.infra.dev_agent.DevAgents.operator_turn`)."""
+DevCorrection = Callable[[str, str], Awaitable[TurnResult | None]]
+"""``(task_id, correction text) -> turn``, ``None`` on the offline dev model (the rule-based
+fixer corrects then): :meth:`backend.infra.dev_agent.DevAgents.correction_turn`."""
 
 
 class TeamService:
@@ -31,13 +45,18 @@ class TeamService:
         infra_tools: dict[str, ToolImpl] | None = None,
         infra_planner: Any = None,
         adr_pr: AdrProposer | None = None,
+        task_creator: TaskCreator | None = None,
+        dev_turn: DevTurn | None = None,
+        dev_correction: DevCorrection | None = None,
     ) -> None:
         self.settings = settings
         self.store = store
         self.events = store.events
         self.scripts = scripts or {}
         self.infra_planner = infra_planner
-        tools = session_tools(store, adr_pr)
+        self.dev_turn = dev_turn
+        self.dev_correction = dev_correction
+        tools = session_tools(store, adr_pr, task_creator)
         if infra_tools:
             tools[INFRA] = infra_tools
         self.runtime = AgentRuntime(events=self.events, providers=self._provider, tools=tools)
@@ -63,6 +82,8 @@ class TeamService:
         if session["project_id"] != project_id:
             raise ConflictError(f"session {session_id} is not in project {project_id}")
         if definition.scope != "session":
+            if agent_id.startswith(DEV_PREFIX) and self.dev_turn is not None:
+                return await self.dev_turn(project_id, agent_id, text)
             raise ConflictError(f"{agent_id} is not a conversational agent")
         if agent_id == INFRA:
             await self._require_infra_handoff(project_id, session_id)
@@ -76,6 +97,10 @@ class TeamService:
         """A model turn of a PR's author asked to correct it (``text``: the reason, the
         findings and the files); ``None`` when the agent runs on the rule-based planner,
         whose corrections the PR pipeline applies itself."""
+        if agent_id.startswith(DEV_PREFIX):  # a dev PR: its turn runs on its task
+            if self.dev_correction is None or not session_id:
+                return None
+            return await self.dev_correction(session_id, text)
         ctx = TurnContext(project_id, session_id, agent_id)
         if is_planner(model_binding(agent_id, self.settings)):
             await self._check(ctx)  # a paused author's PR waits, whoever would correct it
@@ -182,7 +207,8 @@ class TeamService:
     def _binding(self, agent_id: str) -> str:
         if agent_id in (QA, SECOPS):
             return "deterministic"  # gates run scanners, never a model
-        return model_binding(agent_id, self.settings)
+        spec = model_binding(agent_id, self.settings)
+        return DEV_OFFLINE if is_dev_offline(spec, agent_id, self.scripts) else spec
 
     def activity(self, after: int = 0, limit: int = 200) -> list[dict[str, Any]]:
         """Operator-readable lines for events after ``after``."""

@@ -114,7 +114,7 @@ CREATE_STORY = _tool(
 )
 CREATE_TASK = _tool(
     "create_task",
-    "Split a story into a task for one module.",
+    "Split a story into a task for one module of the module map (its dev agent takes it).",
     _obj(
         {"story_id": _STR, "module": _STR, "title": _STR, "description": _STR}, ["module", "title"]
     ),
@@ -164,17 +164,45 @@ PROPOSE_INFRA_PR = _tool(
     _obj({"title": _STR, "summary": {"type": "string"}, "files": _FILES}, ["title", "files"]),
     "open_infra_pr",
 )
+LIST_FILES = _tool(
+    "list_files",
+    "List the files under a path of your module in the task's worktree (default: the whole "
+    "module). Paths are relative to the repository root.",
+    _obj({"path": {"type": "string"}}, []),
+    None,
+)
+READ_FILE = _tool(
+    "read_file",
+    "Read one file of your module in the task's worktree (path relative to the repository).",
+    _obj({"path": _STR}, ["path"]),
+    None,
+)
+WRITE_FILE = _tool(
+    "write_file",
+    "Create or replace one file of your module in the task's worktree (path relative to the "
+    "repository; only inside your module's path; no symlinks, no .git).",
+    _obj({"path": _STR, "content": {"type": "string"}}, ["path", "content"]),
+    "tool_call",
+)
 PROPOSE_TASK_PR = _tool(
     "propose_task_pr",
-    "Propose the change for one task as a pull request (or a correction on the same PR).",
-    _obj({"task_id": _STR, "title": _STR, "files": _FILES}, ["task_id", "files"]),
+    "Commit what you wrote in the worktree on the task branch and open the task's pull "
+    "request (after changes_requested: a correction on the same PR). The gates run on it.",
+    _obj({"task_id": _STR}, ["task_id"]),
     "propose_task_pr",
 )
 REPORT_BLOCKED = _tool(
     "report_blocked",
-    "Say the task cannot go on without help, and why.",
+    "Say the task cannot go on without help, and why (the task is marked blocked).",
     _obj({"task_id": _STR, "reason": _STR}, ["task_id", "reason"]),
     "tool_call",
+)
+DEV_TOOLS: tuple[ToolDef, ...] = (
+    LIST_FILES,
+    READ_FILE,
+    WRITE_FILE,
+    PROPOSE_TASK_PR,
+    REPORT_BLOCKED,
 )
 
 _FIXED: dict[str, AgentDef] = {
@@ -190,7 +218,9 @@ _FIXED: dict[str, AgentDef] = {
         PO,
         "product owner",
         "session",
-        "You are the PO. Turn the confirmed idea into stories and module tasks.",
+        "You are the PO. Turn the confirmed idea into stories, and each story into tasks with "
+        "create_task, one module of the Arquiteto's module map per task: that module's dev "
+        "agent works on it. A module that is not in the map is refused.",
         (CREATE_STORY, CREATE_TASK),
     ),
     ARQUITETO: AgentDef(
@@ -228,9 +258,14 @@ def dev_agent(module: str) -> AgentDef:
         dev_agent_id(module),
         f"developer ({module})",
         "project",
-        f"You are the developer of module {module}. Implement one task at a time and call "
-        "propose_task_pr; after changes_requested, fix the findings on the same PR.",
-        (PROPOSE_TASK_PR, REPORT_BLOCKED),
+        f"You are the developer of module {module}. You work on one task at a time, in the "
+        "task's own git worktree, and only inside your module's path. Look around with "
+        "list_files and read_file, make the change with write_file, then call propose_task_pr "
+        "with the task id: it commits your files on the task branch and opens the PR that QA "
+        "and SecOps review. After changes_requested, fix the findings and propose again (same "
+        "PR). If you cannot do the task, call report_blocked with the reason. You have no "
+        "shell and cannot run anything.",
+        DEV_TOOLS,
     )
 
 

@@ -1,8 +1,11 @@
 """Tool implementations of the session-scoped agents (criativo, po, arquiteto).
 
 The Infra agent's two tools come from :mod:`backend.infra.agent`; dev agents' from
-:mod:`backend.infra.dev_tasks`. Actions that need permission go through ``decide()``: the
-Arquiteto's ``propose_adr_pr`` through the PR pipeline's, like every PR.
+:mod:`backend.infra.dev_agent`. Actions that need permission go through ``decide()``: the
+Arquiteto's ``propose_adr_pr`` through the PR pipeline's, like every PR. The PO's
+``create_task`` creates a real dev task through the backend's :data:`TaskCreator` (a module
+not in the module map is a tool error and creates nothing); its ``backlog.task_created``
+event names the task.
 """
 
 from __future__ import annotations
@@ -21,6 +24,10 @@ from backend.module_map import parse_module_map
 
 AdrProposer = Callable[[TurnContext, dict[str, Any]], dict[str, Any]]
 """``(turn, tool arguments) -> tool result``: runs in a worker thread."""
+TaskCreator = Callable[[TurnContext, dict[str, Any]], dict[str, Any]]
+"""``(turn, create_task arguments) -> {"task_id", "module", "title", "status"}``: creates a
+dev task (raising a :class:`~backend.exceptions.CadenciaError` the model sees); runs in a
+worker thread."""
 
 
 def _require_project(ctx: TurnContext) -> str:
@@ -30,13 +37,14 @@ def _require_project(ctx: TurnContext) -> str:
 
 
 def session_tools(
-    store: TeamStore, adr_pr: AdrProposer | None = None
+    store: TeamStore, adr_pr: AdrProposer | None = None, task_creator: TaskCreator | None = None
 ) -> dict[str, dict[str, ToolImpl]]:
     """``{agent: {tool: impl}}`` for criativo, po and arquiteto.
 
     Args:
         store: the team store.
         adr_pr: the Arquiteto's ADR PRs through the backend's PR pipeline.
+        task_creator: the PO's tasks into the backend's dev tasks.
     """
     events = store.events
 
@@ -63,12 +71,16 @@ def session_tools(
         return {"ok": True}
 
     async def create_task(ctx: TurnContext, args: dict[str, Any]) -> dict[str, Any]:
+        _require_project(ctx)
+        if task_creator is None:
+            raise ConflictError("this runtime has no dev task store: no task can be created")
+        created = await asyncio.to_thread(task_creator, ctx, args)
         await emit(
             ctx,
             EventType.BACKLOG_TASK_CREATED,
-            {"module": args.get("module"), "title": args.get("title")},
+            {"module": created["module"], "title": created["title"], "task_id": created["task_id"]},
         )
-        return {"ok": True}
+        return {"ok": True, **created}
 
     async def write_module_map(ctx: TurnContext, args: dict[str, Any]) -> dict[str, Any]:
         project_id = _require_project(ctx)

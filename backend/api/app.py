@@ -40,6 +40,7 @@ def create_app(settings: Settings, *, backend: Any = None, demo: bool = False) -
         owned = backend is None
         core = backend or Backend.open(settings)
         app.state.backend = core
+        app.state.demo = demo  # the execution route seeds demo tasks only under --demo
         if owned:
             await core.start()
         if demo:

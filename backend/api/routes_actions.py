@@ -41,7 +41,6 @@ from backend.api.schemas import (
     SessionOut,
     UncertainOut,
 )
-from backend.exceptions import ConflictError
 
 router = APIRouter(prefix="/api", dependencies=[Depends(require_token)], responses=ERRORS)
 
@@ -186,7 +185,8 @@ async def offer_infra_handoff(
 async def agent_turn(
     request: Request, project_id: Ident, session_id: Ident, agent_id: Ident, body: TurnBody
 ) -> AgentTurnOut:
-    """One turn of a session-scoped agent; its model provider failing answers 502."""
+    """One turn of an agent: a session-scoped one in the session; a ``dev-<module>`` on its
+    current task (409 when it has none). Its model provider failing answers 502."""
     result = await _b(request).team.agent_turn(project_id, session_id, agent_id, body.text)
     return AgentTurnOut.model_validate(
         {"text": result.text, "tool_results": result.tool_results, "steps": result.steps}
@@ -204,14 +204,17 @@ async def accept_handoff(request: Request, handoff_id: Ident, body: AcceptBody) 
 async def activate_execution(
     request: Request, project_id: Ident, body: ExecutionBody
 ) -> ExecutionOut:
-    """Start execution: one dev-<module> per module; each gets its demo task."""
-    from backend.infra.dev_tasks import seed_demo_tasks
+    """Start execution: one dev-<module> per module, working the PO's tasks in order (under
+    ``--demo`` each module without one also gets a demo task). 409 when the PO has created
+    no task yet, or execution is already active."""
+    from backend.infra.dev_agent import start_execution
 
     backend = _b(request)
-    project = await asyncio.to_thread(backend.store.activate_execution, project_id)
-    tasks = await asyncio.to_thread(seed_demo_tasks, backend.dev_tasks, project)
-    if not tasks:
-        raise ConflictError("no tasks were created")
+    demo = bool(getattr(request.app.state, "demo", False))
+    project, tasks = await asyncio.to_thread(
+        start_execution, backend.dev_tasks, project_id, demo=demo
+    )
+    backend.dev_worker.wake()
     return ExecutionOut.model_validate(
         {"project_id": project.id, "tasks": [t.to_dict() for t in tasks], "operator": body.operator}
     )

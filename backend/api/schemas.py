@@ -256,6 +256,13 @@ class DevTaskOut(_Out):
     module: str
     title: str
     agent: str
+    status: Literal["todo", "working", "in_review", "done", "blocked", "closed"] = Field(
+        description="the task's work: todo → working (its agent is on it) → in_review (PR "
+        "open) → done (merged); blocked with a reason; closed (its PR was closed)"
+    )
+    description: str | None = None
+    reason: str | None = Field(default=None, description="why it is blocked, or its last run ended")
+    attempts: int = 0
     branch: str | None
     pr_action_id: str | None
     head: str | None
@@ -270,7 +277,8 @@ class DevTaskOut(_Out):
 
 
 class ExecutionOut(_Out):
-    """``POST /api/projects/{id}/execution``: the tasks it seeded."""
+    """``POST /api/projects/{id}/execution``: the tasks the dev agents start on (the PO's
+    ``todo`` tasks; under ``--demo`` also the demo's)."""
 
     project_id: str
     tasks: list[DevTaskOut]

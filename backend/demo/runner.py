@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from backend.agents.team import ARQUITETO, CRIATIVO, PO
 from backend.erp.seed import upsert_pedidos
-from backend.infra.dev_tasks import run_demo_task, seed_demo_tasks
+from backend.infra.dev_tasks import seed_demo_tasks
 from backend.infra.git import GitProvider
 
 if TYPE_CHECKING:
@@ -98,9 +98,10 @@ async def run_demo(backend: Backend, *, pace_s: float = PACE_S) -> dict[str, Any
     # whole story again instead of continuing yesterday's customers.
     run = f"{int(sid[-4:], 16) % 1000:03d}"
     customer = backend.spawn(_customer_demo(backend, pace_s, run), "demo-customers")
+    # The Arquiteto's module map comes before the PO's tasks (a task belongs to a module),
+    # and the infra PR before them, so its gates run first.
     for agent_id, text in (
         (CRIATIVO, "Quero uma loja com API, site e worker de reembolsos."),
-        (PO, "Quebre em histórias e tarefas."),
         (ARQUITETO, "Defina os módulos e registre a decisão."),
     ):
         await backend.team.agent_turn(project.id, sid, agent_id, text)
@@ -108,14 +109,16 @@ async def run_demo(backend: Backend, *, pace_s: float = PACE_S) -> dict[str, Any
     handoff = await backend.team.offer_infra_handoff(project.id, sid)
     await asyncio.sleep(pace_s)
     await backend.team.accept_handoff(handoff.id, DEMO_OPERATOR)
+    await backend.tools_ready.wait()  # first run on a fresh machine: semgrep is being installed
+    await _infra_with_one_correction(backend, project.id, sid)
+    await backend.team.agent_turn(project.id, sid, PO, "Quebre em histórias e tarefas.")
     project = await asyncio.to_thread(backend.store.project, project.id)
     if not project.execution_activated:  # an earlier run activated it already
         project = await asyncio.to_thread(backend.store.activate_execution, project.id)
-    tasks = await asyncio.to_thread(seed_demo_tasks, backend.dev_tasks, project)
-    await backend.tools_ready.wait()  # first run on a fresh machine: semgrep is being installed
-    await _infra_with_one_correction(backend, project.id, sid)
-    for task in tasks:
-        await asyncio.to_thread(run_demo_task, backend.dev_tasks, task.id)
+    # The PO's tasks, plus a demo task for a module it gave none; the dev worker runs the
+    # dev agents (offline model) on them like on any project's tasks.
+    await asyncio.to_thread(seed_demo_tasks, backend.dev_tasks, project)
+    backend.dev_worker.wake()
     await customer
     return {"project_id": project.id, "session_id": sid, "handoff_id": handoff.id, "new": new}
 

@@ -128,6 +128,8 @@ class StoryCreated(Payload):
 class TaskCreated(Payload):
     module: str | None
     title: str | None
+    task_id: str | None = None
+    """The dev task it created (events before issue 13 have none)."""
 
 
 class TaskBlocked(Payload):

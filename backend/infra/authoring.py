@@ -159,7 +159,10 @@ class ModelAuthor:
     async def _turn(self, request: CorrectionRequest) -> AuthorTurn | None:
         pr = request.pr
         result = await self.team.correction_turn(
-            pr.project_id, pr.session_id, pr.author, correction_message(request)
+            pr.project_id,
+            pr.session_id if pr.task_id is None else pr.task_id,  # a dev turn runs on its task
+            pr.author,
+            correction_message(request),
         )
         if result is None:
             return None

@@ -9,6 +9,11 @@ task id only find the task's PR. Events: ``dev.task_started``, ``pr.gate_changed
 ``pr_action_id``: that key marks infra PRs), and ``dev.task_done`` whenever the PR reaches
 ``awaiting_human``. :func:`seed_demo_tasks` gives each module one small task so the demo
 shows the dev agents working.
+
+A task's own ``status`` (migration 0010) is the work around its PR: ``todo`` (the PO
+created it) → ``working`` (a worker runs its agent, :mod:`backend.infra.dev_worker`) →
+``in_review`` (its PR is open) → ``done`` (merged), or ``blocked`` with a reason
+(``report_blocked``, or the worker gave up). A closed PR reads ``closed``.
 """
 
 from __future__ import annotations
@@ -16,11 +21,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
-from typing import Any
+from typing import Any, Literal, cast
 
 from backend.agents.store import Project, TeamStore, new_id
 from backend.agents.team import dev_agent_id
-from backend.events import utcnow_iso
+from backend.events import EventType, utcnow_iso
 from backend.exceptions import ConflictError, NotFoundError, ValidationError
 from backend.gates.scanners._base import DEFAULT_TIMEOUT_S
 from backend.gates.state import GateStatus, GateSubjectState
@@ -32,6 +37,20 @@ from backend.infra.prs import Finding, HistoryEntry, PullRequest
 from backend.settings import Settings
 from backend.store.db import Row
 
+TaskStatus = Literal["todo", "working", "in_review", "done", "blocked", "closed"]
+StoredStatus = Literal["todo", "working", "in_review", "done", "blocked"]
+
+
+def task_status(stored: str, pr: PullRequest | None) -> TaskStatus:
+    """What a task is at: ``blocked`` as stored, else what its PR says, else as stored."""
+    if stored == "blocked":
+        return "blocked"
+    if pr is not None:
+        if pr.gate_status == "merged":
+            return "done"
+        return "closed" if pr.gate_status == "closed" else "in_review"
+    return cast(TaskStatus, stored)  # the column's CHECK holds the other values
+
 
 @dataclass(frozen=True)
 class DevTask:
@@ -41,6 +60,13 @@ class DevTask:
     project_id: str
     module: str
     title: str
+    status: TaskStatus
+    description: str | None
+    story_id: str | None
+    session_id: str | None
+    reason: str | None
+    """Why the task is blocked (or why its last run ended), in words."""
+    attempts: int
     branch: str | None
     pr_action_id: str | None
     head: str | None
@@ -61,6 +87,12 @@ class DevTask:
             project_id=row["project_id"],
             module=row["module"],
             title=row["title"],
+            status=task_status(str(row["status"]), pr),
+            description=row["description"],
+            story_id=row["story_id"],
+            session_id=row["session_id"],
+            reason=row["reason"],
+            attempts=int(row["attempts"] or 0),
             branch=pr.branch if pr else None,
             pr_action_id=pr.id if pr else None,
             head=pr.head if pr else None,
@@ -124,11 +156,31 @@ class DevTasks:
 
     # -- tasks -----------------------------------------------------------------------------
 
-    def create_task(self, project_id: str, module: str, title: str) -> DevTask:
-        """Add a task for ``module`` (a module of the project's map)."""
+    def create_task(
+        self,
+        project_id: str,
+        module: str,
+        title: str,
+        *,
+        description: str | None = None,
+        story_id: str | None = None,
+        session_id: str | None = None,
+    ) -> DevTask:
+        """Add a ``todo`` task for ``module`` (a module of the project's map).
+
+        Raises:
+            NotFoundError: no such project.
+            ValidationError: the module is not in the map (the map's modules are named), or
+                an empty title; nothing is created.
+        """
         project = self.store.project(project_id)
-        if module not in {m.get("name") for m in project.modules()}:
-            raise ValidationError(f"module {module!r} is not in project {project_id}'s map")
+        names = [str(m.get("name")) for m in project.modules()]
+        if module not in names:
+            known = ", ".join(names) or "none: the Arquiteto has not written the module map"
+            raise ValidationError(
+                f"module {module!r} is not in project {project_id}'s module map (modules: {known})",
+                module=module,
+            )
         if not title.strip():
             raise ValidationError("a task needs a title")
         ident = new_id("tsk")
@@ -140,10 +192,36 @@ class DevTasks:
                     "project_id": project_id,
                     "module": module,
                     "title": title.strip(),
+                    "description": (description or "").strip() or None,
+                    "story_id": story_id,
+                    "session_id": session_id,
                     "now": utcnow_iso(),
                 },
             )
         return self.get(ident)
+
+    def set_status(self, task_id: str, status: StoredStatus, reason: str | None = None) -> DevTask:
+        """Settle a task (its PR opened, or blocked with ``reason``); ``blocked`` is in the
+        feed (``backlog.task_blocked``) in the same transaction."""
+        task = self.get(task_id)
+        params = {"id": task_id, "status": status, "reason": reason, "now": utcnow_iso()}
+        with self.db.transaction() as tx:
+            tx.one("dev_task_set_status", params)
+            events = []
+            if status == "blocked":
+                payload = {"task_id": task_id, "reason": reason}
+                events.append(
+                    self.store.events.append_in(
+                        tx,
+                        EventType.BACKLOG_TASK_BLOCKED,
+                        payload,
+                        project_id=task.project_id,
+                        session_id=task.session_id,
+                        agent=task.agent,
+                    )
+                )
+        self.store.events.publish(events)
+        return self.get(task_id)
 
     def get(self, task_id: str) -> DevTask:
         """One task (:class:`NotFoundError` when unknown)."""
@@ -291,4 +369,12 @@ def run_demo_task(dev_tasks: DevTasks, task_id: str) -> DevTask:
     return dev_tasks.settle(task_id)
 
 
-__all__ = ["DevTask", "DevTasks", "GateStatus", "demo_files", "run_demo_task", "seed_demo_tasks"]
+__all__ = [
+    "DevTask",
+    "DevTasks",
+    "GateStatus",
+    "TaskStatus",
+    "demo_files",
+    "run_demo_task",
+    "seed_demo_tasks",
+]

@@ -243,11 +243,22 @@ class DevRules(KindRules):
     kind = "dev"
     action = "propose_task_pr"
     changed_type = EventType.PR_GATE_CHANGED
+    author_tool = "propose_task_pr"
 
     def branch(self, *, task_id: str | None) -> str:
         if not task_id:
             raise ValidationError("a dev PR belongs to a task")
         return f"feature/task-{task_id}"
+
+    def create_branch(
+        self, git: GitProvider, *, task_id: str | None, session_id: str | None
+    ) -> tuple[str, str]:
+        # The task's worktree (backend.infra.workspace) made the branch from main before
+        # its agent proposed anything: the PR opens on it.
+        branch = self.branch(task_id=task_id)
+        if git.branch_exists(branch):
+            return branch, git.head(f"refs/heads/{branch}")
+        return branch, git.create_branch(branch, DEFAULT_BRANCH)
 
     def existing(
         self, prs: PullRequests, *, session_id: str | None, task_id: str | None

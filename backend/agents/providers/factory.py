@@ -11,6 +11,9 @@ Specs (``CADENCIA_MODEL`` and the values of ``CADENCIA_AGENT_MODELS``)::
     openai:<model>                  same, base URL from settings/env (default api.openai.com/v1)
     planner                         reserved: the rule-based infra planner, which is not a
                                     model; the runtime checks :func:`is_planner` first
+    dev-offline                     the offline dev model (``dev_offline.py``); a resolved
+                                    ``scripted`` for a ``dev-<module>`` agent means it too,
+                                    unless the script has turns under that exact agent id
 
 OpenAI settings not (yet) on :class:`Settings` are read from the environment:
 ``CADENCIA_OPENAI_BASE_URL`` / ``OPENAI_BASE_URL``, ``CADENCIA_OPENAI_API_KEY`` /
@@ -26,8 +29,9 @@ from typing import Any
 
 from backend.agents.providers.base import ModelProvider
 from backend.agents.providers.bedrock import BedrockProvider
+from backend.agents.providers.dev_offline import DEV_OFFLINE, DevOfflineModel
 from backend.agents.providers.openai import OpenAIProvider
-from backend.agents.providers.scripted import Script, ScriptedProvider
+from backend.agents.providers.scripted import Script, ScriptedProvider, load_script
 from backend.exceptions import ConfigError
 
 PLANNER = "planner"
@@ -70,6 +74,16 @@ def is_planner(spec: str) -> bool:
     return spec.strip() == PLANNER
 
 
+def is_dev_offline(spec: str, agent_id: str, scripts: Any = None) -> bool:
+    """Whether ``spec`` runs ``agent_id`` on the offline dev model: ``dev-offline``, or a
+    ``scripted`` ``dev-<module>`` agent that the script has no turns for."""
+    spec = spec.strip()
+    if spec == DEV_OFFLINE:
+        return True
+    dev = agent_id.startswith("dev-") and spec == "scripted"
+    return dev and agent_id not in load_script(scripts or {}).agents
+
+
 def make_provider(
     spec: str,
     *,
@@ -96,6 +110,9 @@ def make_provider(
         ScriptError: the script is malformed.
     """
     kind, _, rest = spec.strip().partition(":")
+    if is_dev_offline(spec, agent_id, scripts):
+        # The team script has no dev turns: a dev agent's offline model works the task.
+        return DevOfflineModel(agent_id)
     if kind == CHATTY and not rest:
         from backend.agents.providers.chatty import ChattyAtendimentoModel
 
@@ -119,7 +136,7 @@ def make_provider(
         return _openai(rest, settings=settings, http_client=http_client)
     raise ConfigError(
         f"unknown model provider spec {spec!r}: expected 'scripted', 'chatty', "
-        "'bedrock:<modelId>', 'openai:<model>[@<base_url>]' or 'planner'",
+        "'bedrock:<modelId>', 'openai:<model>[@<base_url>]', 'dev-offline' or 'planner'",
         spec=spec,
     )
 

@@ -100,6 +100,8 @@ def test_existing_prs_move_into_pull_requests(
         ]
         unopened = dev.get("tsk_2")
         assert (unopened.pr_action_id, unopened.gate_status) == (None, None)
+        # Migration 0010: a task with a PR is in review, one without is still to do.
+        assert (task.status, unopened.status) == ("in_review", "todo")
         assert {p.kind for p in world.pipeline.open_prs()} == {"infra", "dev"}
     finally:
         db.close()

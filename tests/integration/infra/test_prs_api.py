@@ -54,18 +54,32 @@ def test_dev_task_pr_is_approved_through_api_prs_and_merged_into_main(live: Live
     backend = live.backend
     project = live.http.post("/api/projects", json={"name": "loja"}).json()
     backend.store.set_module_map(project["id"], MODULES)
-    started = live.http.post(
-        f"/api/projects/{project['id']}/execution", json={"operator": "ana"}
-    ).json()
-    [task] = started["tasks"]
+    execution = f"/api/projects/{project['id']}/execution"
+    refused = live.http.post(execution, json={"operator": "ana"})
+    assert refused.status_code == 409  # the PO has created no task yet
+    assert "the PO creates them" in refused.json()["error"]["message"]
+    assert not backend.store.project(project["id"]).execution_activated
+    session = live.http.post(f"/api/projects/{project['id']}/sessions", json={"title": "s"})
+    agents = f"/api/projects/{project['id']}/sessions/{session.json()['id']}/agents"
+    idle = live.http.post(f"{agents}/dev-api/turns", json={"text": "oi"})
+    assert idle.status_code == 409
+    assert "dev-api has no task" in idle.json()["error"]["message"]
+    created = backend.dev_tasks.create_task(project["id"], "api", "Document the API")  # the PO's
+    started = live.http.post(execution, json={"operator": "ana"})
+    assert started.status_code == 200, started.text
+    [task] = started.json()["tasks"]
+    assert (task["id"], task["status"], task["agent"]) == (created.id, "todo", "dev-api")
     repo = backend.store.project(project["id"]).repo_path
-    readme = Path(repo, "README.md").read_text()
 
-    # The dev-api agent's tool; the backend's one pipeline runs the real gates on its own.
-    opened = backend.dev_tasks.propose_task_pr(task["id"], {"README.md": readme + "\nrun it\n"})
-    pr = opened.pr_action_id
-    assert pr is not None
+    # The dev-api agent (the offline dev model) works it in its worktree in the background;
+    # the backend's one pipeline runs the real gates on its own.
+    deadline = time.monotonic() + 60
+    while (pr := backend.dev_tasks.get(task["id"]).pr_action_id) is None:
+        assert time.monotonic() < deadline, backend.dev_tasks.get(task["id"])
+        time.sleep(0.2)
     waiting = _wait(live, pr, "awaiting_human")
+    roster = {r["id"]: r for r in live.http.get("/api/roster").json()}
+    assert roster["dev-api"]["model"] == "dev-offline"  # what "scripted" means for a dev agent
     assert (waiting["kind"], waiting["task_id"]) == ("dev", task["id"])
     assert waiting["branch"] == f"feature/task-{task['id']}"
     assert [t["status"] for t in waiting["timeline"]] == [
@@ -83,18 +97,26 @@ def test_dev_task_pr_is_approved_through_api_prs_and_merged_into_main(live: Live
     assert live.http.get(f"/api/prs/{pr}/findings").json() == {"findings": []}
     files = live.http.get(f"/api/prs/{pr}/files").json()
     assert files["kind"] == "dev"
-    assert "+run it" in files["diff"]
+    assert "+- Document the API (by dev-api)" in files["diff"]
+    # An operator's turn on dev-api is a normal turn, on its current task.
+    turn = live.http.post(f"{agents}/dev-api/turns", json={"text": "say how to run it"})
+    assert turn.status_code == 200, turn.text
+    assert [r["tool"] for r in turn.json()["tool_results"]][:2] == ["list_files", "read_file"]
+    told = [e for e in backend.events.after(0, 10_000) if e.type == "agent.turn"][-1]
+    assert (told.agent, told.session_id) == ("dev-api", task["id"])
+    assert "The operator says: say how to run it" in told.payload["messages"][0]["text"]
 
     approved = live.http.post(f"/api/prs/{pr}/approve", json={"operator": "ana"})
 
     assert approved.status_code == 200, approved.text
     assert (approved.json()["gate_status"], approved.json()["kind"]) == ("merged", "dev")
     assert _git(repo, "merge-base", "--is-ancestor", head, "main").returncode == 0
-    assert "run it" in _git(repo, "show", "main:README.md").stdout
+    assert "Document the API (by dev-api)" in _git(repo, "show", "main:README.md").stdout
     again = live.http.post(f"/api/prs/{pr}/approve", json={"operator": "bia"})
     assert again.status_code == 409
     assert live.http.get("/api/prs", params={"kind": "dev"}).json() == []  # merged: not open
-    assert live.backend.dev_tasks.get(task["id"]).gate_status == "merged"
+    merged = live.backend.dev_tasks.get(task["id"])
+    assert (merged.gate_status, merged.status) == ("merged", "done")
     moves = [
         (e.payload["task_id"], e.payload["gate_status"])
         for e in backend.events.after(0, 10_000)

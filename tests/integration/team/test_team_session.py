@@ -14,6 +14,8 @@ from backend.agents.service import TeamService
 from backend.agents.store import TeamStore
 from backend.events import EventLog
 from backend.exceptions import ConflictError, NotFoundError
+from backend.infra.dev_agent import task_creator
+from backend.infra.dev_tasks import DevTasks
 from backend.settings import load_settings
 from backend.store.db import Database
 
@@ -22,7 +24,10 @@ SCRIPT = json.loads(resources.files("backend.demo").joinpath("team_script.json")
 
 def _service(db: Database, data_dir: Path, **kw) -> TeamService:
     settings = load_settings(data_dir=data_dir, agent_models={"infra": "scripted"})
-    return TeamService(settings, TeamStore(EventLog(db)), scripts=kw.pop("scripts", SCRIPT), **kw)
+    store = TeamStore(EventLog(db))
+    creator = task_creator(DevTasks(store, settings))  # the PO's tasks become dev tasks
+    scripts = kw.pop("scripts", SCRIPT)
+    return TeamService(settings, store, scripts=scripts, task_creator=creator, **kw)
 
 
 async def _run_session(team: TeamService) -> tuple[str, str]:
@@ -30,8 +35,8 @@ async def _run_session(team: TeamService) -> tuple[str, str]:
     session = team.store.create_session(project.id, "fase 4a")
     for agent_id, text in (
         ("criativo", "Quero uma loja"),
+        ("arquiteto", "Defina os módulos"),  # a task belongs to a module of the map
         ("po", "Quebre em tarefas"),
-        ("arquiteto", "Defina os módulos"),
     ):
         await team.agent_turn(project.id, session["id"], agent_id, text)
     return project.id, session["id"]
@@ -41,6 +46,14 @@ async def test_session_flows_through_handoff_to_infra(any_db: Database, data_dir
     team = _service(any_db, data_dir)
     project_id, session_id = await _run_session(team)
     assert [m["name"] for m in team.store.project(project_id).modules()] == ["api", "web", "worker"]
+    tasks = DevTasks(team.store).tasks(project_id)
+    assert [(t.module, t.status, t.session_id) for t in tasks] == [
+        ("api", "todo", session_id),
+        ("web", "todo", session_id),
+        ("worker", "todo", session_id),
+    ]
+    created = [e.payload for e in team.events.after(0, 1000) if e.type == "backlog.task_created"]
+    assert [p["task_id"] for p in created] == [t.id for t in tasks]
     with pytest.raises(ConflictError):  # infra only after an accepted handoff
         await team.agent_turn(project_id, session_id, "infra", "comece")
     handoff = await team.offer_infra_handoff(project_id, session_id)

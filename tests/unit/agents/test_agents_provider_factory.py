@@ -10,8 +10,10 @@ from backend.agents.providers import (
     make_provider,
     model_binding,
 )
+from backend.agents.providers.base import ToolResultMessage, UserMessage
 from backend.agents.providers.bedrock import BedrockProvider
 from backend.agents.providers.chatty import ChattyAtendimentoModel
+from backend.agents.providers.dev_offline import DevOfflineModel, task_header
 from backend.agents.providers.openai import OpenAIProvider
 from backend.exceptions import ConfigError
 from backend.settings import Settings
@@ -53,6 +55,55 @@ def test_scripted_spec_builds_a_scripted_provider_for_the_agent() -> None:
     )
     assert isinstance(provider, ScriptedProvider)
     assert len(provider.turns) == 1
+
+
+def test_scripted_for_a_dev_agent_is_the_offline_dev_model_unless_scripted_by_name() -> None:
+    script = {"agents": {"po": [{"text": "x"}], "dev-web": [{"text": "y"}]}}
+    settings = _settings()
+    for spec, agent in (("scripted", "dev-api"), ("dev-offline", "dev-api"), ("dev-offline", "po")):
+        provider = make_provider(spec, settings=settings, scripts=script, agent_id=agent)
+        assert isinstance(provider, DevOfflineModel)
+        assert provider.name == "dev-offline"
+    named = make_provider("scripted", settings=settings, scripts=script, agent_id="dev-web")
+    assert isinstance(named, ScriptedProvider)
+
+
+async def test_the_offline_dev_model_lists_reads_writes_then_proposes() -> None:
+    model = DevOfflineModel("dev-api")
+    user = UserMessage(task_header("tsk_1", "api", "services/api", "Say hi") + "\nmore")
+    steps = []
+    messages: list = [user]
+    replies = {
+        "list_files": '{"files": ["services/api/README.md"], "truncated": 0}',
+        "read_file": '{"path": "services/api/README.md", "content": "# api\\n"}',
+        "write_file": '{"path": "services/api/README.md", "bytes": 30}',
+        "propose_task_pr": '{"pr_action_id": "act_1", "gate_status": "awaiting_qa"}',
+    }
+    for _ in range(5):
+        turn = await model.complete(system="", messages=messages, tools=[])
+        if not turn.tool_calls:
+            break
+        [call] = turn.tool_calls
+        steps.append((call.name, call.arguments))
+        messages += [turn.as_message(), ToolResultMessage(call.id, call.name, replies[call.name])]
+    assert steps == [
+        ("list_files", {"path": "services/api"}),
+        ("read_file", {"path": "services/api/README.md"}),
+        (
+            "write_file",
+            {"path": "services/api/README.md", "content": "# api\n\n- Say hi (by dev-api)\n"},
+        ),
+        ("propose_task_pr", {"task_id": "tsk_1"}),
+    ]
+    assert turn.text is not None
+    assert "act_1 is awaiting_qa" in turn.text
+    failed = [user, ToolResultMessage("c", "list_files", '{"error": "no"}', is_error=True)]
+    blocked = await model.complete(system="", messages=failed, tools=[])
+    assert blocked.tool_calls[0].name == "report_blocked"
+    assert blocked.tool_calls[0].arguments == {
+        "task_id": "tsk_1",
+        "reason": "list_files failed: no",
+    }
 
 
 def test_bedrock_spec_uses_the_model_id_and_the_injected_client() -> None:

@@ -47,7 +47,8 @@ def test_a_later_sessions_infra_pr_gets_a_branch_of_its_own() -> None:
     assert dev.branch_for(task_id="tsk_9", session_id=None, taken=lambda _: True) == (
         "feature/task-tsk_9"
     )
-    assert (infra.author_tool, dev.author_tool) == ("propose_infra_pr", None)
+    # A dev agent on a model corrects its own PR with its proposing tool (issue 13).
+    assert (infra.author_tool, dev.author_tool) == ("propose_infra_pr", "propose_task_pr")
 
 
 def test_infra_prs_are_named_by_pr_action_id_and_dev_prs_by_task_id() -> None:
