@@ -139,6 +139,12 @@ def _handoff_accepted(p: Payload) -> str:
     return line
 
 
+def _status(p: Payload) -> str:
+    if p.s("status") == "error":
+        return f"{p.agent()} error: {p.s('detail', 'no reason given')}"
+    return f"{p.agent()} is {p.s('status')}{p.suffix('detail')}"
+
+
 def _turn(p: Payload) -> str:
     head = f"{p.agent()} turn {p.s('turn')}" if p.has("turn") else f"{p.agent()} turn"
     if p.count("tool_calls"):
@@ -158,7 +164,7 @@ E = EventType
 RENDERERS: dict[str, Callable[[Payload], str]] = {
     E.PROJECT_CREATED: lambda p: f"project {p.s('name', p.view.project_id or '?')} created",
     E.SESSION_CREATED: lambda p: f"session {p.view.session_id or '?'} opened{p.suffix('title')}",
-    E.AGENT_STATUS: lambda p: f"{p.agent()} is {p.s('status')}{p.suffix('detail')}",
+    E.AGENT_STATUS: _status,
     E.AGENT_TURN: _turn,
     E.ACTION_DECIDED: lambda p: (
         f"{p.agent()} {p.s('action')}: {p.s('outcome')} at {p.s('stage')} ({p.s('rule')})"

@@ -40,8 +40,8 @@ from backend.agents.team import (
 )
 from backend.events import EventType
 
-Status = Literal["working", "idle", "blocked", "offline"]
-STATUSES: tuple[str, ...] = ("working", "idle", "blocked", "offline")
+Status = Literal["working", "idle", "blocked", "offline", "error"]
+STATUSES: tuple[str, ...] = ("working", "idle", "blocked", "offline", "error")
 
 GATE_EVENTS: frozenset[str] = frozenset(
     {

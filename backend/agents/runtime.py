@@ -6,6 +6,12 @@
 - Everything a turn added to the conversation is stored in its ``agent.turn`` event, so
   after a restart :meth:`AgentRuntime.history` rebuilds each agent's conversation from the
   event log alone, and a scripted provider resumes at the right step.
+- Before a turn, each :data:`TurnCheck` may refuse it (a paused agent, a spent budget);
+  after it, the :data:`UsageSink` gets the tokens the provider reported. Both are wired
+  once for every runtime of the backend (``Backend._runtime_hooks``).
+- A provider that fails (after its own retries) ends the turn with ``agent.status``
+  ``error`` and the reason instead of ``idle`` — the roster and the feed show it — and
+  the error goes on to the caller (HTTP 502/503). The next turn that succeeds ends ``idle``.
 """
 
 from __future__ import annotations
@@ -13,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,11 +33,15 @@ from backend.agents.providers.base import (
 )
 from backend.agents.team import AgentDef, agent
 from backend.events import Event, EventLog, EventType
-from backend.exceptions import CadenciaError, UnavailableError
+from backend.exceptions import CadenciaError, ConfigError, ProviderError, UnavailableError
 
 ToolImpl = Callable[["TurnContext", dict[str, Any]], "dict[str, Any] | Awaitable[dict[str, Any]]"]
 ProviderFactory = Callable[[str, int], ModelProvider]
 """``(agent_id, model calls already made) -> provider`` (the count lets scripts resume)."""
+TurnCheck = Callable[["TurnContext"], None]
+"""Runs in a worker thread before a turn; raises (e.g. a ``ConflictError``) to refuse it."""
+UsageSink = Callable[["TurnContext", str, dict[str, int]], None]
+"""``(ctx, model spec, {"input_tokens", "output_tokens"})`` after each recorded turn."""
 
 
 @dataclass(frozen=True)
@@ -88,6 +98,16 @@ def _message_from_dict(data: dict[str, Any]) -> Message:
     )
 
 
+def model_spec(provider: ModelProvider) -> str:
+    """The spec that names ``provider`` (``make_provider`` tags each provider it builds with
+    ``spec``; anything else is named by its ``name``)."""
+    return str(getattr(provider, "spec", None) or getattr(provider, "name", None) or "unknown")
+
+
+def _reason(exc: CadenciaError) -> str:
+    return " ".join(exc.message.split())[:200]
+
+
 def decision_notice(payload: dict[str, Any]) -> str:
     """What the agent is told about an operator's decision on one of its approvals."""
     action = payload.get("action") or "action"
@@ -120,11 +140,15 @@ class AgentRuntime:
         providers: ProviderFactory,
         tools: dict[str, dict[str, ToolImpl]],
         max_steps: int = 8,
+        checks: Sequence[TurnCheck] = (),
+        usage: UsageSink | None = None,
     ) -> None:
         self.events = events
         self.providers = providers
         self.tools = tools
         self.max_steps = max_steps
+        self.checks = tuple(checks)
+        self.usage = usage
         self._locks: dict[tuple[str | None, str], asyncio.Lock] = {}
 
     def history(self, session_id: str | None, agent_id: str) -> tuple[list[Message], int]:
@@ -170,9 +194,10 @@ class AgentRuntime:
 
     async def _run_turn(self, ctx: TurnContext, text: str) -> TurnResult:
         definition = agent(ctx.agent_id)
+        for check in self.checks:
+            await asyncio.to_thread(check, ctx)
         history, calls_before = await asyncio.to_thread(self.history, ctx.session_id, ctx.agent_id)
         decided = await asyncio.to_thread(self.unseen_decisions, ctx.session_id, ctx.agent_id)
-        provider = self.providers(ctx.agent_id, calls_before)
         await self._status(ctx, "working", f"thinking about: {text[:60]}")
         # One user message: what operators decided since the last turn, then the text (some
         # providers refuse two user messages in a row).
@@ -181,14 +206,33 @@ class AgentRuntime:
         results: list[dict[str, Any]] = []
         answer: str | None = None
         steps = 0
+        usage = {"input_tokens": 0, "output_tokens": 0}
+        reported = False
+        end: tuple[str, str] = ("idle", "")
         try:
+            try:
+                provider = self.providers(ctx.agent_id, calls_before)
+            except (ProviderError, ConfigError) as exc:
+                end = ("error", _reason(exc))
+                raise
+            spec = model_spec(provider)
             while steps < self.max_steps:
                 steps += 1
-                turn = await provider.complete(
-                    system=definition.system_prompt,
-                    messages=history + new,
-                    tools=definition.tool_specs(),
-                )
+                try:
+                    turn = await provider.complete(
+                        system=definition.system_prompt,
+                        messages=history + new,
+                        tools=definition.tool_specs(),
+                    )
+                except (ProviderError, ConfigError) as exc:
+                    # The provider already retried what a retry can fix: the agent is in
+                    # error until a turn succeeds (the steps so far are not recorded).
+                    end = ("error", _reason(exc))
+                    raise
+                if turn.usage:
+                    reported = True
+                    for key in usage:
+                        usage[key] += int(turn.usage.get(key, 0) or 0)
                 new.append(turn.as_message())
                 answer = turn.text
                 if not turn.tool_calls:
@@ -213,14 +257,18 @@ class AgentRuntime:
                     else "end_turn",
                     "messages": [_message_to_dict(m) for m in new],
                     "model_calls": steps,
+                    "model": spec,
+                    "usage": dict(usage) if reported else None,
                     **_seen(decided),
                 },
                 project_id=ctx.project_id,
                 session_id=ctx.session_id,
                 agent=ctx.agent_id,
             )
+            if self.usage is not None:
+                await asyncio.to_thread(self.usage, ctx, spec, dict(usage))
         finally:
-            await self._status(ctx, "idle", "")
+            await self._status(ctx, *end)
         return TurnResult(answer, results, steps)
 
     async def _call_tool(

@@ -80,7 +80,7 @@ def make_provider(
     """
     kind, _, rest = spec.strip().partition(":")
     if kind == "scripted" and not rest:
-        return ScriptedProvider.for_agent(scripts or {}, agent_id, start_at=start_at)
+        return _named(ScriptedProvider.for_agent(scripts or {}, agent_id, start_at=start_at), spec)
     if kind == PLANNER and not rest:
         raise ConfigError(
             "'planner' is the rule-based infra planner, not a model provider; "
@@ -93,14 +93,21 @@ def make_provider(
             import boto3
 
             client = boto3.client("bedrock-runtime", **settings.boto3_kwargs())
-        return BedrockProvider(rest, client=client)
+        return _named(BedrockProvider(rest, client=client), spec)
     if kind == "openai" and rest:
-        return _openai(rest, settings=settings, http_client=http_client)
+        provider = _openai(rest, settings=settings, http_client=http_client)
+        return _named(provider, f"openai:{provider.model}@{provider.base_url}")
     raise ConfigError(
         f"unknown model provider spec {spec!r}: expected 'scripted', 'bedrock:<modelId>', "
         "'openai:<model>[@<base_url>]' or 'planner'",
         spec=spec,
     )
+
+
+def _named(provider: Any, spec: str) -> ModelProvider:
+    # The runtime records which spec ran each turn (``agent.turn`` ``model``, the roster).
+    provider.spec = spec.strip()
+    return provider  # type: ignore[no-any-return]
 
 
 def _openai(rest: str, *, settings: Any, http_client: Any) -> OpenAIProvider:
