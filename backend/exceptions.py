@@ -71,7 +71,7 @@ class UnavailableError(CadenciaError):
     """
 
     code = "unavailable"
-    retry_after_s = 5
+    retry_after_s: float | None = 5
 
 
 class StorageError(UnavailableError):
@@ -104,9 +104,30 @@ class ScannerError(UnavailableError):
 
 
 class ProviderError(UnavailableError):
-    """A model provider could not produce a usable turn."""
+    """A model provider could not produce a usable turn.
+
+    Attributes:
+        retryable: whether the same call may succeed later (HTTP 429/5xx, transport
+            errors, timeouts, Bedrock throttling); a 4xx refusal or garbage is not.
+        retry_after_s: the provider's ``Retry-After`` in seconds, None when it sent none
+            (the API then answers the default ``Retry-After``).
+    """
 
     code = "provider_error"
+    retryable = False
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        retryable: bool | None = None,
+        retry_after_s: float | None = None,
+        **context: object,
+    ) -> None:
+        super().__init__(message, **context)
+        if retryable is not None:
+            self.retryable = retryable
+        self.retry_after_s = retry_after_s
 
 
 def unavailable_cause(exc: BaseException | None) -> UnavailableError | None:

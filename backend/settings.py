@@ -40,6 +40,13 @@ class Settings(BaseSettings):
     """Base URL of an OpenAI-compatible endpoint (``…/v1``) for ``openai:MODEL`` bindings."""
     openai_api_key: str | None = None
     openai_timeout_s: float = 60.0
+    provider_retries: int = Field(default=4, ge=0, le=20)
+    """Retries of one model call after a 429, 5xx, throttling, transport error or timeout."""
+    provider_backoff_s: float = Field(default=0.5, ge=0)
+    """Base of the exponential backoff (full jitter) between model-call retries."""
+    provider_backoff_max_s: float = Field(default=8.0, ge=0)
+    provider_deadline_s: float = Field(default=120.0, gt=0)
+    """One model call, all its retries included, gives up after this many seconds."""
 
     host: str = "127.0.0.1"
     port: int = 8765

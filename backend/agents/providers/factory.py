@@ -9,6 +9,10 @@ Specs (``CADENCIA_MODEL`` and the values of ``CADENCIA_AGENT_MODELS``)::
     planner                         reserved: the rule-based infra planner, which is not a
                                     model; the runtime checks :func:`is_planner` first
 
+``bedrock:`` and ``openai:`` providers come wrapped in a
+:class:`~backend.agents.providers.retry.RetryingProvider` (``CADENCIA_PROVIDER_RETRIES``,
+``_BACKOFF_S``, ``_BACKOFF_MAX_S``, ``_DEADLINE_S``).
+
 OpenAI settings not (yet) on :class:`Settings` are read from the environment:
 ``CADENCIA_OPENAI_BASE_URL`` / ``OPENAI_BASE_URL``, ``CADENCIA_OPENAI_API_KEY`` /
 ``OPENAI_API_KEY`` and ``CADENCIA_OPENAI_TIMEOUT_S`` (seconds, default 60).
@@ -24,6 +28,7 @@ from typing import Any
 from backend.agents.providers.base import ModelProvider
 from backend.agents.providers.bedrock import BedrockProvider
 from backend.agents.providers.openai import OpenAIProvider
+from backend.agents.providers.retry import RetryingProvider, RetryPolicy
 from backend.agents.providers.scripted import Script, ScriptedProvider
 from backend.exceptions import ConfigError
 
@@ -91,17 +96,27 @@ def make_provider(
         client = bedrock_client
         if client is None:
             import boto3
+            from botocore.config import Config
 
-            client = boto3.client("bedrock-runtime", **settings.boto3_kwargs())
-        return _named(BedrockProvider(rest, client=client), spec)
+            # One attempt per botocore call: RetryingProvider owns backoff and deadline.
+            client = boto3.client(
+                "bedrock-runtime",
+                config=Config(retries={"total_max_attempts": 1, "mode": "standard"}),
+                **settings.boto3_kwargs(),
+            )
+        return _named(_retrying(BedrockProvider(rest, client=client), settings), spec)
     if kind == "openai" and rest:
         provider = _openai(rest, settings=settings, http_client=http_client)
-        return _named(provider, f"openai:{provider.model}@{provider.base_url}")
+        return _named(_retrying(provider, settings), f"openai:{provider.model}@{provider.base_url}")
     raise ConfigError(
         f"unknown model provider spec {spec!r}: expected 'scripted', 'bedrock:<modelId>', "
         "'openai:<model>[@<base_url>]' or 'planner'",
         spec=spec,
     )
+
+
+def _retrying(provider: ModelProvider, settings: Any) -> RetryingProvider:
+    return RetryingProvider(provider, RetryPolicy.from_settings(settings))
 
 
 def _named(provider: Any, spec: str) -> ModelProvider:

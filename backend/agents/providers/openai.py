@@ -36,6 +36,7 @@ from backend.agents.providers.base import (
     parse_arguments,
 )
 from backend.agents.providers.exceptions import ProviderError, ProviderTimeoutError
+from backend.agents.providers.retry import parse_retry_after, retryable_status
 
 _FINISH_REASONS: dict[str, StopReason] = {
     "stop": "end_turn",
@@ -220,14 +221,19 @@ class OpenAIProvider:
                 f"{self.url} did not answer within {self.timeout}s", model=self.model
             ) from exc
         except httpx.HTTPError as exc:
+            # Refused, reset, DNS...: the endpoint may be back in a moment.
             raise ProviderError(
-                f"{self.url} could not be reached: {exc}", model=self.model
+                f"{self.url} could not be reached: {exc or type(exc).__name__}",
+                model=self.model,
+                retryable=isinstance(exc, httpx.TransportError),
             ) from exc
         if response.status_code >= 400:
             raise ProviderError(
                 f"{self.url} answered HTTP {response.status_code}: {_error_message(response)}",
                 model=self.model,
                 status=response.status_code,
+                retryable=retryable_status(response.status_code),
+                retry_after_s=parse_retry_after(response.headers.get("Retry-After")),
             )
         try:
             payload = response.json()
