@@ -17,9 +17,11 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from backend.agents.budgets import Budgets
 from backend.agents.customer_service import CustomerService
 from backend.agents.service import TeamService
 from backend.agents.store import TeamStore
+from backend.agents.usage import UsageBook
 from backend.broadcast import Broadcaster
 from backend.channel.base import Channel, RetryPolicy
 from backend.channel.simulator import ChannelSimulator
@@ -91,6 +93,8 @@ class Backend:
         self.db = guard.db
         self.events = guard.events
         self.store = TeamStore(self.events)
+        self.usage = UsageBook(self.db, prices=settings.model_prices)
+        self.budgets = Budgets(self.events, self.usage, settings.agent_budgets)
         self.pipeline = InfraPipeline(self.store, settings, auto=True)
         self.infra_tools = InfraAgentTools(self.pipeline)
         self.team = TeamService(
@@ -100,7 +104,9 @@ class Backend:
             infra_tools=self.infra_tools.registry(),
             infra_planner=self.infra_tools,
             adr_pr=AdrTool(self.pipeline),
+            usage=self.usage.roster_usage,
         )
+        self.team.runtime.install(**self._runtime_hooks())
         # One PR pipeline for every kind: dev task PRs share the infra PRs' gates, jobs
         # and operator actions.
         self.dev_tasks = DevTasks(self.store, settings, pipeline=self.pipeline)
@@ -109,6 +115,7 @@ class Backend:
         self.customer = CustomerService(
             events=self.events, orchestrator=guard.orchestrator, conversations=guard.conversations
         )
+        self.customer.runtime.install(**self._runtime_hooks())
         self.takeovers = Takeovers(
             interruptions=guard.interruptions,
             conversations=guard.conversations,
@@ -128,6 +135,12 @@ class Backend:
         self.token, self.token_generated = resolve_token(settings)
         self._tasks: set[asyncio.Task[Any]] = set()
         self.tools_ready = asyncio.Event()
+
+    def _runtime_hooks(self) -> dict[str, Any]:
+        """What every agent runtime of this backend gets (``AgentRuntime.install(**...)`` or
+        ``AgentRuntime(..., **...)``): the checks that may refuse a turn (the budget) and
+        the sink that records each turn's tokens."""
+        return {"checks": [self.budgets.check], "usage": self.usage.record}
 
     @classmethod
     def open(cls, settings: Settings) -> Backend:

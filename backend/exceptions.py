@@ -6,6 +6,7 @@ Tree::
     ├── ConfigError              our own settings, URLs or scripts are wrong (HTTP 503)
     ├── NotFoundError            an id that does not exist (HTTP 404)
     ├── ConflictError            a state transition that is not allowed now (HTTP 409)
+    │   └── BudgetExceededError      the agent spent today's token budget (budget_exceeded)
     ├── ValidationError          input that does not fit its schema (HTTP 422)
     ├── PathError                a file path escapes where it must stay (HTTP 422)
     └── UnavailableError         one of our dependencies failed (HTTP 502/503, Retry-After)
@@ -53,6 +54,12 @@ class NotFoundError(CadenciaError):
 
 class ConflictError(CadenciaError):
     code = "conflict"
+
+
+class BudgetExceededError(ConflictError):
+    """An agent used its tokens for the (UTC) day; an operator may raise the budget."""
+
+    code = "budget_exceeded"
 
 
 class ValidationError(CadenciaError):

@@ -166,6 +166,14 @@ RENDERERS: dict[str, Callable[[Payload], str]] = {
     E.SESSION_CREATED: lambda p: f"session {p.view.session_id or '?'} opened{p.suffix('title')}",
     E.AGENT_STATUS: _status,
     E.AGENT_TURN: _turn,
+    E.AGENT_BUDGET_EXCEEDED: lambda p: (
+        f"{p.agent()} stopped: used {p.s('used_today')} of its {p.s('tokens_per_day')} "
+        f"tokens for {p.s('day')}"
+    ),
+    E.AGENT_BUDGET_CHANGED: lambda p: (
+        f"{p.s('operator')} set {p.agent()}'s budget to {p.s('tokens_per_day')} tokens/day"
+        f" (was {p.s('previous', 'none')}){p.suffix('reason', ': ')}"
+    ),
     E.ACTION_DECIDED: lambda p: (
         f"{p.agent()} {p.s('action')}: {p.s('outcome')} at {p.s('stage')} ({p.s('rule')})"
     ),

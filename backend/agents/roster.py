@@ -11,11 +11,17 @@ at N (time travel). Who is on the roster:
 
 Status is best-effort, for the panel only — no gate decision reads it:
 
-* conversational agents: their latest ``agent.status`` (default ``idle``);
+* conversational agents: their latest ``agent.status`` (default ``idle``; ``error`` after a
+  provider failure until a turn succeeds; ``blocked`` / ``budget`` when the budget stopped
+  them);
 * dev agents: their latest own event — ``dev.task_done`` idle, ``backlog.task_blocked``
   blocked, any other ``dev.*`` working (an ``agent.status`` counts too);
 * qa / secops: ``working`` while some PR waits in ``awaiting_qa`` / ``awaiting_secops``;
   else ``blocked`` when the latest gate change was to ``blocked``; else ``idle``.
+
+``model`` is the spec that ran the agent's latest ``agent.turn`` (what really answered),
+else its binding. ``usage`` (today's tokens and cost) comes from the caller, who reads it
+from the usage table, not from the log.
 """
 
 from __future__ import annotations
@@ -80,9 +86,10 @@ class RosterEntry:
     model: str | None
     autonomy: dict[str, str] = field(default_factory=dict)
     detail: str = ""
+    usage: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """The HTTP API's shape ``{id, role, status, model, autonomy, detail}``."""
+        """The HTTP API's shape ``{id, role, status, model, autonomy, detail, usage}``."""
         return {
             "id": self.id,
             "role": self.role,
@@ -90,6 +97,7 @@ class RosterEntry:
             "model": self.model,
             "autonomy": dict(self.autonomy),
             "detail": self.detail,
+            "usage": dict(self.usage) if self.usage is not None else None,
         }
 
 
@@ -107,6 +115,7 @@ class _State:
     gates: dict[str, str] = field(default_factory=dict)
     last_gate: tuple[str, str, str] | None = None
     conversation: bool = False
+    last_model: dict[str, str] = field(default_factory=dict)
 
 
 def derive_roster(
@@ -117,6 +126,7 @@ def derive_roster(
     *,
     bindings: Mapping[str, str] | Callable[[str], str] | None = None,
     autonomy: Mapping[tuple[str, str], str] | None = None,
+    usage: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> list[RosterEntry]:
     """The roster after ``events``.
 
@@ -131,6 +141,7 @@ def derive_roster(
         bindings: agent id → model spec, or a callable such as
             ``lambda a: model_binding(a, settings)``.
         autonomy: ``{(agent, action): value}`` rows; added to what handoffs seeded.
+        usage: agent id → today's ``{input_tokens, output_tokens, cost_usd}``.
 
     Returns:
         Entries in panel order: conversational agents, devs, gates, customer service.
@@ -146,13 +157,14 @@ def derive_roster(
             id=agent_id,
             role=role_of(agent_id),
             status=status if status in STATUSES else "idle",  # type: ignore[arg-type]
-            model=_model(bindings, agent_id),
+            model=state.last_model.get(agent_id) or _model(bindings, agent_id),
             autonomy={
                 action: value
                 for (who, action), value in table.items()
                 if pattern_matches(who, agent_id)
             },
             detail=detail,
+            usage=dict(usage[agent_id]) if usage and agent_id in usage else None,
         )
 
     roster = [entry(a, *_conversational(state, a)) for a in (CRIATIVO, PO, ARQUITETO)]
@@ -177,6 +189,8 @@ def _scan(views: list[EventView]) -> _State:
             state.status[view.agent] = (str(p.get("status") or "idle"), _text(p.get("detail")))
             if view.agent.startswith(DEV_PREFIX):
                 state.dev_last[view.agent] = view
+        elif kind == EventType.AGENT_TURN and view.agent and p.get("model"):
+            state.last_model[view.agent] = str(p["model"])
         elif kind == EventType.EXECUTION_ACTIVATED:
             state.execution = True
             state.modules = _module_names(p.get("modules")) or state.modules

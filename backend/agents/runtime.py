@@ -151,6 +151,13 @@ class AgentRuntime:
         self.usage = usage
         self._locks: dict[tuple[str | None, str], asyncio.Lock] = {}
 
+    def install(self, *, checks: Sequence[TurnCheck] = (), usage: UsageSink | None = None) -> None:
+        """Add the backend's turn checks and usage sink (``Backend._runtime_hooks()``) to a
+        runtime some service built, so every runtime refuses and counts turns alike."""
+        self.checks = (*self.checks, *checks)
+        if usage is not None:
+            self.usage = usage
+
     def history(self, session_id: str | None, agent_id: str) -> tuple[list[Message], int]:
         """Rebuild an agent's conversation and its model-call count from the log."""
         messages: list[Message] = []

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from backend.agents.activity import render
@@ -31,12 +32,15 @@ class TeamService:
         infra_tools: dict[str, ToolImpl] | None = None,
         infra_planner: Any = None,
         adr_pr: AdrProposer | None = None,
+        usage: Callable[[str | None], Mapping[str, Mapping[str, Any]]] | None = None,
     ) -> None:
         self.settings = settings
         self.store = store
         self.events = store.events
         self.scripts = scripts or {}
         self.infra_planner = infra_planner
+        self.usage = usage
+        """project id → today's usage per agent (the roster's ``usage``; the usage table)."""
         tools = session_tools(store, adr_pr)
         if infra_tools:
             tools[INFRA] = infra_tools
@@ -165,6 +169,7 @@ class TeamService:
             handoffs=self.store.handoffs(project.id) if project else [],
             bindings=self._binding,
             autonomy=self.store.autonomy(project.id) if project else None,
+            usage=self.usage(project.id if project else None) if self.usage else None,
         )
         out = [r.to_dict() for r in roster]
         with self._roster_lock:

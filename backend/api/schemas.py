@@ -78,6 +78,14 @@ class HealthOut(_Out):
 # -- team -----------------------------------------------------------------------------------
 
 
+class TokenUsageOut(_Out):
+    """Tokens the provider reported and their estimated cost (null: no price known)."""
+
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float | None
+
+
 class RosterEntryOut(_Out):
     """One agent of ``GET /api/roster``."""
 
@@ -87,6 +95,8 @@ class RosterEntryOut(_Out):
     model: str | None
     autonomy: dict[str, str] = Field(default_factory=dict)
     detail: str = ""
+    usage: TokenUsageOut | None = None
+    """Today's (UTC) usage of the agent in the project; null before its first turn."""
 
 
 class ProjectOut(_Out):

@@ -26,6 +26,8 @@ class EventType(StrEnum):
     SESSION_CREATED = "session.created"
     AGENT_STATUS = "agent.status"
     AGENT_TURN = "agent.turn"
+    AGENT_BUDGET_EXCEEDED = "agent.budget_exceeded"
+    AGENT_BUDGET_CHANGED = "agent.budget_changed"
     ACTION_DECIDED = "action.decided"
     HANDOFF_OFFERED = "handoff.offered"
     HANDOFF_ACCEPTED = "handoff.accepted"
@@ -91,6 +93,12 @@ EVENTS: dict[EventType, EventSpec] = {
         "an agent changed status at a turn boundary or on start/stop", p.AgentStatusChanged
     ),
     E.AGENT_TURN: EventSpec("a conversational agent finished a model turn", p.AgentTurn),
+    E.AGENT_BUDGET_EXCEEDED: EventSpec(
+        "an agent's token budget for the day is spent: its turns are refused", p.BudgetExceeded
+    ),
+    E.AGENT_BUDGET_CHANGED: EventSpec(
+        "an operator set an agent's daily token budget", p.BudgetChanged
+    ),
     E.ACTION_DECIDED: EventSpec("decide() ruled on an agent action", p.ActionDecided),
     E.HANDOFF_OFFERED: EventSpec("an agent offered a handoff", p.HandoffOffered),
     E.HANDOFF_ACCEPTED: EventSpec(

@@ -74,6 +74,20 @@ class AgentTurn(Payload):
     usage: dict[str, int] | None = None
 
 
+class BudgetExceeded(Payload):
+    day: str  # YYYY-MM-DD, UTC
+    tokens_per_day: int
+    used_today: int
+
+
+class BudgetChanged(Payload):
+    operator: str
+    tokens_per_day: int
+    previous: int | None  # the budget before (None: there was none)
+    used_today: int
+    reason: str | None = None
+
+
 class ActionDecided(Payload):
     """``{"action": ..., **Decision.to_dict()}``: the decision's keys are closed."""
 

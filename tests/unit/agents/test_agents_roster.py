@@ -41,6 +41,7 @@ def test_fresh_project_has_the_three_conversational_agents_idle() -> None:
         "model": None,
         "autonomy": {},
         "detail": "waiting for input",
+        "usage": None,  # issue 13: today's tokens (from the usage table), none yet
     }
 
 
