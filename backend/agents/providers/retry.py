@@ -29,8 +29,8 @@ from backend.agents.providers.exceptions import ProviderError, ProviderTimeoutEr
 
 log = logging.getLogger(__name__)
 
-RETRYABLE_HTTP = frozenset({408, 409, 425, 429}) | frozenset(range(500, 600))
-"""HTTP statuses a retry can get past (409/425/408: the OpenAI SDK retries them too)."""
+RETRYABLE_HTTP = frozenset({429}) | frozenset(range(500, 600))
+"""HTTP statuses a retry can get past: any other 4xx is the request's fault."""
 RETRYABLE_AWS_CODES = frozenset(
     {
         "ThrottlingException",
@@ -42,7 +42,7 @@ RETRYABLE_AWS_CODES = frozenset(
 
 
 def retryable_status(status: int) -> bool:
-    """Whether an HTTP error status is worth retrying: 429 and 5xx (and 408/409/425)."""
+    """Whether an HTTP error status is worth retrying: 429 and 5xx."""
     return status in RETRYABLE_HTTP
 
 

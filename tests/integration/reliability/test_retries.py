@@ -85,9 +85,9 @@ async def test_500s_back_off_exponentially_then_the_last_error_goes_up(server: F
 
 
 async def test_a_4xx_other_than_429_is_never_retried(server: FakeServer) -> None:
-    server.fail(400, "bad request: messages is empty")
+    server.fail(409, "conflict")  # a 4xx other than 429, even one SDKs retry
     waits = Waits()
-    with pytest.raises(ProviderError, match="HTTP 400") as info:
+    with pytest.raises(ProviderError, match="HTTP 409") as info:
         await _ask(_retrying(_openai(server), waits))
     assert (waits.seconds, len(server.requests), info.value.retryable) == ([], 1, False)
 
