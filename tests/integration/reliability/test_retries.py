@@ -84,10 +84,11 @@ async def test_500s_back_off_exponentially_then_the_last_error_goes_up(server: F
     assert info.value.context["attempts"] == 4
 
 
-async def test_a_4xx_other_than_429_is_never_retried(server: FakeServer) -> None:
-    server.fail(409, "conflict")  # a 4xx other than 429, even one SDKs retry
+@pytest.mark.parametrize("status", [400, 401, 404, 409, 422])
+async def test_a_4xx_other_than_429_is_never_retried(server: FakeServer, status: int) -> None:
+    server.fail(status, "the request is wrong")
     waits = Waits()
-    with pytest.raises(ProviderError, match="HTTP 409") as info:
+    with pytest.raises(ProviderError, match=f"HTTP {status}") as info:
         await _ask(_retrying(_openai(server), waits))
     assert (waits.seconds, len(server.requests), info.value.retryable) == ([], 1, False)
 
