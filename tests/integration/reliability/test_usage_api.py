@@ -8,7 +8,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import boto3
 import pytest
+from botocore.stub import Stubber
 
 from backend.agents.customer_service import CustomerService
 from backend.agents.providers.factory import make_provider
@@ -230,3 +232,42 @@ def test_a_spent_budget_refuses_the_next_turn_until_an_operator_raises_it(
         assert live.http.get("/api/agents/criativo/budget").json()["used_today"] == 115
         feed = [line["text"] for line in live.http.get("/api/activity").json()]
         assert "ana set criativo's budget to 1000 tokens/day (was 100): demo day" in feed
+
+
+def test_bedrock_throttled_then_answering_is_one_turn_and_its_usage(
+    tmp_path: Path, server: FakeServer
+) -> None:
+    model = "anthropic.claude-3-haiku-20240307-v1:0"
+    client = boto3.client(
+        "bedrock-runtime",
+        region_name="us-east-1",
+        aws_access_key_id="testing",
+        aws_secret_access_key="testing",
+    )
+    answer = {
+        "output": {"message": {"role": "assistant", "content": [{"text": "feito"}]}},
+        "stopReason": "end_turn",
+        "usage": {"inputTokens": 321, "outputTokens": 54, "totalTokens": 375},
+        "metrics": {"latencyMs": 200},
+    }
+    with Stubber(client) as stubber:
+        stubber.add_client_error(
+            "converse", service_error_code="ThrottlingException", http_status_code=429
+        )
+        stubber.add_response("converse", answer)
+        for live in _live(tmp_path, server):
+            # The team's provider factory, with the stubbed client instead of a real one.
+            live.backend.team.runtime.providers = lambda agent_id, _calls, s=live.settings: (
+                make_provider(
+                    f"bedrock:{model}", settings=s, bedrock_client=client, agent_id=agent_id
+                )
+            )
+            _, base = _session(live)
+            response = live.http.post(f"{base}/criativo/turns", json={"text": "vamos"})
+            assert response.status_code == 200, response.text
+            [turn] = _turns(live, "criativo")
+            assert turn["payload"]["model"] == f"bedrock:{model}"
+            assert turn["payload"]["usage"] == {"input_tokens": 321, "output_tokens": 54}
+            got = live.http.get("/api/usage").json()["total"]
+            assert got == {"input_tokens": 321, "output_tokens": 54, "turns": 1, "cost_usd": None}
+        stubber.assert_no_pending_responses()
