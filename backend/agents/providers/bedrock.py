@@ -39,6 +39,7 @@ from backend.agents.providers.base import (
     ToolSpec,
     UserMessage,
     parse_arguments,
+    token_usage,
 )
 from backend.agents.providers.exceptions import ProviderError, ProviderTimeoutError
 from backend.agents.providers.retry import RETRYABLE_AWS_CODES, parse_retry_after
@@ -133,15 +134,11 @@ def _parse_content(response: dict[str, Any], content: Any) -> ModelTurn:
             calls.append(
                 ToolCall(id=use["toolUseId"], name=use["name"], arguments=arguments, error=error)
             )
-    usage = response.get("usage") or {}
     return ModelTurn(
         text="".join(texts) or None,
         tool_calls=tuple(calls),
         stop_reason=_STOP_REASONS.get(response.get("stopReason", ""), "other"),
-        usage={
-            "input_tokens": int(usage.get("inputTokens", 0)),
-            "output_tokens": int(usage.get("outputTokens", 0)),
-        },
+        usage=token_usage(response.get("usage"), "inputTokens", "outputTokens"),
     )
 
 

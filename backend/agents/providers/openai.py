@@ -34,6 +34,7 @@ from backend.agents.providers.base import (
     ToolSpec,
     UserMessage,
     parse_arguments,
+    token_usage,
 )
 from backend.agents.providers.exceptions import ProviderError, ProviderTimeoutError
 from backend.agents.providers.retry import parse_retry_after, retryable_status
@@ -130,7 +131,6 @@ def _parse_choice(body: Any, choice: Any, message: Any) -> ModelTurn:
                 raw_arguments=raw_arguments if isinstance(raw_arguments, str) else None,
             )
         )
-    usage = body.get("usage") or {}
     stop: StopReason = _FINISH_REASONS.get(choice.get("finish_reason") or "", "other")
     if calls and stop == "other":
         stop = "tool_use"
@@ -138,10 +138,7 @@ def _parse_choice(body: Any, choice: Any, message: Any) -> ModelTurn:
         text=message.get("content") or None,
         tool_calls=tuple(calls),
         stop_reason=stop,
-        usage={
-            "input_tokens": int(usage.get("prompt_tokens", 0)),
-            "output_tokens": int(usage.get("completion_tokens", 0)),
-        },
+        usage=token_usage(body.get("usage"), "prompt_tokens", "completion_tokens"),
     )
 
 
