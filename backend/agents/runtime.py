@@ -233,8 +233,11 @@ class AgentRuntime:
                     )
                 except (ProviderError, ConfigError) as exc:
                     # The provider already retried what a retry can fix: the agent is in
-                    # error until a turn succeeds (the steps so far are not recorded).
+                    # error until a turn succeeds (the steps so far are not recorded). The
+                    # tokens earlier steps spent were billed all the same: they count.
                     end = ("error", _reason(exc))
+                    if reported and self.usage is not None:
+                        await asyncio.to_thread(self.usage, ctx, spec, dict(usage))
                     raise
                 if turn.usage:
                     reported = True

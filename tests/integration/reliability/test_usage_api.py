@@ -16,7 +16,7 @@ from backend.agents.customer_service import CustomerService
 from backend.agents.providers.factory import make_provider
 from backend.settings import load_settings
 from tests.integration.api.conftest import Live, live_backend
-from tests.openai_server import FakeServer, serve, text
+from tests.openai_server import FakeServer, serve, text, tool_call
 
 PRICE = {"input_per_mtok": 2.0, "output_per_mtok": 8.0}
 
@@ -80,6 +80,8 @@ def test_429_then_success_is_one_turn_and_one_success(tmp_path: Path, server: Fa
 def test_provider_down_is_502_roster_error_and_a_feed_line_until_a_success(
     tmp_path: Path, server: FakeServer
 ) -> None:
+    # Step 1 answers (a call to a tool criativo does not have), step 2 never does.
+    server.answer(tool_call("call_1", "no_such_tool", {}, usage=(50, 10)))
     for _ in range(3):  # the first call and both retries
         server.fail(500, "The server had an error while processing your request")
     for live in _live(tmp_path, server):
@@ -88,13 +90,15 @@ def test_provider_down_is_502_roster_error_and_a_feed_line_until_a_success(
         assert response.status_code == 502, response.text
         assert response.json()["error"]["code"] == "provider_error"
         assert int(response.headers["Retry-After"]) >= 1
-        assert len(server.requests) == 3
+        assert len(server.requests) == 4
         entry = _roster(live)["criativo"]
         assert entry["status"] == "error"
         assert "HTTP 500: The server had an error" in entry["detail"]
         feed = [line["text"] for line in live.http.get("/api/activity").json()]
         assert any(t.startswith("criativo error: ") and "HTTP 500" in t for t in feed), feed
-        assert _turns(live, "criativo") == []  # nothing half-done was recorded
+        assert _turns(live, "criativo") == []  # nothing half-done was recorded...
+        spent = live.http.get("/api/usage").json()["total"]  # ...but step 1's tokens count
+        assert (spent["input_tokens"], spent["output_tokens"]) == (50, 10)
 
         server.answer(text("voltei"))
         assert live.http.post(f"{base}/criativo/turns", json={"text": "e agora?"}).is_success
