@@ -38,6 +38,7 @@ from backend.agents.providers.base import (
 )
 from backend.agents.providers.exceptions import ProviderError, ProviderTimeoutError
 from backend.agents.providers.retry import parse_retry_after, retryable_status
+from backend.exceptions import ConfigError
 
 _FINISH_REASONS: dict[str, StopReason] = {
     "stop": "end_turn",
@@ -197,6 +198,7 @@ class OpenAIProvider:
         """POST one chat completion and parse the answer.
 
         Raises:
+            ConfigError: the base URL is not a usable http(s) URL.
             ProviderTimeoutError: no answer within ``timeout``.
             ProviderError: transport failure, an HTTP error status, or a body that is not
                 a chat completion.
@@ -213,6 +215,12 @@ class OpenAIProvider:
             else:
                 async with httpx.AsyncClient(timeout=self.timeout) as client:
                     response = await client.post(self.url, json=body, headers=headers)
+        except (httpx.UnsupportedProtocol, httpx.InvalidURL) as exc:
+            # Our spec's base URL is wrong (no scheme, bad port): no retry helps (503).
+            raise ConfigError(
+                f"model base URL {self.base_url!r} is not a usable http(s) URL: {exc}",
+                model=self.model,
+            ) from exc
         except httpx.TimeoutException as exc:
             raise ProviderTimeoutError(
                 f"{self.url} did not answer within {self.timeout}s", model=self.model

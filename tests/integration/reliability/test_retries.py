@@ -19,6 +19,7 @@ from backend.agents.providers.exceptions import ProviderError, ProviderTimeoutEr
 from backend.agents.providers.factory import make_provider
 from backend.agents.providers.openai import OpenAIProvider
 from backend.agents.providers.retry import RetryingProvider, RetryPolicy, parse_retry_after
+from backend.exceptions import ConfigError
 from backend.settings import Settings
 from tests.openai_server import FakeServer, serve, text
 
@@ -226,3 +227,11 @@ async def test_bedrock_retry_after_header_is_honoured(bedrock: tuple[Any, Stubbe
     waits = Waits()
     await _ask(_retrying(BedrockProvider(MODEL, client=client), waits))
     assert waits.seconds == [4.0]
+
+
+@pytest.mark.parametrize("base_url", ["localhost:1/v1", "http://[::1/v1"])
+async def test_a_base_url_that_is_not_http_is_our_config_not_a_retry(base_url: str) -> None:
+    waits = Waits()
+    with pytest.raises(ConfigError, match="not a usable http"):
+        await _ask(_retrying(OpenAIProvider("m", base_url=base_url, timeout=1), waits))
+    assert waits.seconds == []
