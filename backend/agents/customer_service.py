@@ -52,6 +52,7 @@ class ChattyAtendimentoModel:
     again, after looking the order up once to learn its value."""
 
     name = "atendimento-offline"
+    spec = "chatty"  # what the roster and agent.turn show (the contract's spec name)
 
     async def complete(
         self, *, system: str, messages: list[Message], tools: list[ToolSpec]
