@@ -17,7 +17,6 @@ from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, date, datetime
 from typing import Any
 
-from backend.events import utcnow_iso
 from backend.exceptions import ValidationError
 from backend.store.db import Database, Row
 
@@ -80,17 +79,18 @@ class UsageBook:
 
     def record(self, ctx: Any, spec: str, usage: Mapping[str, int]) -> None:
         """Add one turn of ``ctx.agent_id`` (the runtime's usage sink)."""
+        now = self.clock().astimezone(UTC)
         with self.db.transaction() as tx:
             tx.execute(
                 "usage_record",
                 {
-                    "day": self.today(),
+                    "day": now.date().isoformat(),
                     "project_id": ctx.project_id or NO_PROJECT,
                     "agent": ctx.agent_id,
                     "model": spec,
                     "input_tokens": max(0, int(usage.get("input_tokens", 0))),
                     "output_tokens": max(0, int(usage.get("output_tokens", 0))),
-                    "now": utcnow_iso(),
+                    "now": now.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
                 },
             )
 
