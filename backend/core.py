@@ -17,10 +17,12 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from backend.agents.budgets import Budgets
 from backend.agents.customer_service import CustomerService
 from backend.agents.pauses import Pauses
 from backend.agents.service import TeamService
 from backend.agents.store import TeamStore
+from backend.agents.usage import UsageBook
 from backend.broadcast import Broadcaster
 from backend.channel.base import Channel, RetryPolicy
 from backend.channel.simulator import ChannelSimulator
@@ -95,6 +97,8 @@ class Backend:
         self.events = guard.events
         self.store = TeamStore(self.events)
         self.pauses = Pauses(self.events)
+        self.usage = UsageBook(self.db, prices=settings.model_prices)
+        self.budgets = Budgets(self.events, self.usage, settings.agent_budgets)
         self.pipeline = InfraPipeline(self.store, settings, auto=True)
         self.infra_tools = InfraAgentTools(self.pipeline)
         scripts = _scripts(settings)
@@ -115,6 +119,7 @@ class Backend:
             task_creator=task_creator(self.dev_tasks, self.dev_worker.wake),
             dev_turn=self.dev_agents.operator_turn,
             dev_correction=self.dev_agents.correction_turn,
+            usage=self.usage.roster_usage,
         )
         self.team.runtime.install(**self._runtime_hooks())
         self.inbox = Inbox(self.pipeline, self.store, guard)
@@ -148,10 +153,12 @@ class Backend:
         self.tools_ready = asyncio.Event()
 
     def _runtime_hooks(self) -> dict[str, Any]:
-        """What every agent runtime of this backend gets (``AgentRuntime.install(**...)``):
-        the checks that may refuse a turn — a paused agent runs none. Work outside a
-        runtime (a dev worker) asks ``self.pauses.is_paused(agent_id)``."""
-        return {"checks": [self.pauses.check]}
+        """What every agent runtime of this backend gets (``AgentRuntime.install(**...)`` or
+        ``AgentRuntime(..., **...)``): the checks that may refuse a turn — a paused agent
+        runs none, then the budget (so a paused agent says it is paused, not over budget) —
+        and the sink that records each turn's tokens. Work outside a runtime (the rule-based
+        planner) asks the same checks through ``TeamService._check``."""
+        return {"checks": [self.pauses.check, self.budgets.check], "usage": self.usage.record}
 
     @classmethod
     def open(cls, settings: Settings) -> Backend:

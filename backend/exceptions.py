@@ -7,6 +7,7 @@ Tree::
     ├── NotFoundError            an id that does not exist (HTTP 404)
     ├── ConflictError            a state transition that is not allowed now (HTTP 409)
     │   └── AgentPausedError         an operator paused the agent: it runs no new turn
+    │   └── BudgetExceededError      the agent spent today's token budget (budget_exceeded)
     ├── ValidationError          input that does not fit its schema (HTTP 422)
     ├── PathError                a file path escapes where it must stay (HTTP 422)
     └── UnavailableError         one of our dependencies failed (HTTP 502/503, Retry-After)
@@ -65,6 +66,12 @@ class AgentPausedError(ConflictError):
     code = "agent_paused"
 
 
+class BudgetExceededError(ConflictError):
+    """An agent used its tokens for the (UTC) day; an operator may raise the budget."""
+
+    code = "budget_exceeded"
+
+
 class ValidationError(CadenciaError):
     code = "invalid_input"
 
@@ -81,7 +88,7 @@ class UnavailableError(CadenciaError):
     """
 
     code = "unavailable"
-    retry_after_s = 5
+    retry_after_s: float | None = 5
 
 
 class StorageError(UnavailableError):
@@ -114,9 +121,30 @@ class ScannerError(UnavailableError):
 
 
 class ProviderError(UnavailableError):
-    """A model provider could not produce a usable turn."""
+    """A model provider could not produce a usable turn.
+
+    Attributes:
+        retryable: whether the same call may succeed later (HTTP 429/5xx, transport
+            errors, timeouts, Bedrock throttling); a 4xx refusal or garbage is not.
+        retry_after_s: the provider's ``Retry-After`` in seconds, None when it sent none
+            (the API then answers the default ``Retry-After``).
+    """
 
     code = "provider_error"
+    retryable = False
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        retryable: bool | None = None,
+        retry_after_s: float | None = None,
+        **context: object,
+    ) -> None:
+        super().__init__(message, **context)
+        if retryable is not None:
+            self.retryable = retryable
+        self.retry_after_s = retry_after_s
 
 
 def unavailable_cause(exc: BaseException | None) -> UnavailableError | None:

@@ -9,13 +9,22 @@ from pathlib import Path
 from typing import Any
 
 import platformdirs
-from pydantic import Field
+from pydantic import BaseModel, ConfigDict, Field, PositiveInt
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
 def default_data_dir() -> Path:
     """The user's data directory for cadencia (``~/.local/share/cadencia`` on Linux)."""
     return Path(platformdirs.user_data_dir("cadencia", appauthor=False))
+
+
+class ModelPrice(BaseModel):
+    """Dollars per million tokens of one model (``CADENCIA_MODEL_PRICES``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    input_per_mtok: float = Field(ge=0)
+    output_per_mtok: float = Field(ge=0)
 
 
 class Settings(BaseSettings):
@@ -40,6 +49,18 @@ class Settings(BaseSettings):
     """Base URL of an OpenAI-compatible endpoint (``…/v1``) for ``openai:MODEL`` bindings."""
     openai_api_key: str | None = None
     openai_timeout_s: float = 60.0
+    provider_retries: int = Field(default=4, ge=0, le=20)
+    """Retries of one model call after a 429, 5xx, throttling, transport error or timeout."""
+    provider_backoff_s: float = Field(default=0.5, ge=0)
+    """Base of the exponential backoff (full jitter) between model-call retries."""
+    provider_backoff_max_s: float = Field(default=8.0, ge=0)
+    provider_deadline_s: float = Field(default=120.0, gt=0)
+    """One model call, all its retries included, gives up after this many seconds."""
+    model_prices: dict[str, ModelPrice] = Field(default_factory=dict)
+    """``{"<spec or model>": {"input_per_mtok", "output_per_mtok"}}`` (env: JSON), dollars
+    per million tokens, for the usage's cost estimate; a model not listed costs null."""
+    agent_budgets: dict[str, PositiveInt] = Field(default_factory=dict)
+    """``{"<agent id>|dev-*|*": tokens_per_day}`` (env: JSON), UTC days; none by default."""
 
     host: str = "127.0.0.1"
     port: int = 8765

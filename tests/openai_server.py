@@ -1,10 +1,12 @@
 """A loopback HTTP server speaking the OpenAI chat-completions wire format (for tests).
 
-It answers queued ``(status, body, delay)`` replies in order and records every request, so
-a test can assert what the provider really sent. With no reply queued it asks its
+It answers queued ``(status, body, delay[, headers])`` replies in order and records every
+request, so a test can assert what the provider really sent. With no reply queued it asks its
 ``responder`` (a model written over the wire format: request body in, completion out), and
 without one it answers 500 with an OpenAI error body (a test that expected no more calls
-then sees the extra request).
+then sees the extra request). :meth:`FakeServer.fail` queues an OpenAI error (429 with
+``Retry-After``, 500...), :meth:`FakeServer.hang` a reply that comes too late;
+``completion(..., usage=)`` sets the token counts the server reports.
 """
 
 from __future__ import annotations
@@ -19,8 +21,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 
-def completion(message: dict[str, Any], finish_reason: str) -> dict[str, Any]:
-    """A chat.completion body as OpenAI returns it."""
+def completion(
+    message: dict[str, Any], finish_reason: str, usage: tuple[int, int] = (82, 17)
+) -> dict[str, Any]:
+    """A chat.completion body as OpenAI returns it (``usage``: prompt, completion tokens)."""
+    prompt, answer = usage
     return {
         "id": "chatcmpl-123",
         "object": "chat.completion",
@@ -30,11 +35,17 @@ def completion(message: dict[str, Any], finish_reason: str) -> dict[str, Any]:
         "choices": [
             {"index": 0, "message": message, "logprobs": None, "finish_reason": finish_reason}
         ],
-        "usage": {"prompt_tokens": 82, "completion_tokens": 17, "total_tokens": 99},
+        "usage": {
+            "prompt_tokens": prompt,
+            "completion_tokens": answer,
+            "total_tokens": prompt + answer,
+        },
     }
 
 
-def tool_call(call_id: str, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+def tool_call(
+    call_id: str, name: str, arguments: dict[str, Any], usage: tuple[int, int] = (82, 17)
+) -> dict[str, Any]:
     """A completion whose assistant message calls one tool."""
     message = {
         "role": "assistant",
@@ -48,7 +59,7 @@ def tool_call(call_id: str, name: str, arguments: dict[str, Any]) -> dict[str, A
         ],
         "refusal": None,
     }
-    return completion(message, "tool_calls")
+    return completion(message, "tool_calls", usage)
 
 
 def tool_calls(*calls: tuple[str, str, dict[str, Any] | str]) -> dict[str, Any]:
@@ -73,9 +84,14 @@ def tool_calls(*calls: tuple[str, str, dict[str, Any] | str]) -> dict[str, Any]:
     return completion(message, "tool_calls")
 
 
-def text(content: str) -> dict[str, Any]:
+def text(content: str, usage: tuple[int, int] = (82, 17)) -> dict[str, Any]:
     """A completion that answers with text and calls nothing."""
-    return completion({"role": "assistant", "content": content, "refusal": None}, "stop")
+    return completion({"role": "assistant", "content": content, "refusal": None}, "stop", usage)
+
+
+def error_body(message: str, kind: str = "server_error") -> dict[str, Any]:
+    """An OpenAI error body."""
+    return {"error": {"message": message, "type": kind, "param": None, "code": None}}
 
 
 @dataclass
@@ -83,7 +99,7 @@ class FakeServer:
     """Answers queued (status, body, delay) tuples and records every request."""
 
     url: str
-    replies: list[tuple[int, Any, float]] = field(default_factory=list)
+    replies: list[tuple[Any, ...]] = field(default_factory=list)
     requests: list[dict[str, Any]] = field(default_factory=list)
     responder: Callable[[dict[str, Any]], dict[str, Any]] | None = None
     """Answers (200) a request body when no reply is queued."""
@@ -91,6 +107,19 @@ class FakeServer:
     def answer(self, *bodies: dict[str, Any]) -> None:
         """Queue 200 replies with these bodies."""
         self.replies.extend((200, body, 0.0) for body in bodies)
+
+    def fail(
+        self, status: int, message: str = "upstream failed", retry_after: str | None = None
+    ) -> None:
+        """Queue an OpenAI error reply (``retry_after``: the ``Retry-After`` header's text)."""
+        kind = "rate_limit_exceeded" if status == 429 else "server_error"
+        headers = {"Retry-After": retry_after} if retry_after is not None else {}
+        self.replies.append((status, error_body(message, kind), 0.0, headers))
+
+    def hang(self, seconds: float, body: dict[str, Any] | None = None) -> None:
+        """Queue a reply that comes after ``seconds`` (a client with a shorter timeout
+        gives up first)."""
+        self.replies.append((200, body or text("too late"), seconds))
 
 
 @contextmanager
@@ -114,17 +143,20 @@ def serve() -> Iterator[FakeServer]:
                 reply = state.replies.pop(0) if state.replies else None
                 if reply is None and state.responder is not None:
                     reply = (200, state.responder(body_in), 0.0)
-            status, body, delay = reply or (
+            status, body, delay, *extra = reply or (
                 500,
                 {"error": {"message": "no reply queued", "type": "server_error"}},
                 0.0,
             )
+            headers: dict[str, str] = extra[0] if extra else {}
             time.sleep(delay)
             raw = body.encode() if isinstance(body, str) else json.dumps(body).encode()
             try:
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(raw)))
+                for name, value in headers.items():
+                    self.send_header(name, value)
                 self.end_headers()
                 self.wfile.write(raw)
             except (BrokenPipeError, ConnectionResetError):
@@ -134,7 +166,10 @@ def serve() -> Iterator[FakeServer]:
             pass
 
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    # A short poll interval: shutdown() waits up to one interval (0.5 s by default, per test).
+    thread = threading.Thread(
+        target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+    )
     thread.start()
     state.url = f"http://127.0.0.1:{httpd.server_address[1]}/v1"
     try:

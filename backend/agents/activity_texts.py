@@ -139,6 +139,12 @@ def _handoff_accepted(p: Payload) -> str:
     return line
 
 
+def _status(p: Payload) -> str:
+    if p.s("status") == "error":
+        return f"{p.agent()} error: {p.s('detail', 'no reason given')}"
+    return f"{p.agent()} is {p.s('status')}{p.suffix('detail')}"
+
+
 def _turn(p: Payload) -> str:
     head = f"{p.agent()} turn {p.s('turn')}" if p.has("turn") else f"{p.agent()} turn"
     if p.count("tool_calls"):
@@ -158,12 +164,20 @@ E = EventType
 RENDERERS: dict[str, Callable[[Payload], str]] = {
     E.PROJECT_CREATED: lambda p: f"project {p.s('name', p.view.project_id or '?')} created",
     E.SESSION_CREATED: lambda p: f"session {p.view.session_id or '?'} opened{p.suffix('title')}",
-    E.AGENT_STATUS: lambda p: f"{p.agent()} is {p.s('status')}{p.suffix('detail')}",
+    E.AGENT_STATUS: _status,
     E.AGENT_TURN: _turn,
     E.AGENT_PAUSED: lambda p: (
         f"{p.agent()} paused by {p.s('operator')}{p.suffix('reason')} (no new turn runs)"
     ),
     E.AGENT_RESUMED: lambda p: f"{p.agent()} resumed by {p.s('operator')}",
+    E.AGENT_BUDGET_EXCEEDED: lambda p: (
+        f"{p.agent()} stopped: used {p.s('used_today')} of its {p.s('tokens_per_day')} "
+        f"tokens for {p.s('day')}"
+    ),
+    E.AGENT_BUDGET_CHANGED: lambda p: (
+        f"{p.s('operator')} set {p.agent()}'s budget to {p.s('tokens_per_day')} tokens/day"
+        f" (was {p.s('previous', 'none')}){p.suffix('reason', ': ')}"
+    ),
     E.ACTION_DECIDED: lambda p: (
         f"{p.agent()} {p.s('action')}: {p.s('outcome')} at {p.s('stage')} ({p.s('rule')})"
     ),

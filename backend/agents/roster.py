@@ -15,11 +15,17 @@ project, so those events carry no project.
 
 Status is best-effort, for the panel only — no gate decision reads it:
 
-* conversational agents: their latest ``agent.status`` (default ``idle``);
+* conversational agents: their latest ``agent.status`` (default ``idle``; ``error`` after a
+  provider failure until a turn succeeds; ``blocked`` / ``budget`` when the budget stopped
+  them);
 * dev agents: their latest own event — ``dev.task_done`` idle, ``backlog.task_blocked``
   blocked, any other ``dev.*`` working (an ``agent.status`` counts too);
 * qa / secops: ``working`` while some PR waits in ``awaiting_qa`` / ``awaiting_secops``;
   else ``blocked`` when the latest gate change was to ``blocked``; else ``idle``.
+
+``model`` is the spec that ran the agent's latest ``agent.turn`` (what really answered),
+else its binding. ``usage`` (today's tokens and cost) comes from the caller, who reads it
+from the usage table, not from the log.
 """
 
 from __future__ import annotations
@@ -44,8 +50,8 @@ from backend.agents.team import (
 )
 from backend.events import EventType
 
-Status = Literal["working", "idle", "blocked", "paused", "offline"]
-STATUSES: tuple[str, ...] = ("working", "idle", "blocked", "paused", "offline")
+Status = Literal["working", "idle", "blocked", "paused", "offline", "error"]
+STATUSES: tuple[str, ...] = ("working", "idle", "blocked", "paused", "offline", "error")
 
 GATE_EVENTS: frozenset[str] = frozenset(
     {
@@ -85,9 +91,11 @@ class RosterEntry:
     autonomy: dict[str, str] = field(default_factory=dict)
     detail: str = ""
     paused_by: str | None = None
+    usage: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """The HTTP API's shape ``{id, role, status, model, autonomy, detail, paused_by}``."""
+        """The HTTP API's shape ``{id, role, status, model, autonomy, detail, paused_by,
+        usage}``."""
         return {
             "id": self.id,
             "role": self.role,
@@ -96,6 +104,7 @@ class RosterEntry:
             "autonomy": dict(self.autonomy),
             "detail": self.detail,
             "paused_by": self.paused_by,
+            "usage": dict(self.usage) if self.usage is not None else None,
         }
 
 
@@ -115,6 +124,7 @@ class _State:
     conversation: bool = False
     paused: dict[str, tuple[str, str]] = field(default_factory=dict)
     """Agent → (who paused it, why) while paused."""
+    last_model: dict[str, str] = field(default_factory=dict)
 
 
 def derive_roster(
@@ -125,6 +135,7 @@ def derive_roster(
     *,
     bindings: Mapping[str, str] | Callable[[str], str] | None = None,
     autonomy: Mapping[tuple[str, str], str] | None = None,
+    usage: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> list[RosterEntry]:
     """The roster after ``events``.
 
@@ -139,6 +150,7 @@ def derive_roster(
         bindings: agent id → model spec, or a callable such as
             ``lambda a: model_binding(a, settings)``.
         autonomy: ``{(agent, action): value}`` rows; added to what handoffs seeded.
+        usage: agent id → today's ``{input_tokens, output_tokens, cost_usd}``.
 
     Returns:
         Entries in panel order: conversational agents, devs, gates, customer service.
@@ -158,7 +170,7 @@ def derive_roster(
             id=agent_id,
             role=role_of(agent_id),
             status=status if status in STATUSES else "idle",  # type: ignore[arg-type]
-            model=_model(bindings, agent_id),
+            model=state.last_model.get(agent_id) or _model(bindings, agent_id),
             autonomy={
                 action: value
                 for (who, action), value in table.items()
@@ -166,6 +178,7 @@ def derive_roster(
             },
             detail=detail,
             paused_by=paused_by,
+            usage=dict(usage[agent_id]) if usage and agent_id in usage else None,
         )
 
     roster = [entry(a, *_conversational(state, a)) for a in (CRIATIVO, PO, ARQUITETO)]
@@ -194,6 +207,8 @@ def _scan(views: list[EventView]) -> _State:
             state.paused[view.agent] = (_text(p.get("operator")) or "?", _text(p.get("reason")))
         elif kind == EventType.AGENT_RESUMED and view.agent:
             state.paused.pop(view.agent, None)
+        elif kind == EventType.AGENT_TURN and view.agent and p.get("model"):
+            state.last_model[view.agent] = str(p["model"])
         elif kind == EventType.EXECUTION_ACTIVATED:
             state.execution = True
             state.modules = _module_names(p.get("modules")) or state.modules

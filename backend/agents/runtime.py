@@ -6,6 +6,12 @@
 - Everything a turn added to the conversation is stored in its ``agent.turn`` event, so
   after a restart :meth:`AgentRuntime.history` rebuilds each agent's conversation from the
   event log alone, and a scripted provider resumes at the right step.
+- Before a turn, each :data:`TurnCheck` may refuse it (a paused agent, a spent budget);
+  after it, the :data:`UsageSink` gets the tokens the provider reported. Both are wired
+  once for every runtime of the backend (``Backend._runtime_hooks``).
+- A provider that fails (after its own retries) ends the turn with ``agent.status``
+  ``error`` and the reason instead of ``idle`` — the roster and the feed show it — and
+  the error goes on to the caller (HTTP 502/503). The next turn that succeeds ends ``idle``.
 """
 
 from __future__ import annotations
@@ -27,7 +33,7 @@ from backend.agents.providers.base import (
 )
 from backend.agents.team import AgentDef, agent
 from backend.events import Event, EventLog, EventType
-from backend.exceptions import CadenciaError, UnavailableError
+from backend.exceptions import CadenciaError, ConfigError, ProviderError, UnavailableError
 
 ToolImpl = Callable[["TurnContext", dict[str, Any]], "dict[str, Any] | Awaitable[dict[str, Any]]"]
 ProviderFactory = Callable[[str, int], ModelProvider]
@@ -37,6 +43,8 @@ END_TURN = "_end_turn"
 current answer has its result; the key is removed before the model or the log sees it."""
 TurnCheck = Callable[["TurnContext"], None]
 """Runs in a worker thread before a turn; raises (e.g. a ``ConflictError``) to refuse it."""
+UsageSink = Callable[["TurnContext", str, dict[str, int]], None]
+"""``(ctx, model spec, {"input_tokens", "output_tokens"})`` after each recorded turn."""
 
 
 @dataclass(frozen=True)
@@ -93,6 +101,16 @@ def _message_from_dict(data: dict[str, Any]) -> Message:
     )
 
 
+def model_spec(provider: ModelProvider) -> str:
+    """The spec that names ``provider`` (``make_provider`` tags each provider it builds with
+    ``spec``; anything else is named by its ``name``)."""
+    return str(getattr(provider, "spec", None) or getattr(provider, "name", None) or "unknown")
+
+
+def _reason(exc: CadenciaError) -> str:
+    return " ".join(exc.message.split())[:200]
+
+
 def decision_notice(payload: dict[str, Any]) -> str:
     """What the agent is told about an operator's decision on one of its approvals."""
     action = payload.get("action") or "action"
@@ -126,18 +144,22 @@ class AgentRuntime:
         tools: dict[str, dict[str, ToolImpl]],
         max_steps: int = 8,
         checks: Sequence[TurnCheck] = (),
+        usage: UsageSink | None = None,
     ) -> None:
         self.events = events
         self.providers = providers
         self.tools = tools
         self.max_steps = max_steps
         self.checks = tuple(checks)
+        self.usage = usage
         self._locks: dict[tuple[str | None, str], asyncio.Lock] = {}
 
-    def install(self, *, checks: Sequence[TurnCheck] = ()) -> None:
-        """Add the backend's turn checks (``Backend._runtime_hooks()``) to a runtime some
-        service built, so every runtime refuses turns alike."""
+    def install(self, *, checks: Sequence[TurnCheck] = (), usage: UsageSink | None = None) -> None:
+        """Add the backend's turn checks and usage sink (``Backend._runtime_hooks()``) to a
+        runtime some service built, so every runtime refuses and counts turns alike."""
         self.checks = (*self.checks, *checks)
+        if usage is not None:
+            self.usage = usage
 
     def history(self, session_id: str | None, agent_id: str) -> tuple[list[Message], int]:
         """Rebuild an agent's conversation and its model-call count from the log."""
@@ -186,7 +208,6 @@ class AgentRuntime:
             await asyncio.to_thread(check, ctx)
         history, calls_before = await asyncio.to_thread(self.history, ctx.session_id, ctx.agent_id)
         decided = await asyncio.to_thread(self.unseen_decisions, ctx.session_id, ctx.agent_id)
-        provider = self.providers(ctx.agent_id, calls_before)
         await self._status(ctx, "working", f"thinking about: {text[:60]}")
         # One user message: what operators decided since the last turn, then the text (some
         # providers refuse two user messages in a row).
@@ -195,14 +216,36 @@ class AgentRuntime:
         results: list[dict[str, Any]] = []
         answer: str | None = None
         steps = 0
+        usage = {"input_tokens": 0, "output_tokens": 0}
+        reported = False
+        end: tuple[str, str] = ("idle", "")
         try:
+            try:
+                provider = self.providers(ctx.agent_id, calls_before)
+            except (ProviderError, ConfigError) as exc:
+                end = ("error", _reason(exc))
+                raise
+            spec = model_spec(provider)
             while steps < self.max_steps:
                 steps += 1
-                turn = await provider.complete(
-                    system=definition.system_prompt,
-                    messages=history + new,
-                    tools=definition.tool_specs(),
-                )
+                try:
+                    turn = await provider.complete(
+                        system=definition.system_prompt,
+                        messages=history + new,
+                        tools=definition.tool_specs(),
+                    )
+                except (ProviderError, ConfigError) as exc:
+                    # The provider already retried what a retry can fix: the agent is in
+                    # error until a turn succeeds (the steps so far are not recorded). The
+                    # tokens earlier steps spent were billed all the same: they count.
+                    end = ("error", _reason(exc))
+                    if reported and self.usage is not None:
+                        await asyncio.to_thread(self.usage, ctx, spec, dict(usage))
+                    raise
+                if turn.usage:
+                    reported = True
+                    for key in usage:
+                        usage[key] += int(turn.usage.get(key, 0) or 0)
                 new.append(turn.as_message())
                 answer = turn.text
                 if not turn.tool_calls:
@@ -231,14 +274,18 @@ class AgentRuntime:
                     else "end_turn",
                     "messages": [_message_to_dict(m) for m in new],
                     "model_calls": steps,
+                    "model": spec,
+                    "usage": dict(usage) if reported else None,
                     **_seen(decided),
                 },
                 project_id=ctx.project_id,
                 session_id=ctx.session_id,
                 agent=ctx.agent_id,
             )
+            if self.usage is not None:
+                await asyncio.to_thread(self.usage, ctx, spec, dict(usage))
         finally:
-            await self._status(ctx, "idle", "")
+            await self._status(ctx, *end)
         return TurnResult(answer, results, steps)
 
     async def _call_tool(

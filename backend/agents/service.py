@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from backend.agents.activity import render
@@ -48,6 +48,7 @@ class TeamService:
         task_creator: TaskCreator | None = None,
         dev_turn: DevTurn | None = None,
         dev_correction: DevCorrection | None = None,
+        usage: Callable[[str | None], Mapping[str, Mapping[str, Any]]] | None = None,
     ) -> None:
         self.settings = settings
         self.store = store
@@ -56,6 +57,8 @@ class TeamService:
         self.infra_planner = infra_planner
         self.dev_turn = dev_turn
         self.dev_correction = dev_correction
+        self.usage = usage
+        """project id → today's usage per agent (the roster's ``usage``; the usage table)."""
         tools = session_tools(store, adr_pr, task_creator)
         if infra_tools:
             tools[INFRA] = infra_tools
@@ -198,6 +201,7 @@ class TeamService:
             handoffs=self.store.handoffs(project.id) if project else [],
             bindings=self._binding,
             autonomy=self.store.autonomy(project.id) if project else None,
+            usage=self.usage(project.id if project else None) if self.usage else None,
         )
         out = [r.to_dict() for r in roster]
         with self._roster_lock:

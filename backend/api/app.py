@@ -17,6 +17,7 @@ from backend.api.routes_inbox import router as inbox
 from backend.api.routes_prs import router as prs
 from backend.api.routes_read import install_stream_cache, public
 from backend.api.routes_read import router as reads
+from backend.api.routes_usage import router as usage
 from backend.api.schemas import stream_components
 from backend.settings import Settings
 
@@ -69,6 +70,7 @@ def create_app(settings: Settings, *, backend: Any = None, demo: bool = False) -
     app.include_router(prs)
     app.include_router(inbox)
     app.include_router(agents)
+    app.include_router(usage)
     app.add_middleware(BodySizeLimit, limit=settings.max_body_bytes)
     return app
 

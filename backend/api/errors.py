@@ -21,6 +21,7 @@ is read into memory (declared by Content-Length or discovered while streaming).
 from __future__ import annotations
 
 import logging
+import math
 import sqlite3
 from typing import Any
 
@@ -78,10 +79,17 @@ def status_of(exc: CadenciaError) -> int:
 
 
 def headers_of(exc: CadenciaError) -> dict[str, str] | None:
-    """``Retry-After`` for a dependency failure a retry can get past."""
-    if isinstance(exc, UnavailableError) and exc.retry_after_s:
-        return {"Retry-After": str(exc.retry_after_s)}
-    return None
+    """``Retry-After`` (whole seconds, at least 1) for a dependency failure a retry can get
+    past: the dependency's own hint when it gave one (a model provider's ``Retry-After``),
+    else the error's default."""
+    if not isinstance(exc, UnavailableError):
+        return None
+    after = exc.retry_after_s
+    if after is None:
+        after = UnavailableError.retry_after_s
+    if not after:
+        return None
+    return {"Retry-After": str(max(1, math.ceil(after)))}
 
 
 def _driver_errors() -> tuple[type[Exception], ...]:

@@ -78,13 +78,12 @@ class HealthOut(_Out):
 # -- team -----------------------------------------------------------------------------------
 
 
-class RosterUsageOut(_Out):
-    """An agent's usage today (UTC) in the project: tokens, and a cost estimate when the
-    price table knows its model."""
+class TokenUsageOut(_Out):
+    """Tokens the provider reported and their estimated cost (null: no price known)."""
 
     input_tokens: int
     output_tokens: int
-    cost_usd: float | None = None
+    cost_usd: float | None
 
 
 class RosterEntryOut(_Out):
@@ -97,7 +96,8 @@ class RosterEntryOut(_Out):
     autonomy: dict[str, str] = Field(default_factory=dict)
     detail: str = ""
     paused_by: str | None = Field(default=None, description="who paused it, while paused")
-    usage: RosterUsageOut | None = None
+    usage: TokenUsageOut | None = None
+    """Today's (UTC) usage of the agent in the project; null before its first turn."""
 
 
 class ProjectOut(_Out):

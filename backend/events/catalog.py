@@ -28,6 +28,8 @@ class EventType(StrEnum):
     AGENT_TURN = "agent.turn"
     AGENT_PAUSED = "agent.paused"
     AGENT_RESUMED = "agent.resumed"
+    AGENT_BUDGET_EXCEEDED = "agent.budget_exceeded"
+    AGENT_BUDGET_CHANGED = "agent.budget_changed"
     ACTION_DECIDED = "action.decided"
     HANDOFF_OFFERED = "handoff.offered"
     HANDOFF_ACCEPTED = "handoff.accepted"
@@ -97,6 +99,12 @@ EVENTS: dict[EventType, EventSpec] = {
         "an operator paused an agent (every project): it runs no new turn", p.AgentPaused
     ),
     E.AGENT_RESUMED: EventSpec("an operator resumed a paused agent", p.AgentResumed),
+    E.AGENT_BUDGET_EXCEEDED: EventSpec(
+        "an agent's token budget for the day is spent: its turns are refused", p.BudgetExceeded
+    ),
+    E.AGENT_BUDGET_CHANGED: EventSpec(
+        "an operator set an agent's daily token budget", p.BudgetChanged
+    ),
     E.ACTION_DECIDED: EventSpec("decide() ruled on an agent action", p.ActionDecided),
     E.HANDOFF_OFFERED: EventSpec("an agent offered a handoff", p.HandoffOffered),
     E.HANDOFF_ACCEPTED: EventSpec(

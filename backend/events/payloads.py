@@ -22,7 +22,7 @@ from backend.gates.state import GateStatus
 
 TENTATIVA_NAME = "TENTATIVA_DE_FERRAMENTA_REGISTRADA"
 
-AgentStatus = Literal["working", "idle", "blocked", "paused", "offline"]  # roster.Status
+AgentStatus = Literal["working", "idle", "blocked", "paused", "offline", "error"]  # roster.Status
 Outcome = Literal["allow", "ask", "deny"]  # backend.agents.policy.Outcome
 Stage = Literal["iam", "agent_autonomy", "permissions", "default"]  # policy.Stage
 Resultado = Literal[  # the one definition; backend.guard re-exports it
@@ -68,6 +68,23 @@ class AgentTurn(Payload):
     messages: list[dict[str, Any]]  # the turn's new messages, replayed as the agent's history
     model_calls: int
     decisions_seen: list[str] | None = None  # approval ids this turn told the agent about
+    model: str | None = None  # the provider spec that ran the turn (older turns: absent)
+    # {"input_tokens", "output_tokens"} summed over the turn's model calls; None: not reported
+    usage: dict[str, int] | None = None
+
+
+class BudgetExceeded(Payload):
+    day: str  # YYYY-MM-DD, UTC
+    tokens_per_day: int
+    used_today: int
+
+
+class BudgetChanged(Payload):
+    operator: str
+    tokens_per_day: int
+    previous: int | None  # the budget before (None: there was none)
+    used_today: int
+    reason: str | None = None
 
 
 class AgentPaused(Payload):

@@ -123,3 +123,22 @@ def parse_arguments(raw: object) -> tuple[dict[str, Any], str | None]:
     if not isinstance(value, dict):
         return {}, f"arguments must be a JSON object, got {type(value).__name__}"
     return value, None
+
+
+def token_usage(raw: object, input_key: str, output_key: str) -> dict[str, int]:
+    """``{"input_tokens", "output_tokens"}`` from a response's usage object, or ``{}`` when
+    it has none (the turn then says its usage is unknown, not zero).
+
+    A count that is missing, null or not a number is 0: a server that speaks almost-OpenAI
+    must not fail a turn whose answer is fine over its bookkeeping.
+    """
+    if not isinstance(raw, dict):
+        return {}
+
+    def count(key: str) -> int:
+        value = raw.get(key)
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            return 0
+        return max(0, int(value))
+
+    return {"input_tokens": count(input_key), "output_tokens": count(output_key)}

@@ -22,7 +22,10 @@ from typing import Any
 from botocore.exceptions import (
     BotoCoreError,
     ClientError,
+    ConnectionClosedError,
     ConnectTimeoutError,
+    EndpointConnectionError,
+    HTTPClientError,
     ReadTimeoutError,
 )
 
@@ -36,8 +39,12 @@ from backend.agents.providers.base import (
     ToolSpec,
     UserMessage,
     parse_arguments,
+    token_usage,
 )
 from backend.agents.providers.exceptions import ProviderError, ProviderTimeoutError
+from backend.agents.providers.retry import RETRYABLE_AWS_CODES, parse_retry_after
+
+_TRANSPORT_ERRORS = (EndpointConnectionError, ConnectionClosedError, HTTPClientError)
 
 _STOP_REASONS: dict[str, StopReason] = {
     "end_turn": "end_turn",
@@ -127,15 +134,11 @@ def _parse_content(response: dict[str, Any], content: Any) -> ModelTurn:
             calls.append(
                 ToolCall(id=use["toolUseId"], name=use["name"], arguments=arguments, error=error)
             )
-    usage = response.get("usage") or {}
     return ModelTurn(
         text="".join(texts) or None,
         tool_calls=tuple(calls),
         stop_reason=_STOP_REASONS.get(response.get("stopReason", ""), "other"),
-        usage={
-            "input_tokens": int(usage.get("inputTokens", 0)),
-            "output_tokens": int(usage.get("outputTokens", 0)),
-        },
+        usage=token_usage(response.get("usage"), "inputTokens", "outputTokens"),
     )
 
 
@@ -201,14 +204,23 @@ class BedrockProvider:
             ) from exc
         except ClientError as exc:
             error = exc.response.get("Error", {})
+            meta = exc.response.get("ResponseMetadata", {})
+            status = int(meta.get("HTTPStatusCode") or 0)
+            headers = {str(k).lower(): v for k, v in (meta.get("HTTPHeaders") or {}).items()}
             raise ProviderError(
                 f"Bedrock {self.model_id} refused the call: "
                 f"{error.get('Code', 'unknown')}: {error.get('Message', '')}",
                 model=self.model_id,
                 aws_code=error.get("Code"),
+                retryable=error.get("Code") in RETRYABLE_AWS_CODES
+                or (status >= 500 or status == 429),
+                retry_after_s=parse_retry_after(headers.get("retry-after")),
             ) from exc
         except BotoCoreError as exc:
+            # Connection errors may pass; missing credentials or a bad parameter never do.
             raise ProviderError(
-                f"Bedrock {self.model_id} could not be reached: {exc}", model=self.model_id
+                f"Bedrock {self.model_id} could not be reached: {exc}",
+                model=self.model_id,
+                retryable=isinstance(exc, _TRANSPORT_ERRORS),
             ) from exc
         return parse_converse_response(response)

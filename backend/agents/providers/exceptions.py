@@ -26,6 +26,7 @@ class ProviderTimeoutError(ProviderError):
     """The model endpoint did not answer within the configured timeout."""
 
     code = "provider_timeout"
+    retryable = True
 
 
 class ScriptError(ConfigError):

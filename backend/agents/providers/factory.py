@@ -15,6 +15,10 @@ Specs (``CADENCIA_MODEL`` and the values of ``CADENCIA_AGENT_MODELS``)::
                                     ``scripted`` for a ``dev-<module>`` agent means it too,
                                     unless the script has turns under that exact agent id
 
+``bedrock:`` and ``openai:`` providers come wrapped in a
+:class:`~backend.agents.providers.retry.RetryingProvider` (``CADENCIA_PROVIDER_RETRIES``,
+``_BACKOFF_S``, ``_BACKOFF_MAX_S``, ``_DEADLINE_S``).
+
 OpenAI settings not (yet) on :class:`Settings` are read from the environment:
 ``CADENCIA_OPENAI_BASE_URL`` / ``OPENAI_BASE_URL``, ``CADENCIA_OPENAI_API_KEY`` /
 ``OPENAI_API_KEY`` and ``CADENCIA_OPENAI_TIMEOUT_S`` (seconds, default 60).
@@ -32,6 +36,7 @@ from backend.agents.providers.bedrock import BedrockProvider
 from backend.agents.providers.dev_offline import DEV_OFFLINE, DevOfflineModel
 from backend.agents.providers.openai import OpenAIProvider
 from backend.agents.providers.scripted import Script, ScriptedProvider, load_script
+from backend.agents.providers.retry import RetryingProvider, RetryPolicy
 from backend.exceptions import ConfigError
 
 PLANNER = "planner"
@@ -118,7 +123,7 @@ def make_provider(
 
         return ChattyAtendimentoModel()
     if kind == SCRIPTED and not rest:
-        return ScriptedProvider.for_agent(scripts or {}, agent_id, start_at=start_at)
+        return _named(ScriptedProvider.for_agent(scripts or {}, agent_id, start_at=start_at), spec)
     if kind == PLANNER and not rest:
         raise ConfigError(
             "'planner' is the rule-based infra planner, not a model provider; "
@@ -129,16 +134,33 @@ def make_provider(
         client = bedrock_client
         if client is None:
             import boto3
+            from botocore.config import Config
 
-            client = boto3.client("bedrock-runtime", **settings.boto3_kwargs())
-        return BedrockProvider(rest, client=client)
+            # One attempt per botocore call: RetryingProvider owns backoff and deadline.
+            client = boto3.client(
+                "bedrock-runtime",
+                config=Config(retries={"total_max_attempts": 1, "mode": "standard"}),
+                **settings.boto3_kwargs(),
+            )
+        return _named(_retrying(BedrockProvider(rest, client=client), settings), spec)
     if kind == "openai" and rest:
-        return _openai(rest, settings=settings, http_client=http_client)
+        provider = _openai(rest, settings=settings, http_client=http_client)
+        return _named(_retrying(provider, settings), f"openai:{provider.model}@{provider.base_url}")
     raise ConfigError(
         f"unknown model provider spec {spec!r}: expected 'scripted', 'chatty', "
         "'bedrock:<modelId>', 'openai:<model>[@<base_url>]', 'dev-offline' or 'planner'",
         spec=spec,
     )
+
+
+def _retrying(provider: ModelProvider, settings: Any) -> RetryingProvider:
+    return RetryingProvider(provider, RetryPolicy.from_settings(settings))
+
+
+def _named(provider: Any, spec: str) -> ModelProvider:
+    # The runtime records which spec ran each turn (``agent.turn`` ``model``, the roster).
+    provider.spec = spec.strip()
+    return provider  # type: ignore[no-any-return]
 
 
 def _openai(rest: str, *, settings: Any, http_client: Any) -> OpenAIProvider:

@@ -36,8 +36,11 @@ from backend.agents.providers.base import (
     ToolSpec,
     UserMessage,
     parse_arguments,
+    token_usage,
 )
 from backend.agents.providers.exceptions import ProviderError, ProviderTimeoutError
+from backend.agents.providers.retry import parse_retry_after, retryable_status
+from backend.exceptions import ConfigError
 
 _FINISH_REASONS: dict[str, StopReason] = {
     "stop": "end_turn",
@@ -131,7 +134,6 @@ def _parse_choice(body: Any, choice: Any, message: Any) -> ModelTurn:
                 raw_arguments=raw_arguments if isinstance(raw_arguments, str) else None,
             )
         )
-    usage = body.get("usage") or {}
     stop: StopReason = _FINISH_REASONS.get(choice.get("finish_reason") or "", "other")
     if calls and stop == "other":
         stop = "tool_use"
@@ -139,10 +141,7 @@ def _parse_choice(body: Any, choice: Any, message: Any) -> ModelTurn:
         text=message.get("content") or None,
         tool_calls=tuple(calls),
         stop_reason=stop,
-        usage={
-            "input_tokens": int(usage.get("prompt_tokens", 0)),
-            "output_tokens": int(usage.get("completion_tokens", 0)),
-        },
+        usage=token_usage(body.get("usage"), "prompt_tokens", "completion_tokens"),
     )
 
 
@@ -207,6 +206,7 @@ class OpenAIProvider:
         """POST one chat completion and parse the answer.
 
         Raises:
+            ConfigError: the base URL is not a usable http(s) URL.
             ProviderTimeoutError: no answer within ``timeout``.
             ProviderError: transport failure, an HTTP error status, or a body that is not
                 a chat completion.
@@ -223,19 +223,30 @@ class OpenAIProvider:
             else:
                 async with httpx.AsyncClient(timeout=self.timeout, verify=_tls()) as client:
                     response = await client.post(self.url, json=body, headers=headers)
+        except (httpx.UnsupportedProtocol, httpx.InvalidURL) as exc:
+            # Our spec's base URL is wrong (no scheme, bad port): no retry helps (503).
+            raise ConfigError(
+                f"model base URL {self.base_url!r} is not a usable http(s) URL: {exc}",
+                model=self.model,
+            ) from exc
         except httpx.TimeoutException as exc:
             raise ProviderTimeoutError(
                 f"{self.url} did not answer within {self.timeout}s", model=self.model
             ) from exc
         except httpx.HTTPError as exc:
+            # Refused, reset, DNS...: the endpoint may be back in a moment.
             raise ProviderError(
-                f"{self.url} could not be reached: {exc}", model=self.model
+                f"{self.url} could not be reached: {exc or type(exc).__name__}",
+                model=self.model,
+                retryable=isinstance(exc, httpx.TransportError),
             ) from exc
         if response.status_code >= 400:
             raise ProviderError(
                 f"{self.url} answered HTTP {response.status_code}: {_error_message(response)}",
                 model=self.model,
                 status=response.status_code,
+                retryable=retryable_status(response.status_code),
+                retry_after_s=parse_retry_after(response.headers.get("Retry-After")),
             )
         try:
             payload = response.json()

@@ -120,6 +120,8 @@ def test_a_failing_model_provider_is_502_on_the_agent_turn(
         tmp_path,
         agent_models={"criativo": f"openai:test-model@{model_server.base_url}", "infra": "planner"},
         openai_timeout_s=0.5,
+        provider_retries=1,  # issue 13: one retry, after a tiny backoff
+        provider_backoff_s=0.01,
     )
     for live in live_backend(settings):
         base = _session(live)
@@ -128,10 +130,11 @@ def test_a_failing_model_provider_is_502_on_the_agent_turn(
             live.http.post(f"{base}/criativo/turns", json={"text": "vamos"}), 502, code
         )
         assert time.monotonic() - started < 2.5  # the timeout held; no hang to the caller
-        assert model_server.calls == 1
+        assert model_server.calls == 2  # retried once (500 and timeouts are retryable)
         assert "127.0.0.1" in error["message"]  # the operator learns which endpoint failed
         roster = {r["id"]: r for r in live.http.get("/api/roster").json()}
-        assert roster["criativo"]["status"] == "idle"  # the failed turn did not stick
+        assert roster["criativo"]["status"] == "error"  # issue 13: the failure is visible
+        assert "127.0.0.1" in roster["criativo"]["detail"]
 
 
 def test_a_failing_model_provider_is_502_on_the_customer_message_and_says_nothing_inside(

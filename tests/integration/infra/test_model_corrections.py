@@ -39,6 +39,9 @@ def live(model: FakeServer, tmp_path: Path) -> Iterator[Live]:
         database_url=f"sqlite:///{tmp_path / 'model.sqlite3'}",
         token="test-token-123",
         agent_models={"infra": f"openai:gpt-test@{model.url}"},
+        provider_retries=1,  # issue 13: model calls are retried; one retry, no real wait
+        provider_backoff_s=0.001,
+        provider_backoff_max_s=0.001,
     )
     yield from live_backend(settings)
 
@@ -195,7 +198,10 @@ def test_a_failing_model_leaves_the_pr_with_the_author_and_says_why(
     pr = backend.infra_tools.propose_infra_pr(project, session, "Infra", _files_arg(clean))
     head = pr.artifact.head
     _wait(live, pr.artifact.id, _awaiting_human(0))
-    model.replies.append((503, {"error": {"message": "overloaded", "type": "server_error"}}, 0.0))
+    for _ in range(2):  # the call and its one retry
+        model.replies.append(
+            (503, {"error": {"message": "overloaded", "type": "server_error"}}, 0.0)
+        )
 
     live.http.post(
         f"/api/prs/{pr.artifact.id}/reject", json={"operator": "ana", "reason": "use alpine"}

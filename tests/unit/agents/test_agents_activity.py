@@ -49,6 +49,32 @@ CASES: list[tuple[dict[str, Any], str]] = [
         "po resumed by bob",
     ),
     (
+        ev("agent.status", {"status": "error", "detail": "http://h/v1 answered HTTP 500"}, "po"),
+        "po error: http://h/v1 answered HTTP 500",
+    ),
+    (
+        ev(
+            "agent.budget_exceeded",
+            {"day": "2026-12-01", "tokens_per_day": 1000, "used_today": 1042},
+            "po",
+        ),
+        "po stopped: used 1042 of its 1000 tokens for 2026-12-01",
+    ),
+    (
+        ev(
+            "agent.budget_changed",
+            {
+                "operator": "ana",
+                "tokens_per_day": 5000,
+                "previous": 1000,
+                "used_today": 1042,
+                "reason": "release day",
+            },
+            "po",
+        ),
+        "ana set po's budget to 5000 tokens/day (was 1000): release day",
+    ),
+    (
         ev(
             "action.decided",
             {

@@ -15,6 +15,7 @@ from backend.agents.providers.bedrock import BedrockProvider
 from backend.agents.providers.chatty import ChattyAtendimentoModel
 from backend.agents.providers.dev_offline import DevOfflineModel, task_header
 from backend.agents.providers.openai import OpenAIProvider
+from backend.agents.providers.retry import RetryingProvider
 from backend.exceptions import ConfigError
 from backend.settings import Settings
 
@@ -113,7 +114,8 @@ def test_bedrock_spec_uses_the_model_id_and_the_injected_client() -> None:
         settings=_settings(),
         bedrock_client=client,
     )
-    assert isinstance(provider, BedrockProvider)
+    assert isinstance(provider, RetryingProvider)  # bedrock: and openai: calls are retried
+    assert isinstance(provider.inner, BedrockProvider)
     assert provider.model_id == "anthropic.claude-3-haiku-20240307-v1:0"
     assert provider.client is client
 
@@ -123,15 +125,18 @@ def test_bedrock_spec_builds_a_real_client_from_settings() -> None:
         "bedrock:m",
         settings=_settings(aws_region="eu-west-1", aws_endpoint_url="http://127.0.0.1:9"),
     )
-    assert isinstance(provider, BedrockProvider)
+    assert isinstance(provider.inner, BedrockProvider)
     assert provider.client.meta.region_name == "eu-west-1"
+    # botocore makes one attempt per call: the RetryingProvider owns the retries
+    assert provider.client.meta.config.retries["total_max_attempts"] == 1
     assert provider.client.meta.endpoint_url == "http://127.0.0.1:9"
 
 
 def test_openai_spec_with_base_url(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CADENCIA_OPENAI_API_KEY", "sk-test")
     provider = make_provider("openai:llama3@http://127.0.0.1:11434/v1/", settings=_settings())
-    assert isinstance(provider, OpenAIProvider)
+    assert isinstance(provider.inner, OpenAIProvider)
+    assert provider.spec == "openai:llama3@http://127.0.0.1:11434/v1"
     assert (provider.model, provider.url, provider.api_key) == (
         "llama3",
         "http://127.0.0.1:11434/v1/chat/completions",

@@ -42,6 +42,7 @@ def test_fresh_project_has_the_three_conversational_agents_idle() -> None:
         "autonomy": {},
         "detail": "waiting for input",
         "paused_by": None,
+        "usage": None,  # issue 13: today's tokens (from the usage table), none yet
     }
 
 
@@ -295,3 +296,28 @@ def test_time_travel_replaying_the_log_up_to_n() -> None:
     assert by_id(derive_roster(log[:10]))["infra"].detail == "infra PR pa-1: awaiting_secops"
     # Order of the input does not matter: events are replayed by id.
     assert summary(derive_roster(list(reversed(log)))) == at[-1]
+
+
+def test_the_model_shown_is_the_one_that_ran_the_last_turn_else_the_binding() -> None:
+    log = [
+        ev("agent.turn", "po", turn=1, model="openai:gpt-4.1-mini@http://h/v1"),
+        ev("agent.turn", "po", turn=2, model="bedrock:anthropic.claude"),
+        ev("agent.turn", "criativo", turn=1),  # a turn logged before issue 13: no model
+    ]
+    roster = by_id(derive_roster(log, bindings=lambda a: "scripted"))
+    assert roster["po"].model == "bedrock:anthropic.claude"
+    assert roster["criativo"].model == "scripted"
+    assert roster["arquiteto"].model == "scripted"
+
+
+def test_error_and_budget_statuses_and_usage_reach_the_entry() -> None:
+    log = [
+        ev("agent.status", "po", status="error", detail="http://h/v1 answered HTTP 500"),
+        ev("agent.status", "criativo", status="blocked", detail="budget"),
+    ]
+    today = {"po": {"input_tokens": 10, "output_tokens": 2, "cost_usd": None}}
+    roster = by_id(derive_roster(log, usage=today))
+    assert (roster["po"].status, roster["po"].detail) == ("error", "http://h/v1 answered HTTP 500")
+    assert (roster["criativo"].status, roster["criativo"].detail) == ("blocked", "budget")
+    assert roster["po"].to_dict()["usage"] == today["po"]
+    assert roster["criativo"].usage is None
