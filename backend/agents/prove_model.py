@@ -57,6 +57,8 @@ async def _play(service: CustomerService, conversa: Conversa, spec: str) -> list
             # The run cannot be measured without its model: say which one, and where.
             raise type(exc)(
                 f"model {spec} failed in {conversa.conversaId}, turn {number}: {exc.message}",
+                retryable=exc.retryable,
+                retry_after_s=exc.retry_after_s,
                 **exc.context,
             ) from exc
         records.extend(answer["attempts"])

@@ -35,8 +35,8 @@ from backend.agents.providers.base import ModelProvider
 from backend.agents.providers.bedrock import BedrockProvider
 from backend.agents.providers.dev_offline import DEV_OFFLINE, DevOfflineModel
 from backend.agents.providers.openai import OpenAIProvider
-from backend.agents.providers.scripted import Script, ScriptedProvider, load_script
 from backend.agents.providers.retry import RetryingProvider, RetryPolicy
+from backend.agents.providers.scripted import Script, ScriptedProvider, load_script
 from backend.exceptions import ConfigError
 
 PLANNER = "planner"
