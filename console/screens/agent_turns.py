@@ -36,6 +36,15 @@ def _arguments(value: Any) -> str:
     return _clip(json.dumps(value, ensure_ascii=False, sort_keys=True, default=str), 300)
 
 
+def _readable(content: str) -> str:
+    """A tool result as the operator reads it: JSON re-printed with its accents (the runtime
+    sends models ASCII-escaped JSON, "N\\u00e3o"), anything else as it is."""
+    try:
+        return json.dumps(json.loads(content), ensure_ascii=False)
+    except ValueError:
+        return content
+
+
 def _message(m: dict[str, Any]) -> Text:
     role = m.get("role")
     if role == "user":
@@ -59,7 +68,7 @@ def _message(m: dict[str, Any]) -> Text:
         (str(m.get("name", "tool")), "yellow"),
         (" error" if error else "", "bold red"),
         ": ",
-        (_clip(str(m.get("content") or "")), "red" if error else ""),
+        (_clip(_readable(str(m.get("content") or ""))), "red" if error else ""),
     )
 
 

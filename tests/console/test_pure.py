@@ -245,3 +245,10 @@ def test_roster_entries_of_an_older_and_a_newer_backend_both_read() -> None:
     assert RosterEntry.model_validate({"id": "x", "status": "error"}).status == "error"
     assert needs_roster_refetch("agent.paused")
     assert needs_roster_refetch("agent.resumed")
+
+
+def test_a_tool_result_is_shown_with_its_accents_and_non_json_as_it_is() -> None:
+    from console.screens.agent_turns import _readable
+
+    assert _readable('{"mensagem": "N\\u00e3o consigo"}') == '{"mensagem": "Não consigo"}'
+    assert _readable("plain text, not JSON") == "plain text, not JSON"
