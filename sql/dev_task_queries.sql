@@ -44,6 +44,13 @@ WHERE id = %(id)s
   AND (status = 'todo' OR (status = 'working' AND lease_until < %(epoch)s))
 RETURNING id, attempts
 
+-- name: dev_tasks_dead_any
+-- Whether some task's turn died on every one of its attempts (the sweep asks first, so a
+-- quiet sweep writes nothing and reads no clock).
+SELECT 1 AS dead FROM dev_tasks
+WHERE status = 'working' AND lease_until < %(epoch)s AND attempts >= %(max_attempts)s
+LIMIT 1
+
 -- name: dev_tasks_give_up
 -- Tasks whose turn died (lease expired) on every one of their attempts: blocked, for an
 -- operator, instead of being taken again forever.

@@ -51,9 +51,12 @@ class DevTaskLeases:
     def give_up_dead(self) -> list[str]:
         """Block the tasks whose turn died on each of their ``max_attempts`` claims (each
         blocked in the feed, ``backlog.task_blocked``); their ids."""
+        probe = {"epoch": time.time(), "max_attempts": self.max_attempts}
+        with self.db.transaction(write=False) as tx:
+            if tx.one("dev_tasks_dead_any", probe) is None:
+                return []  # the usual sweep: nothing died, nothing written
         params = {
-            "epoch": time.time(),
-            "max_attempts": self.max_attempts,
+            **probe,
             "reason": f"its turn died {self.max_attempts} time(s) without finishing",
             "now": utcnow_iso(),
         }
