@@ -142,3 +142,13 @@ def token_usage(raw: object, input_key: str, output_key: str) -> dict[str, int]:
         return max(0, int(value))
 
     return {"input_tokens": count(input_key), "output_tokens": count(output_key)}
+
+
+def result_object(message: ToolResultMessage) -> dict[str, Any]:
+    """A tool result's content as a JSON object, or ``{}`` when it is not one (the runtime
+    sends tool results to models as JSON text)."""
+    try:
+        value = json.loads(message.content)
+    except json.JSONDecodeError:
+        return {}
+    return value if isinstance(value, dict) else {}

@@ -8,7 +8,6 @@ reasoning). It is the default of ``atendimento`` (``scripted`` resolves to it, s
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
@@ -20,6 +19,7 @@ from backend.agents.providers.base import (
     ToolResultMessage,
     ToolSpec,
     UserMessage,
+    result_object,
 )
 from backend.tools.registry import CONSULTAR_STATUS_PEDIDO, EMITIR_REEMBOLSO
 
@@ -58,7 +58,7 @@ class ChattyAtendimentoModel:
             if wants_refund and valor:
                 return self._call(n, EMITIR_REEMBOLSO, {"pedidoId": pedido, "valor": valor})
             return self._call(n, CONSULTAR_STATUS_PEDIDO, {"pedidoId": pedido})
-        last = content_of(results[-1])
+        last = result_object(results[-1])
         if (
             results[-1].name == CONSULTAR_STATUS_PEDIDO
             and wants_refund
@@ -86,16 +86,7 @@ class ChattyAtendimentoModel:
     def _valor(messages: list[Message]) -> str | None:
         for m in reversed(messages):
             if isinstance(m, ToolResultMessage) and m.name == CONSULTAR_STATUS_PEDIDO:
-                dados = content_of(m).get("dados") or {}
+                dados = result_object(m).get("dados") or {}
                 if dados.get("valor_pedido"):
                     return str(dados["valor_pedido"])
         return None
-
-
-def content_of(message: ToolResultMessage) -> dict[str, Any]:
-    """A tool result's JSON object, or ``{}`` when it is not one."""
-    try:
-        value = json.loads(message.content)
-    except json.JSONDecodeError:
-        return {}
-    return value if isinstance(value, dict) else {}

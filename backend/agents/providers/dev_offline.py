@@ -17,7 +17,6 @@ why the task stopped).
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from pathlib import PurePosixPath
@@ -30,6 +29,7 @@ from backend.agents.providers.base import (
     ToolResultMessage,
     ToolSpec,
     UserMessage,
+    result_object,
 )
 
 DEV_OFFLINE = "dev-offline"
@@ -92,12 +92,12 @@ class DevOfflineModel:
         if last is None:
             return self._call(task, step, "list_files", {"path": task.path})
         if last.name == "list_files":
-            listed = _json(last).get("files") or []
+            listed = result_object(last).get("files") or []
             if task.readme in listed:
                 return self._call(task, step, "read_file", {"path": task.readme})
             return self._write(task, step, f"# {task.module}\n")
         if last.name == "read_file":
-            return self._write(task, step, str(_json(last).get("content") or ""))
+            return self._write(task, step, str(result_object(last).get("content") or ""))
         # After write_file: propose what was written.
         return self._call(task, step, "propose_task_pr", {"task_id": task.id})
 
@@ -111,20 +111,12 @@ class DevOfflineModel:
         return ModelTurn(text=None, tool_calls=(call,), stop_reason="tool_use")
 
 
-def _json(message: ToolResultMessage) -> dict[str, Any]:
-    try:
-        value = json.loads(message.content)
-    except json.JSONDecodeError:
-        return {}
-    return value if isinstance(value, dict) else {}
-
-
 def _error(message: ToolResultMessage) -> str:
-    return str(_json(message).get("error") or message.content)
+    return str(result_object(message).get("error") or message.content)
 
 
 def _proposed(message: ToolResultMessage) -> str:
     if message.is_error:
         return f"I could not open the PR: {_error(message)}"
-    body = _json(message)
+    body = result_object(message)
     return f"PR {body.get('pr_action_id')} is {body.get('gate_status')} on {body.get('branch')}."
