@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from backend.agents.store import TeamStore
-from backend.events import TENTATIVA, EventLog, EventType
+from backend.events import TENTATIVA, EventLog, EventType, utcnow_iso
 from backend.guard.conversations import Conversations
 from backend.store.db import Database, Tx, open_database
 from backend.store.migrate import migrate
@@ -181,7 +181,7 @@ class _History:
     ) -> dict[str, Any]:
         record: dict[str, Any] = {
             "evento": TENTATIVA.value,
-            "timestamp": "",
+            "timestamp": utcnow_iso(),
             "conversaId": conversa,
             "pedidoId": pedido,
             "ferramenta": tool,
@@ -193,9 +193,6 @@ class _History:
         }
         if tool == "atualizar-cadastro":
             record["clienteId"] = f"c-{pedido}"
-        from backend.events.log import utcnow_iso
-
-        record["timestamp"] = utcnow_iso()
         return record
 
     def teto(self, w: _Writer) -> None:
