@@ -105,10 +105,15 @@ class _Writer:
 class _History:
     """The seeded generator of the bulk mix (one method per kind of traffic)."""
 
-    def __init__(self, rng: random.Random, project_id: str, hot_conversation: str) -> None:
+    def __init__(
+        self, rng: random.Random, project_id: str, hot_conversation: str, events: int
+    ) -> None:
         self.rng = rng
         self.project_id = project_id
         self.hot = hot_conversation
+        # The conversation a bench reads gets about 60 exchanges spread over the whole
+        # history: the size of a long real conversation, whatever the log's length.
+        self.hot_p = min(0.5, 60 / max(1.0, events * 0.17))
         self.session_id = ""
         self.turns: Counter[str] = Counter()
         self.attempts: Counter[tuple[str, str]] = Counter()
@@ -133,8 +138,7 @@ class _History:
 
     def customer(self, w: _Writer) -> None:
         rng = self.rng
-        # One in ten exchanges lands on the conversation a bench reads, so it has history.
-        if rng.random() < 0.1:
+        if rng.random() < self.hot_p:
             conversa = self.hot
         else:
             self.conversations += rng.random() < 0.3
@@ -142,13 +146,10 @@ class _History:
         pedido = f"{4000 + rng.randrange(6000)}"
         tool = rng.choice(TOOLS)
         where = {"session_id": conversa, "agent": "atendimento"}
+        ask = rng.choice(ASKS).format(p=pedido)
         w(
             EventType.CONVERSA_MENSAGEM,
-            {
-                "conversaId": conversa,
-                "autor": "cliente",
-                "texto": rng.choice(ASKS).format(p=pedido),
-            },
+            {"conversaId": conversa, "autor": "cliente", "texto": ask},
             session_id=conversa,
         )
         w(
@@ -160,15 +161,21 @@ class _History:
         self.attempts[(conversa, entity)] += 1
         n = self.attempts[(conversa, entity)]
         w(TENTATIVA, self._tentativa(conversa, tool, pedido, n, self._resultado(tool, n)), **where)
+        answer = rng.choice(ANSWERS).format(p=pedido)
         w(
             EventType.CONVERSA_MENSAGEM,
-            {
-                "conversaId": conversa,
-                "autor": "agente",
-                "texto": rng.choice(ANSWERS).format(p=pedido),
-            },
+            {"conversaId": conversa, "autor": "agente", "texto": answer},
             **where,
         )
+        if conversa == self.hot:
+            # Its transcript rows too (the conversation route reads them), by the product's
+            # own named query, in the same transaction as its events.
+            assert w.tx is not None
+            for role, text in (("cliente", ask), ("agente", answer)):
+                w.tx.one(
+                    "message_append",
+                    {"conversa_id": conversa, "role": role, "text": text, "ts": utcnow_iso()},
+                )
 
     def _resultado(self, tool: str, n: int) -> str:
         if tool == "emitir-reembolso" and n > 1:
@@ -447,7 +454,7 @@ def fill(database_url: str, events: int, *, seed: int = 0, progress: bool = True
         store = TeamStore(log)
         hot = "conv-bench-hot"
         project_id, session_id, counts = _setup(db, log, hot)
-        history = _History(random.Random(seed), project_id, hot)
+        history = _History(random.Random(seed), project_id, hot, events)
         kinds, weights = zip(*history.kinds(), strict=True)
         todo = max(0, events - sum(counts.values()))
         writer = _Writer(log, counts=counts)
