@@ -284,5 +284,13 @@ RENDERERS: dict[str, Callable[[Payload], str]] = {
     E.TOOLS_FAILED: lambda p: f"could not install {p.s('tool')}: {p.s('error')}",
     E.BACKEND_TASK_FAILED: lambda p: f"background task {p.s('task')} failed: {p.s('error')}",
     E.BENCH_TICK: lambda p: f"bench tick {p.s('i')}",
+    E.EVENTS_ARCHIVED: lambda p: (
+        f"archived {p.s('archived')} events before {p.s('before')} to {p.s('file')} "
+        f"({p.s('kept')} kept: live state reads them)"
+    ),
+    E.EVENTS_RESTORED: lambda p: (
+        f"restored {p.s('restored')} events from {p.s('file')} "
+        f"({p.s('skipped')} already in the log)"
+    ),
 }
 del E

@@ -16,6 +16,7 @@ from pydantic import BaseModel
 from pydantic import ValidationError as PydanticValidationError
 
 import backend.events.payloads as p
+import backend.events.payloads_retention as retention
 from backend.exceptions import ValidationError
 
 
@@ -73,6 +74,8 @@ class EventType(StrEnum):
     TOOLS_FAILED = "tools.failed"
     BACKEND_TASK_FAILED = "backend.task_failed"
     BENCH_TICK = "bench.tick"
+    EVENTS_ARCHIVED = "events.archived"
+    EVENTS_RESTORED = "events.restored"
 
 
 TENTATIVA = EventType.TENTATIVA_DE_FERRAMENTA_REGISTRADA
@@ -202,6 +205,14 @@ EVENTS: dict[EventType, EventSpec] = {
     E.BENCH_TICK: EventSpec(
         "a synthetic event `python -m bench.stream` appends to time the live stream",
         p.BenchTick,
+    ),
+    E.EVENTS_ARCHIVED: EventSpec(
+        "`cadencia events archive` moved old events out of the log into a file",
+        retention.EventsArchived,
+    ),
+    E.EVENTS_RESTORED: EventSpec(
+        "`cadencia events restore` put archived events back with their ids",
+        retention.EventsRestored,
     ),
 }
 del E
