@@ -76,7 +76,8 @@ def check_new_path(out: Path) -> Path:
     """
     if not out.name.endswith(SUFFIX) or out.name == SUFFIX:
         raise PathError(f"--out must name a *{SUFFIX} file, not {str(out)!r}", path=str(out))
-    target = Path(os.path.abspath(out))
+    # Not normalised: ``missing/../x.jsonl.gz`` must fail as the OS would, not become ``x``.
+    target = out.absolute()
     if not target.parent.is_dir():
         raise PathError(f"directory {str(target.parent)!r} does not exist", path=str(out))
     if os.path.lexists(target):
@@ -93,7 +94,7 @@ def check_archive_path(path: Path) -> Path:
         NotFoundError: no such file.
         PathError: it is a directory, a device or a pipe.
     """
-    target = Path(os.path.abspath(path))
+    target = path.absolute()
     if not target.exists():
         raise NotFoundError(f"no archive at {str(path)!r}", path=str(path))
     if not target.is_file():
