@@ -21,7 +21,8 @@ approvals, handoffs and pauses. Each batch opens a new session, like a team's da
 so no single agent's turn history (the model's memory, read whole per turn) grows without
 bound.
 
-Same seed, same history (ids and texts; timestamps are the append's clock).
+Same seed, same history: the same events in the same order with the same texts (project,
+session and approval ids are the store's own, random; timestamps are the append's clock).
 """
 
 from __future__ import annotations
