@@ -160,6 +160,12 @@ class EventLog:
             rows = tx.all("events_after", {"after": after_id, "limit": limit})
         return [Event.from_row(r) for r in rows]
 
+    def before(self, before_id: int, limit: int) -> list[Event]:
+        """Events with id below ``before_id``, newest first (the tail of the log: the PK)."""
+        with self.db.transaction(write=False) as tx:
+            rows = tx.all("events_before", {"before": before_id, "limit": limit})
+        return [Event.from_row(r) for r in rows]
+
     def until(self, until_id: int, after_id: int = 0) -> list[Event]:
         """Events in ``(after_id, until_id]``: the log as it stood at ``until_id``."""
         with self.db.transaction(write=False) as tx:
