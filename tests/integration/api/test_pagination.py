@@ -39,7 +39,8 @@ def bad(response: httpx.Response, code: str = "bad_cursor") -> None:
 
 
 def _ticks(live: Live, n: int) -> list[int]:
-    return [live.backend.events.append(EventType.BENCH_TICK, {"i": i, "t": 0.0}).id for i in range(n)]
+    append = live.backend.events.append
+    return [append(EventType.BENCH_TICK, {"i": i, "t": 0.0}).id for i in range(n)]
 
 
 @pytest.mark.parametrize("path", ["/api/events", "/api/activity"])
