@@ -20,6 +20,7 @@ import binascii
 import json
 import re
 from collections.abc import Callable, Sequence
+from datetime import datetime
 from typing import Annotated, Any, TypeVar
 
 from fastapi import Query, Request, Response
@@ -43,6 +44,12 @@ Cursor = Annotated[
 PageLimit = Annotated[int, Query(ge=1, le=MAX_LIMIT, description="items per page")]
 KeyPart = int | str
 T = TypeVar("T")
+
+
+class Stamp(str):
+    """A cursor's timestamp part (a shape marker): text that parses as ISO 8601, checked
+    before the database casts it (PostgreSQL would refuse it with an error of ours)."""
+
 
 NEXT_HEADERS: dict[str, dict[str, Any]] = {
     "X-Next-Cursor": {
@@ -140,7 +147,14 @@ def _loads(cursor: str) -> Any:
 def _fits(part: Any, kind: type[KeyPart]) -> bool:
     if kind is int:
         return type(part) is int and 0 <= part <= _MAX_INT
-    return type(part) is str and len(part) <= _MAX_TEXT and "\x00" not in part
+    if type(part) is not str or len(part) > _MAX_TEXT or "\x00" in part:
+        return False
+    if kind is Stamp:
+        try:
+            datetime.fromisoformat(part)
+        except ValueError:
+            return False
+    return True
 
 
 def _short(cursor: str) -> str:

@@ -9,7 +9,9 @@ from typing import Any
 import httpx
 import pytest
 
+from backend.api.paging import encode_cursor
 from backend.events import EventType
+from backend.infra.prs import PullRequest
 from tests.integration.api.conftest import Live
 
 
@@ -100,3 +102,101 @@ def test_bad_cursors_and_forms_are_422_and_change_nothing(live: Live) -> None:
 
 def _code(cursor: str) -> str:
     return "invalid_input" if len(cursor) > 512 else "bad_cursor"
+
+
+def _project(live: Live, name: str) -> str:
+    return str(live.backend.store.create_project(name).id)
+
+
+def test_projects_handoffs_inbox_and_prs_walk_every_page_once(live: Live) -> None:
+    backend = live.backend
+    projects = [_project(live, f"p{i}") for i in range(5)]
+    sessions = [backend.store.create_session(projects[0], f"s{i}")["id"] for i in range(5)]
+    handoffs = [
+        backend.store.offer_handoff(projects[0], s, "arquiteto", "infra", "ready").id
+        for s in sessions
+    ]
+    with backend.events.db.transaction() as tx:
+        for i in range(5):
+            pr = PullRequest.opened(
+                id=f"pr-page-{i}",
+                kind="dev",
+                project_id=projects[i % 2],
+                author="dev-api",
+                title=f"change {i}",
+                branch=f"feature/{i}",
+                head="0" * 40,
+                files=["README.md"],
+                pr_id=None,
+                pr_url=None,
+            )
+            backend.pipeline.prs.insert(tx, pr, actor="dev-api")
+    every_project = [p["id"] for p in live.http.get("/api/projects", params={"limit": 1000}).json()]
+    assert set(projects) <= set(every_project)
+    assert [p["id"] for p in walk(live.http, "/api/projects", limit=2)[0]] == every_project
+
+    got, pages = walk(live.http, "/api/handoffs", limit=2)
+    assert [h["id"] for h in got] == handoffs
+    assert pages == 3
+    got, _ = walk(live.http, "/api/handoffs", limit=1, project_id=projects[0], status="offered")
+    assert [h["id"] for h in got] == handoffs
+
+    whole = live.http.get("/api/inbox", params={"limit": 1000}).json()
+    assert len(whole) == 5  # the handoffs (a PR awaiting QA waits for no human)
+    assert [i["id"] for i in walk(live.http, "/api/inbox", limit=3)[0]] == [i["id"] for i in whole]
+
+    prs, _ = walk(live.http, "/api/prs", limit=2)
+    assert [p["pr_action_id"] for p in prs] == [f"pr-page-{i}" for i in range(5)]
+    odd, _ = walk(live.http, "/api/prs", limit=1, project_id=projects[1])
+    assert [p["pr_action_id"] for p in odd] == ["pr-page-1", "pr-page-3"]
+
+    for path in ("/api/projects", "/api/handoffs", "/api/inbox", "/api/prs"):
+        assert "X-Next-Cursor" in live.http.get(path, params={"limit": 1}).headers
+        foreign = live.http.get("/api/events", params={"limit": 1}).headers["X-Next-Cursor"]
+        not_a_time = encode_cursor(path.rsplit("/", 1)[1], ["yesterday", "x"])
+        for cursor in [*GARBAGE, foreign, not_a_time]:
+            bad(live.http.get(path, params={"cursor": cursor}), code=_code(cursor))
+    assert [p["id"] for p in live.http.get("/api/projects", params={"limit": 1000}).json()] == (
+        every_project
+    )
+
+
+def test_turns_and_conversation_messages_page_back_from_the_newest(live_sqlite: Live) -> None:
+    live = live_sqlite
+    turns = [
+        live.backend.events.append(
+            EventType.AGENT_TURN,
+            {
+                "turn": i,
+                "text": f"t{i}",
+                "tool_calls": [],
+                "stop_reason": "end_turn",
+                "messages": [],
+                "model_calls": 1,
+            },
+            project_id="prj-x",
+            session_id="s-x",
+            agent="po",
+        ).id
+        for i in range(7)
+    ]
+    got, pages = walk(live.http, "/api/agents/po/turns", limit=3)
+    assert [t["event_id"] for t in got] == turns[::-1]
+    assert pages == 3
+
+    conversations = live.backend.guard.conversations
+    ids = [conversations.append("conv-page", "cliente", f"m{i}") for i in range(7)]
+    first = live.http.get("/api/conversations/conv-page", params={"limit": 3})
+    assert [m["texto"] for m in first.json()["messages"]] == ["m4", "m5", "m6"]
+    seen = [m["id"] for m in first.json()["messages"]]
+    cursor = first.headers["X-Next-Cursor"]
+    while cursor:
+        page = live.http.get("/api/conversations/conv-page", params={"limit": 3, "cursor": cursor})
+        seen = [m["id"] for m in page.json()["messages"]] + seen
+        cursor = page.headers.get("X-Next-Cursor", "")
+    assert seen == ids
+    assert len(live.http.get("/api/conversations/conv-page").json()["messages"]) == 7
+    foreign = live.http.get("/api/agents/po/turns", params={"limit": 1}).headers["X-Next-Cursor"]
+    for cursor in [*GARBAGE, foreign]:
+        bad(live.http.get("/api/conversations/conv-page", params={"cursor": cursor}), _code(cursor))
+        bad(live.http.get("/api/agents/qa/turns", params={"cursor": cursor}), _code(cursor))
