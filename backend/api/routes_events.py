@@ -20,7 +20,6 @@ from fastapi import APIRouter, Depends, Query, Request, Response
 
 from backend.agents.activity import render
 from backend.api.auth import require_token
-from backend.api.models import After
 from backend.api.paging import (
     DEFAULT_LIMIT,
     MAX_LIMIT,
@@ -37,6 +36,7 @@ from backend.exceptions import ValidationError
 
 router = APIRouter(prefix="/api", dependencies=[Depends(require_token)], responses=ERRORS)
 
+AfterId = Annotated[int | None, Query(ge=0, le=2**53, description="events after this id")]
 Before = Annotated[int | None, Query(ge=1, le=2**53, description="events below this id")]
 Tail = Annotated[int | None, Query(ge=1, le=MAX_LIMIT, description="the newest N events")]
 OptionalLimit = Annotated[int | None, Query(ge=1, le=MAX_LIMIT, description="events per page")]
@@ -98,7 +98,7 @@ async def read_log(
 async def events(
     request: Request,
     response: Response,
-    after: Annotated[int | None, After] = None,
+    after: AfterId = None,
     before: Before = None,
     tail: Tail = None,
     cursor: Cursor = None,
@@ -123,7 +123,7 @@ async def events(
 async def activity(
     request: Request,
     response: Response,
-    after: Annotated[int | None, After] = None,
+    after: AfterId = None,
     before: Before = None,
     tail: Tail = None,
     cursor: Cursor = None,
