@@ -132,7 +132,7 @@ class TeamStore:
         with self.db.transaction(write=False) as tx:
             return [Project.from_row(r) for r in tx.all("projects_all")]
 
-    def projects_page(self, after: tuple[str, str] | None, limit: int) -> list[Project]:
+    def projects_page(self, after: tuple[Any, ...] | None, limit: int) -> list[Project]:
         """At most ``limit`` projects after the keyset ``after`` (created_at, id), oldest first."""
         at, ident = after or (None, None)
         with self.db.transaction(write=False) as tx:
@@ -260,7 +260,7 @@ class TeamStore:
         self,
         project_id: str | None,
         status: str | None,
-        after: tuple[str, str] | None,
+        after: tuple[Any, ...] | None,
         limit: int,
     ) -> list[Handoff]:
         """At most ``limit`` handoffs after the keyset ``after`` (offered_at, id), oldest

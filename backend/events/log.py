@@ -193,7 +193,7 @@ class EventLog:
         """One agent's newest events of one type (below id ``before``), newest first, at
         most ``limit`` (an index on (agent, type, id) keeps it bounded however long the log
         grows)."""
-        params = {"agent": agent, "type": type, "project_id": project_id}
+        params: dict[str, Any] = {"agent": agent, "type": type, "project_id": project_id}
         params |= {"session_id": session_id, "limit": limit}
         with self.db.transaction(write=False) as tx:
             if before is None:

@@ -260,7 +260,7 @@ class PullRequests:
         self,
         project_id: str | None,
         kind: PrKind | None,
-        after: tuple[str, str] | None,
+        after: tuple[Any, ...] | None,
         limit: int,
     ) -> list[PullRequest]:
         """At most ``limit`` open PRs after the keyset ``after`` (created_at, id), oldest first."""
