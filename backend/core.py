@@ -47,6 +47,9 @@ from backend.settings import Settings
 from backend.store.db import open_database
 from backend.tools.registry import tool_spec
 
+TRANSCRIPT_SHOWN = 1000
+"""A takeover's detail shows at most the newest messages and attempts of its conversation."""
+
 log = logging.getLogger(__name__)
 
 
@@ -268,12 +271,16 @@ class Backend:
         interruption = self.guard.interruptions.get(ident)
         transcript = [
             {"role": m["role"], "text": m["text"], "ts": str(m["ts"])}
-            for m in self.guard.conversations.transcript(interruption.conversa_id)
+            for m in self.guard.conversations.transcript(
+                interruption.conversa_id, newest=TRANSCRIPT_SHOWN
+            )
         ]
         entity_key = tool_spec(interruption.ferramenta).entity_field
         attempts = [
             e.payload
-            for e in self.events.of_session(interruption.conversa_id, TENTATIVA)
+            for e in self.events.of_session(
+                interruption.conversa_id, TENTATIVA, newest=TRANSCRIPT_SHOWN
+            )
             if e.payload.get("ferramenta") == interruption.ferramenta
             and e.payload.get(entity_key) == interruption.entidade_id
         ]

@@ -47,7 +47,8 @@ from console.state import (
 )
 from console.takeover import Outcome
 
-BACKLOG_PAGE = 1_000
+FEED_TAIL = 200
+"""Feed lines loaded at start (the newest); the live stream follows from the last of them."""
 FLUSH_INTERVAL_S = 0.1
 """Events are applied to widgets in batches at most this often: bursts cost one redraw."""
 
@@ -193,22 +194,24 @@ class CadenciaConsole(
 
     @work(group="bootstrap", exclusive=True, exit_on_error=False)
     async def _bootstrap(self) -> None:
-        try:
-            await self._load_snapshots()
-            after = 0
-            while True:
-                page = await self.client.activity(after=after, limit=BACKLOG_PAGE)
-                if not page:
-                    break
-                self._pending_feed.extend(from_activity(x) for x in page)
-                after = page[-1].id
-                if len(page) < BACKLOG_PAGE:
-                    break
-            self.last_event_id = after or self.last_event_id
-        except ContractError as exc:
-            self.report_contract_error(exc.route, exc.field, exc.detail)
-        except ApiError as exc:
-            self.notify(f"Backend not reachable yet: {exc.message}", severity="warning")
+        # The feed starts from the log's tail (one bounded read), never from event 1: with a
+        # month of history, paging from 0 kept the Team screen empty for minutes. Snapshots
+        # and the tail load side by side; one failing does not hide the other.
+        results = await asyncio.gather(
+            self._load_snapshots(), self.client.activity_tail(FEED_TAIL), return_exceptions=True
+        )
+        tail = results[1]
+        if isinstance(tail, list):
+            self._pending_feed.extend(from_activity(x) for x in tail)
+            self.last_event_id = tail[-1].id if tail else self.last_event_id
+        for failure in results:
+            if isinstance(failure, ContractError):
+                self.report_contract_error(failure.route, failure.field, failure.detail)
+            elif isinstance(failure, ApiError):
+                self.notify(f"Backend not reachable yet: {failure.message}", severity="warning")
+                break
+            elif isinstance(failure, BaseException):
+                raise failure
         self._flush_pending()
         self.ready.set()
         self.follow_stream()

@@ -59,6 +59,10 @@ from console.models import (
 STREAM_READ_TIMEOUT_S = 45.0
 """Heartbeats come every 15 s; three missed means the stream is dead, reconnect."""
 STREAM_ROUTE = "GET /api/events/stream"
+PAGE_LIMIT = 1000
+"""Items per page when the console walks a whole list (the API's maximum)."""
+MAX_PAGES = 100
+"""A list longer than this many pages is cut there: the console must stay responsive."""
 
 _T = TypeVar("_T")
 ResolveAction = Literal["execute", "deny", "hand_back"]
@@ -113,6 +117,11 @@ class ConsoleClient(InboxCalls, AgentCalls):
         """Server-rendered feed lines with id > ``after``."""
         params = {"after": after, "limit": limit}
         return await self._get(list[ActivityLine], "/api/activity", params=params)
+
+    async def activity_tail(self, lines: int = 200) -> list[ActivityLine]:
+        """The newest ``lines`` feed lines, oldest first: one bounded read, however long
+        the log (the feed starts here, then follows the live stream)."""
+        return await self._get(list[ActivityLine], "/api/activity", params={"tail": lines})
 
     async def approvals(self) -> Approvals:
         """Open infra PRs and unresolved interruptions."""
@@ -290,19 +299,40 @@ class ConsoleClient(InboxCalls, AgentCalls):
     async def _get(self, shape: type[_T], path: str, **kwargs: Any) -> _T:
         return _parse(shape, await self._request("GET", path, **kwargs), f"GET {path}")
 
+    async def _get_all(
+        self, shape: type[list[_T]], path: str, params: dict[str, Any] | None = None
+    ) -> list[_T]:
+        """Every page of a paginated list route, following ``X-Next-Cursor`` (for a list
+        the console must hold whole, such as the Inbox), at most ``MAX_PAGES`` pages."""
+        items: list[_T] = []
+        query = dict(params or {}, limit=PAGE_LIMIT)
+        for _ in range(MAX_PAGES):
+            response = await self._send("GET", path, params=query)
+            items += _parse(shape, _json(response, f"GET {path}"), f"GET {path}")
+            cursor = response.headers.get("X-Next-Cursor")
+            if not cursor:
+                break
+            query = {**query, "cursor": cursor}
+        return items
+
     async def _request(self, method: str, path: str, **kwargs: Any) -> Any:
+        return _json(await self._send(method, path, **kwargs), f"{method} {path}")
+
+    async def _send(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
         try:
             response = await self._http.request(method, path, **kwargs)
         except httpx.TransportError as exc:
             raise BackendUnavailableError(f"{method} {path}: {exc or type(exc).__name__}") from exc
         if response.status_code >= 400:
             raise _error_from(response)
-        try:
-            return response.json()
-        except ValueError as exc:
-            raise ContractError(
-                f"{method} {path}", "(body)", "not JSON", response.status_code
-            ) from exc
+        return response
+
+
+def _json(response: httpx.Response, route: str) -> Any:
+    try:
+        return response.json()
+    except ValueError as exc:
+        raise ContractError(route, "(body)", "not JSON", response.status_code) from exc
 
 
 _ADAPTERS: dict[object, TypeAdapter[Any]] = {}

@@ -44,10 +44,14 @@ class InboxCalls:
     async def _request(self, method: str, path: str, **kwargs: Any) -> Any:
         raise NotImplementedError  # provided by ConsoleClient
 
+    async def _get_all(self, shape: Any, path: str, params: dict[str, Any] | None = None) -> Any:
+        raise NotImplementedError  # provided by ConsoleClient
+
     async def inbox(self, project_id: str | None = None) -> list[InboxItem]:
-        """Everything waiting for a human, most urgent first (the server's order)."""
+        """Everything waiting for a human, most urgent first (the server's order): every
+        page, because the Inbox screen and the header's counts show the whole list."""
         params = {"project_id": project_id} if project_id else None
-        result: list[InboxItem] = await self._get(list[InboxItem], "/api/inbox", params=params)
+        result: list[InboxItem] = await self._get_all(list[InboxItem], "/api/inbox", params)
         return result
 
     async def approval(self, approval_id: str) -> ApprovalOut:
@@ -57,9 +61,10 @@ class InboxCalls:
         return result
 
     async def handoffs(self, status: str | None = "offered") -> list[HandoffOut]:
-        """Handoffs, the offered (pending) ones by default."""
+        """Handoffs, the offered (pending) ones by default (every page: a detail screen
+        looks one up in the list)."""
         params = {"status": status} if status else None
-        result: list[HandoffOut] = await self._get(list[HandoffOut], "/api/handoffs", params=params)
+        result: list[HandoffOut] = await self._get_all(list[HandoffOut], "/api/handoffs", params)
         return result
 
     async def act(

@@ -132,6 +132,13 @@ class TeamStore:
         with self.db.transaction(write=False) as tx:
             return [Project.from_row(r) for r in tx.all("projects_all")]
 
+    def projects_page(self, after: tuple[Any, ...] | None, limit: int) -> list[Project]:
+        """At most ``limit`` projects after the keyset ``after`` (created_at, id), oldest first."""
+        at, ident = after or (None, None)
+        with self.db.transaction(write=False) as tx:
+            rows = tx.all("projects_page", {"after_at": at, "after_id": ident, "limit": limit})
+        return [Project.from_row(r) for r in rows]
+
     def set_module_map(
         self, project_id: str, module_map: dict[str, Any], *, agent: str = ARQUITETO
     ) -> None:
@@ -248,6 +255,21 @@ class TeamStore:
             )
         found = [Handoff.from_row(r) for r in rows]
         return [h for h in found if status is None or h.status == status]
+
+    def handoffs_page(
+        self,
+        project_id: str | None,
+        status: str | None,
+        after: tuple[Any, ...] | None,
+        limit: int,
+    ) -> list[Handoff]:
+        """At most ``limit`` handoffs after the keyset ``after`` (offered_at, id), oldest
+        first, of one project and status when given (filtered in SQL, on an index)."""
+        at, ident = after or (None, None)
+        params = {"project_id": project_id, "status": status, "after_at": at, "after_id": ident}
+        with self.db.transaction(write=False) as tx:
+            rows = tx.all("handoffs_page", {**params, "limit": limit})
+        return [Handoff.from_row(r) for r in rows]
 
     def accept_handoff(self, handoff_id: str, operator: str) -> Handoff:
         """Accept an offered handoff; a handoff to infra seeds its autonomy.

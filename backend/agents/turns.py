@@ -38,14 +38,20 @@ def recent_turns(
     project_id: str | None = None,
     session_id: str | None = None,
     limit: int = 20,
+    before: int | None = None,
 ) -> list[dict[str, Any]]:
-    """The newest ``limit`` turns of ``agent_id``, newest first.
+    """The newest ``limit`` turns of ``agent_id`` (older than event ``before``), newest first.
 
     Raises:
         NotFoundError: no such agent.
     """
     agent(agent_id)
     found = events.latest_of_agent(
-        agent_id, EventType.AGENT_TURN, project_id=project_id, session_id=session_id, limit=limit
+        agent_id,
+        EventType.AGENT_TURN,
+        project_id=project_id,
+        session_id=session_id,
+        limit=limit,
+        before=before,
     )
     return [turn_record(e) for e in found]

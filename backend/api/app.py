@@ -13,6 +13,7 @@ from backend.api.errors import BodySizeLimit, install_error_handlers
 from backend.api.routes_actions import router as actions
 from backend.api.routes_agents import router as agents
 from backend.api.routes_conversations import router as conversations
+from backend.api.routes_events import router as log_pages
 from backend.api.routes_inbox import router as inbox
 from backend.api.routes_prs import router as prs
 from backend.api.routes_read import install_stream_cache, public
@@ -65,6 +66,7 @@ def create_app(settings: Settings, *, backend: Any = None, demo: bool = False) -
     install_stream_cache(app)
     app.include_router(public)
     app.include_router(reads)
+    app.include_router(log_pages)
     app.include_router(actions)
     app.include_router(conversations)
     app.include_router(prs)

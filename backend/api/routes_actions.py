@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Depends, Request, Response
 
 from backend.api.auth import require_token
 from backend.api.models import (
@@ -26,6 +26,15 @@ from backend.api.models import (
     TurnBody,
     UncertainActionBody,
     UncertainId,
+)
+from backend.api.paging import (
+    DEFAULT_LIMIT,
+    PAGED,
+    Cursor,
+    PageLimit,
+    Stamp,
+    decode_cursor,
+    next_page,
 )
 from backend.api.schemas import (
     ERRORS,
@@ -154,11 +163,15 @@ async def create_project(request: Request, body: ProjectBody) -> ProjectOut:
     return ProjectOut.model_validate(project, from_attributes=True)
 
 
-@router.get("/projects")
-async def projects(request: Request) -> list[ProjectOut]:
-    """Every project."""
-    got = await asyncio.to_thread(_b(request).store.projects)
-    return [ProjectOut.model_validate(p, from_attributes=True) for p in got]
+@router.get("/projects", responses=PAGED)
+async def projects(
+    request: Request, response: Response, limit: PageLimit = DEFAULT_LIMIT, cursor: Cursor = None
+) -> list[ProjectOut]:
+    """Every project, oldest first."""
+    after = decode_cursor("projects", cursor, (Stamp, str))
+    got = await asyncio.to_thread(_b(request).store.projects_page, after, limit + 1)
+    page = next_page(request, response, got, limit, "projects", lambda p: (p.created_at, p.id))
+    return [ProjectOut.model_validate(p, from_attributes=True) for p in page]
 
 
 @router.post("/projects/{project_id}/sessions", status_code=201)

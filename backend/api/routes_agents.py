@@ -5,11 +5,12 @@ from __future__ import annotations
 import asyncio
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Query, Request
+from fastapi import APIRouter, Depends, Query, Request, Response
 
 from backend.agents.turns import recent_turns
 from backend.api.auth import require_token
 from backend.api.models import Ident, PauseBody, ResumeBody
+from backend.api.paging import PAGED, Cursor, decode_cursor, next_page
 from backend.api.schemas import ERRORS
 from backend.api.schemas_agents import AgentPauseOut, AgentTurnRecordOut
 
@@ -43,25 +44,33 @@ async def resume(request: Request, agent_id: Ident, body: ResumeBody) -> AgentPa
     return AgentPauseOut.model_validate(got.to_dict())
 
 
-@router.get("/agents/{agent_id}/turns")
+@router.get("/agents/{agent_id}/turns", responses=PAGED)
 async def turns(
     request: Request,
+    response: Response,
     agent_id: Ident,
     project_id: OptionalIdent = None,
     session_id: OptionalIdent = None,
     limit: TurnLimit = 20,
+    cursor: Cursor = None,
 ) -> list[AgentTurnRecordOut]:
     """An agent's recent turns, newest first: the messages, tool calls with their
     arguments, tool results, tokens and model of each (from its ``agent.turn`` events).
 
-    ``session_id`` is a session, or a customer conversation for ``atendimento``.
+    ``session_id`` is a session, or a customer conversation for ``atendimento``. A turn
+    holds a whole conversation step, so pages are small (default 20, at most 200); the
+    older turns follow ``X-Next-Cursor``.
     """
+    route = f"turns:{agent_id}"
+    before = decode_cursor(route, cursor, (int,))
     got = await asyncio.to_thread(
         recent_turns,
         _b(request).events,
         agent_id,
         project_id=project_id,
         session_id=session_id,
-        limit=limit,
+        limit=limit + 1,
+        before=int(before[0]) if before else None,
     )
-    return [AgentTurnRecordOut.model_validate(t) for t in got]
+    page = next_page(request, response, got, limit, route, lambda t: (t["event_id"],))
+    return [AgentTurnRecordOut.model_validate(t) for t in page]

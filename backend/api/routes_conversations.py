@@ -5,10 +5,19 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Depends, Request, Response
 
 from backend.api.auth import require_token
 from backend.api.models import ConversationId, InterruptionId, MessageBody, ReplyBody
+from backend.api.paging import (
+    DEFAULT_LIMIT,
+    PAGED,
+    Cursor,
+    PageLimit,
+    decode_cursor,
+    encode_cursor,
+    set_next,
+)
 from backend.api.schemas import ERRORS, AttemptRecord
 from backend.api.schemas_conversations import ConversationOut, CustomerReplyOut, MessageOut
 from backend.events import TENTATIVA
@@ -36,26 +45,49 @@ async def message(
     return CustomerReplyOut.model_validate(result)
 
 
-def _conversation(backend: Any, conversa_id: str) -> ConversationOut:
+ATTEMPTS_SHOWN = 1000
+"""A conversation shows at most its newest attempts (each combination stops at the teto)."""
+
+
+def _conversation(
+    backend: Any, conversa_id: str, limit: int, before: int | None
+) -> tuple[ConversationOut, bool]:
     conversations = backend.guard.conversations
-    messages = conversations.messages(conversa_id)
+    messages = conversations.newest_messages(conversa_id, limit + 1, before)
     if not messages and not conversations.known(conversa_id):
         raise NotFoundError(f"no conversation with id {conversa_id}", id=conversa_id)
+    older, messages = len(messages) > limit, messages[-limit:]
     held = conversations.state(conversa_id)
-    attempts = [e.payload for e in backend.events.of_session(conversa_id, TENTATIVA)]
-    return ConversationOut(
+    found = backend.events.of_session(conversa_id, TENTATIVA, newest=ATTEMPTS_SHOWN)
+    out = ConversationOut(
         id=conversa_id,
         state=held.state,
         operator=held.operator,
         messages=[MessageOut.model_validate(m.to_dict()) for m in messages],
-        attempts=[AttemptRecord.model_validate(a) for a in attempts],
+        attempts=[AttemptRecord.model_validate(e.payload) for e in found],
     )
+    return out, older
 
 
-@router.get("/conversations/{conversa_id}")
-async def conversation(request: Request, conversa_id: ConversationId) -> ConversationOut:
-    """Who holds the conversation, every message with its delivery, and the tool attempts."""
-    return await asyncio.to_thread(_conversation, _b(request), conversa_id)
+@router.get("/conversations/{conversa_id}", responses=PAGED)
+async def conversation(
+    request: Request,
+    response: Response,
+    conversa_id: ConversationId,
+    limit: PageLimit = DEFAULT_LIMIT,
+    cursor: Cursor = None,
+) -> ConversationOut:
+    """Who holds the conversation, its newest ``limit`` messages (oldest first) with their
+    delivery, and its newest tool attempts. When older messages exist, ``X-Next-Cursor``
+    reads the page before them (the same object, older messages)."""
+    route = f"conversation:{conversa_id}"
+    before = decode_cursor(route, cursor, (int,))
+    out, older = await asyncio.to_thread(
+        _conversation, _b(request), conversa_id, limit, int(before[0]) if before else None
+    )
+    if older and out.messages:
+        set_next(request, response, encode_cursor(route, (out.messages[0].id,)))
+    return out
 
 
 def _reply(backend: Any, ident: int, operator: str, text: str) -> MessageOut:

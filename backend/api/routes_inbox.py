@@ -10,10 +10,19 @@ from __future__ import annotations
 import asyncio
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, Query, Request
+from fastapi import APIRouter, Depends, Query, Request, Response
 
 from backend.api.auth import require_token
 from backend.api.models import Ident, OperatorBody, RejectBody
+from backend.api.paging import (
+    DEFAULT_LIMIT,
+    PAGED,
+    Cursor,
+    PageLimit,
+    Stamp,
+    decode_cursor,
+    next_page,
+)
 from backend.api.schemas import ERRORS, HandoffOut
 from backend.api.schemas_inbox import (
     ApprovalDecisionOut,
@@ -21,6 +30,7 @@ from backend.api.schemas_inbox import (
     InboxItem,
     InboxKindOut,
 )
+from backend.inbox import WEIGHTS
 
 router = APIRouter(prefix="/api", dependencies=[Depends(require_token)], responses=ERRORS)
 ProjectFilter = Annotated[str | None, Query(pattern=r"^[A-Za-z0-9_-]{1,64}$")]
@@ -32,13 +42,30 @@ def _b(request: Request) -> Any:
     return request.app.state.backend
 
 
-@router.get("/inbox")
+def _inbox_key(item: Any) -> tuple[int, str, str]:
+    return (WEIGHTS.get(item.kind, 99), item.since, item.id)
+
+
+@router.get("/inbox", responses=PAGED)
 async def inbox(
-    request: Request, project_id: ProjectFilter = None, kind: KindFilter = None
+    request: Request,
+    response: Response,
+    project_id: ProjectFilter = None,
+    kind: KindFilter = None,
+    limit: PageLimit = DEFAULT_LIMIT,
+    cursor: Cursor = None,
 ) -> list[InboxItem]:
-    """Every item waiting for a human, most urgent first (kind weight, then oldest)."""
+    """Every item waiting for a human, most urgent first (kind weight, then oldest).
+
+    The Inbox holds only what is still open (its size is the work waiting, not the
+    history), so a page is cut from the ordered open items after the cursor's position.
+    """
+    after = decode_cursor("inbox", cursor, (int, str, str))
     items = await asyncio.to_thread(_b(request).inbox.items, project_id, kind)
-    return [InboxItem.model_validate(i.to_dict()) for i in items]
+    if after is not None:
+        items = [i for i in items if _inbox_key(i) > after]
+    page = next_page(request, response, items[: limit + 1], limit, "inbox", _inbox_key)
+    return [InboxItem.model_validate(i.to_dict()) for i in page]
 
 
 @router.get("/approvals/{approval_id}")
@@ -84,13 +111,22 @@ async def reject_approval(
     return _decision(done)
 
 
-@router.get("/handoffs")
+@router.get("/handoffs", responses=PAGED)
 async def handoffs(
-    request: Request, project_id: ProjectFilter = None, status: HandoffStatusFilter = None
+    request: Request,
+    response: Response,
+    project_id: ProjectFilter = None,
+    status: HandoffStatusFilter = None,
+    limit: PageLimit = DEFAULT_LIMIT,
+    cursor: Cursor = None,
 ) -> list[HandoffOut]:
     """Handoffs (of one project, in one status), oldest first."""
-    got = await asyncio.to_thread(_b(request).store.handoffs, project_id, status)
-    return [HandoffOut.model_validate(h.to_dict()) for h in got]
+    after = decode_cursor("handoffs", cursor, (Stamp, str))
+    got = await asyncio.to_thread(
+        _b(request).store.handoffs_page, project_id, status, after, limit + 1
+    )
+    page = next_page(request, response, got, limit, "handoffs", lambda h: (h.offered_at, h.id))
+    return [HandoffOut.model_validate(h.to_dict()) for h in page]
 
 
 @router.post("/handoffs/{handoff_id}/decline")

@@ -13,10 +13,19 @@ import asyncio
 from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, Query, Request
+from fastapi import APIRouter, Depends, Query, Request, Response
 
 from backend.api.auth import require_token
 from backend.api.models import OperatorBody, PrActionId, RejectBody
+from backend.api.paging import (
+    DEFAULT_LIMIT,
+    PAGED,
+    Cursor,
+    PageLimit,
+    Stamp,
+    decode_cursor,
+    next_page,
+)
 from backend.api.schemas import ERRORS
 from backend.api.schemas_prs import (
     FindingOut,
@@ -98,14 +107,25 @@ async def rerun(request: Request, pr_action_id: PrActionId, body: OperatorBody) 
 
 
 async def open_prs(
-    request: Request, project_id: ProjectFilter = None, kind: PrKindFilter = None
+    request: Request,
+    response: Response,
+    project_id: ProjectFilter = None,
+    kind: PrKindFilter = None,
+    limit: PageLimit = DEFAULT_LIMIT,
+    cursor: Cursor = None,
 ) -> list[PullRequestOut]:
     """Every PR not merged or closed (infra, dev and ADR alike), oldest first."""
-    prs = await asyncio.to_thread(_pipeline(request).open_prs, project_id, kind)
-    return [PullRequestOut.of(pr) for pr in prs]
+    after = decode_cursor("prs", cursor, (Stamp, str))
+    prs = await asyncio.to_thread(
+        _pipeline(request).prs.in_review_page, project_id, kind, after, limit + 1
+    )
+    page = next_page(request, response, prs, limit, "prs", lambda p: (p.created_at, p.id))
+    return [PullRequestOut.of(pr) for pr in page]
 
 
-router.add_api_route("/prs", open_prs, methods=["GET"], response_model=list[PullRequestOut])
+router.add_api_route(
+    "/prs", open_prs, methods=["GET"], response_model=list[PullRequestOut], responses=PAGED
+)
 
 
 _ROUTES: tuple[tuple[str, str, Callable[..., Any], type[Any]], ...] = (

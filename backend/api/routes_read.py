@@ -1,4 +1,5 @@
-"""Read routes: health, metrics, roster, events, activity, approvals and the live stream."""
+"""Read routes: health, metrics, roster, approvals and the live stream (the log's pages are
+in routes_events)."""
 
 from __future__ import annotations
 
@@ -11,13 +12,11 @@ from sse_starlette.sse import EventSourceResponse
 
 from backend.agents.activity import render
 from backend.api.auth import require_token
-from backend.api.models import After, Limit
+from backend.api.models import After
 from backend.api.schemas import (
     ERRORS,
     STREAM_RESPONSE,
-    ActivityLineOut,
     ApprovalsOut,
-    EventOut,
     HealthOut,
     InterruptionItem,
     RosterEntryOut,
@@ -58,20 +57,6 @@ async def roster(request: Request, project_id: str | None = None) -> list[Roster
     """The live team roster of a project (default: the newest)."""
     got = await asyncio.to_thread(_backend(request).team.roster, project_id)
     return [RosterEntryOut.model_validate(r) for r in got]
-
-
-@router.get("/events")
-async def events(request: Request, after: After = 0, limit: Limit = 200) -> list[EventOut]:
-    """Events after ``after``, oldest first."""
-    got = await asyncio.to_thread(_backend(request).events.after, after, limit)
-    return [EventOut.model_validate(e.to_dict()) for e in got]
-
-
-@router.get("/activity")
-async def activity(request: Request, after: After = 0, limit: Limit = 200) -> list[ActivityLineOut]:
-    """One operator-readable line per event."""
-    got = await asyncio.to_thread(_backend(request).events.after, after, limit)
-    return [ActivityLineOut.model_validate(render(e).to_dict()) for e in got]
 
 
 @router.get("/approvals")

@@ -160,6 +160,12 @@ class EventLog:
             rows = tx.all("events_after", {"after": after_id, "limit": limit})
         return [Event.from_row(r) for r in rows]
 
+    def before(self, before_id: int, limit: int) -> list[Event]:
+        """Events with id below ``before_id``, newest first (the tail of the log: the PK)."""
+        with self.db.transaction(write=False) as tx:
+            rows = tx.all("events_before", {"before": before_id, "limit": limit})
+        return [Event.from_row(r) for r in rows]
+
     def until(self, until_id: int, after_id: int = 0) -> list[Event]:
         """Events in ``(after_id, until_id]``: the log as it stood at ``until_id``."""
         with self.db.transaction(write=False) as tx:
@@ -182,26 +188,32 @@ class EventLog:
         project_id: str | None = None,
         session_id: str | None = None,
         limit: int = 20,
+        before: int | None = None,
     ) -> list[Event]:
-        """One agent's newest events of one type, newest first, at most ``limit`` (an index
-        on (agent, type, id) keeps it bounded however long the log grows)."""
+        """One agent's newest events of one type (below id ``before``), newest first, at
+        most ``limit`` (an index on (agent, type, id) keeps it bounded however long the log
+        grows)."""
+        params: dict[str, Any] = {"agent": agent, "type": type, "project_id": project_id}
+        params |= {"session_id": session_id, "limit": limit}
         with self.db.transaction(write=False) as tx:
-            rows = tx.all(
-                "events_agent_latest",
-                {
-                    "agent": agent,
-                    "type": type,
-                    "project_id": project_id,
-                    "session_id": session_id,
-                    "limit": limit,
-                },
-            )
+            if before is None:
+                rows = tx.all("events_agent_latest", params)
+            else:
+                rows = tx.all("events_agent_before", {**params, "before": before})
         return [Event.from_row(r) for r in rows]
 
-    def of_session(self, session_id: str, type: EventType) -> list[Event]:
-        """Events of one type in one session (or conversation), oldest first."""
+    def of_session(
+        self, session_id: str, type: EventType, *, newest: int | None = None
+    ) -> list[Event]:
+        """Events of one type in one session (or conversation), oldest first; with
+        ``newest``, only that many of the latest (a bounded read of a long conversation)."""
+        params = {"session_id": session_id, "type": type}
         with self.db.transaction(write=False) as tx:
-            rows = tx.all("events_of_session_type", {"session_id": session_id, "type": type})
+            if newest is None:
+                rows = tx.all("events_of_session_type", params)
+            else:
+                more = {"before": 2**62, "limit": newest}
+                rows = tx.all("events_of_session_type_newest", {**params, **more})[::-1]
         return [Event.from_row(r) for r in rows]
 
     def last_id(self) -> int:

@@ -216,8 +216,14 @@ class Conversations:
         for listener in list(self._outbound):
             listener(message_id)
 
-    def transcript(self, conversa_id: str) -> list[dict[str, Any]]:
-        """Every message of a conversation, oldest first (``role``/``text`` rows)."""
+    def transcript(self, conversa_id: str, *, newest: int | None = None) -> list[dict[str, Any]]:
+        """Every message of a conversation (with ``newest``: only that many of the latest),
+        oldest first (``role``/``text`` rows)."""
+        if newest is not None:
+            return [
+                {"role": m.autor, "text": m.texto, "ts": m.ts}
+                for m in self.newest_messages(conversa_id, newest)
+            ]
         with self.db.transaction(write=False) as tx:
             return tx.all("messages_for", {"conversa_id": conversa_id})
 
@@ -226,6 +232,16 @@ class Conversations:
         with self.db.transaction(write=False) as tx:
             rows = tx.all("conversation_messages_delivery", {"conversa_id": conversa_id})
         return [Message.from_row(r) for r in rows]
+
+    def newest_messages(
+        self, conversa_id: str, limit: int, before: int | None = None
+    ) -> list[Message]:
+        """At most ``limit`` messages below id ``before`` (default: the newest), oldest
+        first, with their delivery state: a page of a long conversation (on an index)."""
+        params = {"conversa_id": conversa_id, "before": before or 2**62, "limit": limit}
+        with self.db.transaction(write=False) as tx:
+            rows = tx.all("conversation_messages_newest", params)
+        return [Message.from_row(r) for r in reversed(rows)]
 
     # -- delivery journal (the channel's worker) ------------------------------------------
 

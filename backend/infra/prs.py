@@ -256,6 +256,20 @@ class PullRequests:
             rows = tx.all("prs_in_review", {"project_id": project_id, "kind": kind})
         return [PullRequest.from_row(r) for r in rows]
 
+    def in_review_page(
+        self,
+        project_id: str | None,
+        kind: PrKind | None,
+        after: tuple[Any, ...] | None,
+        limit: int,
+    ) -> list[PullRequest]:
+        """At most ``limit`` open PRs after the keyset ``after`` (created_at, id), oldest first."""
+        at, ident = after or (None, None)
+        params = {"project_id": project_id, "kind": kind, "after_at": at, "after_id": ident}
+        with self.db.transaction(write=False) as tx:
+            rows = tx.all("prs_in_review_page", {**params, "limit": limit})
+        return [PullRequest.from_row(r) for r in rows]
+
     def transition(
         self,
         tx: Tx,

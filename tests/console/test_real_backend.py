@@ -1,12 +1,17 @@
-"""The console against the real backend directly (no proxy): the roster, and a wrong token."""
+"""The console against the real backend: the roster, a wrong token, the feed's first load."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from textual.widgets import DataTable
 
-from console.app import make_console
+from backend.events import EventType
+from console.app import FEED_TAIL, CadenciaConsole, make_console
 from console.config import ConsoleSettings
+from console.widgets.activity_feed import ActivityFeed
 from tests.console.conftest import until_live, wait_for
+from tests.console.fault_proxy import FaultProxy
 from tests.console.world import TOKEN, Live
 
 
@@ -28,3 +33,27 @@ async def test_wrong_token_is_reported_not_fatal(live: Live) -> None:
         await wait_for(pilot, lambda: app.connection == "reconnecting")
         assert app.is_running
         assert any("refused the token" in n.message for n in app._notifications)
+
+
+async def test_feed_starts_from_the_tail_of_a_long_log(
+    live: Live, proxy: FaultProxy, make_app: Callable[..., CadenciaConsole]
+) -> None:
+    # More history than the feed loads: the console must read the newest lines once, not
+    # page the log from event 1 (with a month of history that kept the Team screen empty).
+    with live.backend.events.db.transaction() as tx:
+        for i in range(FEED_TAIL + 150):
+            live.backend.events.append_in(tx, EventType.BENCH_TICK, {"i": i, "t": 0.0})
+    last = int(live.backend.events.last_id())
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until_live(pilot)
+        feed = app.screen.query_one(ActivityFeed)
+        await wait_for(pilot, lambda: feed.line_count >= FEED_TAIL)
+        assert feed.line_count == FEED_TAIL
+        assert [x.id for x in feed.last_lines(FEED_TAIL)] == list(
+            range(last - FEED_TAIL + 1, last + 1)
+        )
+        assert app.last_event_id == last  # the stream resumes right after the tail
+        assert len(proxy.calls("GET", "/api/activity")) == 1
+        assert [p for _, p, _ in proxy.requests if p == "/api/events"] == []
+        assert app.screen.query_one("#roster", DataTable).row_count >= 3
