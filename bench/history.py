@@ -361,9 +361,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 url, filled, calls=args.calls, timeout_s=args.timeout, budget_s=args.budget
             )
             paint = None
+            painted = False  # the first-paint run finished (None then means it timed out)
             if not args.no_console:
                 try:
                     paint = asyncio.run(_first_paint(url, args.timeout))
+                    painted = True
                 except Exception as exc:  # a console that crashes is a finding, not a stop
                     print(f"  first paint failed: {exc!r}", flush=True)
             rss = _peak_rss_mb(pid)
@@ -376,7 +378,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "rss_mb": rss,
         "up_first_paint_ms": round(paint, 1) if paint is not None else None,
         # null with this set: no roster row within --timeout seconds
-        "up_first_paint_timed_out": paint is None and not args.no_console,
+        "up_first_paint_timed_out": paint is None and painted,
         "fill_s": round(fill_s, 1),
         "calls": args.calls,
         "timeout_s": args.timeout,
@@ -411,6 +413,8 @@ def targets(result: dict[str, Any]) -> list[tuple[str, str, bool]]:
         )
     )
     paint = result["up_first_paint_ms"]
+    if paint is None and not result["up_first_paint_timed_out"]:
+        return out  # --no-console (or the console crashed: printed above)
     out.append(
         (
             f"first paint < {TARGET_FIRST_PAINT_MS:.0f} ms",

@@ -445,6 +445,24 @@ CASES: list[tuple[dict[str, Any], str]] = [
     (ev("bench.tick", {"i": 41, "t": 1.5}), "bench tick 41"),
     (
         ev(
+            "events.archived",
+            {
+                "file": "old.jsonl.gz",
+                "before": "2026-11-01",
+                "archived": 9000,
+                "kept": 40,
+                "first_id": 1,
+                "last_id": 9040,
+            },
+        ),
+        "archived 9000 events before 2026-11-01 to old.jsonl.gz (40 kept: live state reads them)",
+    ),
+    (
+        ev("events.restored", {"file": "old.jsonl.gz", "restored": 9000, "skipped": 0}),
+        "restored 9000 events from old.jsonl.gz (0 already in the log)",
+    ),
+    (
+        ev(
             "interrupcao.concedida",
             {
                 "interrupcao_id": 3,
