@@ -57,12 +57,9 @@ def _port() -> int:
 # -- the writer (in each server process) ---------------------------------------------------
 
 
-def _write(
-    emit: Any, rate: float, seconds: float, flood_s: float, start_at: float, report: Any
-) -> None:
+def _write(emit: Any, rate: float, seconds: float, flood_s: float, go: Any, report: Any) -> None:
     """Paced phase, pause, flood, end marker; put what really happened on ``report``."""
-    while time.time() < start_at:
-        time.sleep(0.005)
+    go.wait(120)  # every subscriber is attached: none misses the first events
     interval = 1.0 / rate
     paced = int(rate * seconds)
     begin = time.perf_counter()
@@ -190,7 +187,7 @@ def _run_bare(
 
 
 async def _subscribe(
-    port: int, path: str, headers: dict[str, str], paced: int, deadline: float
+    port: int, path: str, headers: dict[str, str], paced: int, deadline: float, ready: Any
 ) -> dict[str, Any]:
     """Read one SSE stream on a bare socket until the end marker (or the deadline)."""
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
@@ -213,6 +210,7 @@ async def _subscribe(
                 break
             if not chunk:
                 break
+            ready.set()  # the response has started: this subscriber is attached
             now = time.time()  # every line of one read arrived at the same moment
             lines = (buffer + chunk).split(b"\n")
             buffer = lines.pop()
@@ -222,10 +220,12 @@ async def _subscribe(
                 if not line.startswith(b"data:"):
                     continue
                 data = json.loads(line[5:])
-                payload = data.get("payload")
-                if payload is None:  # a resync: this client fell too far behind
+                if "last_id" in data:  # a resync: this client fell too far behind
                     resyncs += 1
                     continue
+                if data.get("type") != "bench.tick":  # the backend's own start-up events
+                    continue
+                payload = data["payload"]
                 i = payload["i"]
                 if i == END:
                     done = True
@@ -290,10 +290,9 @@ def run_one(
 ) -> dict[str, Any]:
     """Start one server, subscribe, let its writer run, measure."""
     ctx = multiprocessing.get_context("spawn")
-    report = ctx.Queue()
+    report, go = ctx.Queue(), ctx.Event()
     port = _port()
-    start_at = time.time() + 8.0  # time to start the server and attach every subscriber
-    phases = (rate, seconds, flood_s, start_at)
+    phases = (rate, seconds, flood_s, go)
     with tempfile.TemporaryDirectory(prefix="bench-stream-", ignore_cleanup_errors=True) as tmp:
         if kind == "ours":
             proc = ctx.Process(target=_run_ours, args=(port, tmp, phases, report))
@@ -309,13 +308,19 @@ def run_one(
         try:
             _wait_up(port, probe, headers)
             # Generous: a writer below its pace takes longer, and that is what we measure.
-            deadline = start_at + 3 * seconds + 1.0 + 3 * flood_s + 20.0
+            deadline = time.time() + 10.0 + 3 * seconds + 1.0 + 3 * flood_s + 20.0
             paced = int(rate * seconds)
 
             async def measure() -> list[dict[str, Any]]:
-                return await asyncio.gather(
-                    *[_subscribe(port, path, headers, paced, deadline) for _ in range(subscribers)]
-                )
+                attached = [asyncio.Event() for _ in range(subscribers)]
+                tasks = [
+                    asyncio.create_task(_subscribe(port, path, headers, paced, deadline, ready))
+                    for ready in attached
+                ]
+                await asyncio.wait_for(asyncio.gather(*(r.wait() for r in attached)), 60)
+                await asyncio.sleep(0.5)  # their generators are subscribed to the hub
+                go.set()
+                return await asyncio.gather(*tasks)
 
             results = asyncio.run(measure())
             writer = report.get(timeout=max(5.0, deadline - time.time() + 5.0))
