@@ -44,28 +44,35 @@ class Workload:
 class Interleaved:
     """Run several workloads in alternating, time-boxed rounds so drift hits all alike.
 
-    A round of one workload runs chunks of ``chunk`` operations until ``round_s`` seconds
-    of them were timed: a round of a fixed, small operation count on a shared disk measures
-    the luck of a few fsyncs, a round of seconds measures the path. Report the median of
-    the per-round ratios (:func:`median_ratio`): one unlucky round moves a mean, not it.
+    Within a round the workloads take turns of about ``turn_s`` seconds (chunks of
+    ``chunk`` operations) until every one of them has ``round_s`` seconds of timed work: a
+    disk that slows down for a moment slows all of them, so their ratio holds, and a round
+    of seconds measures the path rather than the luck of a few fsyncs. Report the median
+    of the per-round ratios (:func:`median_ratio`): one unlucky round moves a mean, not it.
     """
 
     rounds: int = 6
     round_s: float = 2.0
-    chunk: int = 20
+    chunk: int = 10
+    turn_s: float = 0.05
     per_round: dict[str, list[Rate]] = field(default_factory=dict)
 
     def run(self, workloads: dict[str, Workload]) -> dict[str, list[Rate]]:
         """Measure every workload ``rounds`` times, interleaved; return each one's rounds."""
         for _ in range(self.rounds):
-            for name, workload in workloads.items():
-                rate = Rate()
-                while rate.seconds < self.round_s:
-                    if workload.prepare is not None:
-                        workload.prepare(self.chunk)
-                    started = time.perf_counter()
-                    rate.ops += workload.run(self.chunk)
-                    rate.seconds += time.perf_counter() - started
+            rates = {name: Rate() for name in workloads}
+            while any(rate.seconds < self.round_s for rate in rates.values()):
+                for name, workload in workloads.items():
+                    rate, turn = rates[name], 0.0
+                    while turn < self.turn_s and rate.seconds < self.round_s:
+                        if workload.prepare is not None:
+                            workload.prepare(self.chunk)
+                        started = time.perf_counter()
+                        rate.ops += workload.run(self.chunk)
+                        elapsed = time.perf_counter() - started
+                        rate.seconds += elapsed
+                        turn += elapsed
+            for name, rate in rates.items():
                 self.per_round.setdefault(name, []).append(rate)
         return self.per_round
 

@@ -3,8 +3,9 @@
 ``python -m bench.guard --backend {sqlite,postgres,dynamodb} [--database URL] --json FILE``
 
 Each path runs in time-boxed rounds (``--round-seconds``, default 2 s of timed work per
-path per round), interleaved over ``--rounds`` (default 6); a ratio is the median of the
-per-round ratios, each round compared with the raw figure measured right next to it.
+path per round, the paths taking turns of ~50 ms within the round so a disk slowing down
+slows all of them), over ``--rounds`` (default 6); a ratio is the median of the per-round
+ratios, each round compared with the raw figure measured alongside it.
 
 * ``blocked_path_ratio``: refund attempts blocked by idempotency, through the real
   orchestrator (validation, ceiling, claim, event), per second ÷ bare conditional inserts
