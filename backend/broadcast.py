@@ -6,10 +6,15 @@ the last id it fanned out and hands each new event to every subscriber, in id or
 two backend processes on one PostgreSQL see the same stream, and concurrent appends can
 never be delivered out of order.
 
-Each subscriber has a bounded queue: a slow client never blocks the hub or other
+Each subscriber has a bounded backlog: a slow client never blocks the hub or other
 clients. One that falls too far behind gets a :class:`Resync` marker and is moved to the
 present; it must refetch state. Resuming after an id replays from the log first, then
 switches to live delivery, skipping what it already sent: no gap, no duplicate.
+
+Fan-out works on batches: one read of the log hands its whole batch to each subscriber in
+one step (a deque extend and one wake-up), and :meth:`Broadcaster.subscribe_batches`
+yields everything a subscriber has waiting at once, so the SSE route writes one chunk per
+wake-up instead of one per event. The cost per event no longer grows with subscribers.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import asyncio
 import contextlib
 import logging
 import threading
+from collections import deque
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
@@ -35,9 +41,33 @@ class Resync:
 
 
 class _Subscriber:
+    """Events waiting for one subscriber (at most ``maxsize``) and its wake-up."""
+
     def __init__(self, maxsize: int) -> None:
-        self.queue: asyncio.Queue[Event] = asyncio.Queue(maxsize=maxsize)
+        self.maxsize = maxsize
+        self.pending: deque[Event] = deque()
+        self.ready = asyncio.Event()
         self.overflowed = False
+
+    def offer(self, batch: list[Event]) -> None:
+        """Queue ``batch``, or mark the subscriber overflowed when it would not fit."""
+        if self.overflowed:
+            return
+        if len(self.pending) + len(batch) > self.maxsize:
+            self.overflowed = True  # the subscriber will be told to resync
+            self.pending.clear()
+        else:
+            self.pending.extend(batch)
+        self.ready.set()
+
+    async def take(self) -> list[Event]:
+        """Everything waiting (at least one event, unless overflowed)."""
+        while not self.pending and not self.overflowed:
+            self.ready.clear()
+            await self.ready.wait()
+        batch = list(self.pending)
+        self.pending.clear()
+        return batch
 
 
 class Broadcaster:
@@ -121,20 +151,12 @@ class Broadcaster:
     async def _drain(self) -> None:
         while True:
             batch = await asyncio.to_thread(self.events.after, self._cursor, 1000)
-            for event in batch:
-                self._fan_out(event)
-                self._cursor = event.id
+            if batch:
+                self._cursor = batch[-1].id
+                for sub in list(self._subs):
+                    sub.offer(batch)
             if len(batch) < 1000:
                 return
-
-    def _fan_out(self, event: Event) -> None:
-        for sub in list(self._subs):
-            if sub.overflowed:
-                continue
-            try:
-                sub.queue.put_nowait(event)
-            except asyncio.QueueFull:
-                sub.overflowed = True  # the subscriber will be told to resync
 
     def _listen(self) -> None:
         """LISTEN for other processes' appends (PostgreSQL only)."""
@@ -155,6 +177,17 @@ class Broadcaster:
 
     async def subscribe(self, after_id: int | None = None) -> AsyncIterator[Event | Resync]:
         """Yield events after ``after_id`` (None: from now on), then live ones, forever."""
+        async for batch in self.subscribe_batches(after_id):
+            if isinstance(batch, Resync):
+                yield batch
+                continue
+            for event in batch:
+                yield event
+
+    async def subscribe_batches(
+        self, after_id: int | None = None
+    ) -> AsyncIterator[list[Event] | Resync]:
+        """Like :meth:`subscribe`, but yield every event waiting at once (never empty)."""
         sub = _Subscriber(self.queue_size)
         self._subs.add(sub)
         try:
@@ -168,22 +201,22 @@ class Broadcaster:
                     batch = await asyncio.to_thread(self.events.after, last, 1000)
                     if not batch:
                         break
-                    for event in batch:
-                        yield event
-                        last = event.id
+                    last = batch[-1].id
+                    yield batch
             while True:
                 if sub.overflowed:
                     sub.overflowed = False
-                    while not sub.queue.empty():
-                        sub.queue.get_nowait()
+                    sub.pending.clear()
                     last = self._cursor
                     yield Resync(last)
                     continue
-                event = await sub.queue.get()
-                if event.id <= last:
+                batch = await sub.take()
+                if batch and batch[0].id <= last:  # already sent from the backlog
+                    batch = [event for event in batch if event.id > last]
+                if not batch:
                     continue
-                last = event.id
-                yield event
+                last = batch[-1].id
+                yield batch
         finally:
             self._subs.discard(sub)
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import statistics
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -30,22 +31,68 @@ class Rate:
 
 
 @dataclass
+class Workload:
+    """One measured workload: ``run(n)`` does about ``n`` operations and returns how many it
+    did; ``prepare(n)``, when given, makes ``n`` more operations possible (seeding rows an
+    operation consumes) and is never timed."""
+
+    run: Callable[[int], int]
+    prepare: Callable[[int], None] | None = None
+
+
+@dataclass
 class Interleaved:
-    """Run several workloads in alternating rounds so drift hits all of them alike."""
+    """Run several workloads in alternating, time-boxed rounds so drift hits all alike.
 
-    rounds: int = 3
-    rates: dict[str, Rate] = field(default_factory=dict)
+    Within a round the workloads take turns of about ``turn_s`` seconds (chunks of
+    ``chunk`` operations) until every one of them has ``round_s`` seconds of timed work: a
+    disk that slows down for a moment slows all of them, so their ratio holds, and a round
+    of seconds measures the path rather than the luck of a few fsyncs. Report the median
+    of the per-round ratios (:func:`median_ratio`): one unlucky round moves a mean, not it.
+    """
 
-    def run(self, workloads: dict[str, Callable[[int], int]]) -> dict[str, Rate]:
-        """Each workload gets ``round`` (0-based) and returns how many operations it ran."""
-        for round_no in range(self.rounds):
-            for name, workload in workloads.items():
-                started = time.perf_counter()
-                ops = workload(round_no)
-                rate = self.rates.setdefault(name, Rate())
-                rate.ops += ops
-                rate.seconds += time.perf_counter() - started
-        return self.rates
+    rounds: int = 6
+    round_s: float = 2.0
+    chunk: int = 10
+    turn_s: float = 0.05
+    per_round: dict[str, list[Rate]] = field(default_factory=dict)
+
+    def run(self, workloads: dict[str, Workload]) -> dict[str, list[Rate]]:
+        """Measure every workload ``rounds`` times, interleaved; return each one's rounds."""
+        for _ in range(self.rounds):
+            rates = {name: Rate() for name in workloads}
+            while any(rate.seconds < self.round_s for rate in rates.values()):
+                for name, workload in workloads.items():
+                    rate, turn = rates[name], 0.0
+                    while turn < self.turn_s and rate.seconds < self.round_s:
+                        if workload.prepare is not None:
+                            workload.prepare(self.chunk)
+                        started = time.perf_counter()
+                        rate.ops += workload.run(self.chunk)
+                        elapsed = time.perf_counter() - started
+                        rate.seconds += elapsed
+                        turn += elapsed
+            for name, rate in rates.items():
+                self.per_round.setdefault(name, []).append(rate)
+        return self.per_round
+
+
+def total(rates: list[Rate]) -> Rate:
+    """All rounds of one workload as one rate."""
+    return Rate(sum(r.ops for r in rates), sum(r.seconds for r in rates))
+
+
+def median_ratio(numerator: list[Rate], denominator: list[Rate]) -> float:
+    """The median over rounds of ``numerator`` per second ÷ ``denominator`` per second, each
+    round compared with the same round of the other workload (measured next to it)."""
+    pairs = [a.per_s / b.per_s for a, b in zip(numerator, denominator, strict=True) if b.per_s]
+    return round(statistics.median(pairs), 3) if pairs else 0.0
+
+
+def spread(numerator: list[Rate], denominator: list[Rate]) -> tuple[float, float]:
+    """The lowest and highest per-round ratio (how stable the median is)."""
+    pairs = [a.per_s / b.per_s for a, b in zip(numerator, denominator, strict=True) if b.per_s]
+    return (round(min(pairs), 3), round(max(pairs), 3)) if pairs else (0.0, 0.0)
 
 
 def ratio(numerator: float, denominator: float) -> float:

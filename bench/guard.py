@@ -2,6 +2,11 @@
 
 ``python -m bench.guard --backend {sqlite,postgres,dynamodb} [--database URL] --json FILE``
 
+Each path runs in time-boxed rounds (``--round-seconds``, default 2 s of timed work per
+path per round, the paths taking turns of ~50 ms within the round so a disk slowing down
+slows all of them), over ``--rounds`` (default 6); a ratio is the median of the per-round
+ratios, each round compared with the raw figure measured alongside it.
+
 * ``blocked_path_ratio``: refund attempts blocked by idempotency, through the real
   orchestrator (validation, ceiling, claim, event), per second ÷ bare conditional inserts
   per second on the same store in the same run.
@@ -10,7 +15,8 @@
 * ``duplicate_storm``: ≥ 200 concurrent refund attempts on ONE pedido from several
   processes, each its own conversation; the gateway journal must show exactly one debit.
 * ``vs_powertools`` (dynamodb): our ledger (ceiling + claim + complete) ÷ Powertools'
-  ``@idempotent_function`` with ``DynamoDBPersistenceLayer`` on the same moto server.
+  ``@idempotent_function`` with ``DynamoDBPersistenceLayer`` on the same moto server, with
+  Powertools' own local cache on (``IdempotencyConfig(use_local_cache=True)``).
 """
 
 from __future__ import annotations
@@ -28,7 +34,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench._common import Interleaved, moto_server, print_table, ratio, write_json
+from bench._common import (
+    Interleaved,
+    Rate,
+    Workload,
+    median_ratio,
+    moto_server,
+    print_table,
+    spread,
+    total,
+    write_json,
+)
 
 TARGETS = {"blocked_path_ratio": 0.7, "executed_path_ratio": 0.3, "vs_powertools": 1.0}
 
@@ -138,68 +154,73 @@ class RawInsert:
 # -- guarded paths -------------------------------------------------------------------------
 
 
-def measure_paths(env: Env, guard: Any, n: int, rounds: int) -> dict[str, float]:
-    """Interleave raw inserts, idempotency-blocked and executed refunds; return rates."""
+def measure_paths(env: Env, guard: Any, timing: Interleaved) -> dict[str, list[Rate]]:
+    """Interleave raw inserts, idempotency-blocked and executed refunds; return their rounds."""
     from backend.erp.seed import upsert_pedidos
+    from backend.ledger.base import counter_key
+    from backend.tools.registry import tool_spec
 
-    per_round = max(1, n // rounds)
     run = env.run_id
     blocked_pedido = f"blk-{run}"
-    exec_pedidos = [f"exe-{run}-{i}" for i in range(per_round * rounds)]
-    upsert_pedidos(
-        guard.db,
-        [{"pedidoId": p, "valorPedido": "50.00"} for p in [blocked_pedido, *exec_pedidos]],
-    )
+    upsert_pedidos(guard.db, [{"pedidoId": blocked_pedido, "valorPedido": "50.00"}])
     call = guard.orchestrator.call
     first = call(f"conv-{run}-setup", "emitir-reembolso", _refund(blocked_pedido))
     assert first.resultado == "executado", first.record
     seen: Counter[str] = Counter()
     raw = RawInsert(env, guard)
+    serial = iter(range(1, 1 << 62))  # one fresh conversation per attempt, across rounds
+    fresh: list[str] = []  # pedidos seeded (untimed) for the executed path, not yet refunded
 
-    def blocked(round_no: int) -> int:
-        for i in range(per_round):
-            got = call(f"conv-{run}-b{round_no}-{i}", "emitir-reembolso", _refund(blocked_pedido))
+    def blocked(n: int) -> int:
+        for _ in range(n):
+            got = call(f"conv-{run}-b{next(serial)}", "emitir-reembolso", _refund(blocked_pedido))
             seen[f"blocked:{got.resultado}"] += 1
-        return per_round
+        return n
 
-    def executed(round_no: int) -> int:
-        for i in range(per_round):
-            pedido = exec_pedidos[round_no * per_round + i]
-            got = call(f"conv-{run}-e{round_no}-{i}", "emitir-reembolso", _refund(pedido))
+    def seed(n: int) -> None:
+        pedidos = [f"exe-{run}-{next(serial)}" for _ in range(n)]
+        upsert_pedidos(guard.db, [{"pedidoId": p, "valorPedido": "50.00"} for p in pedidos])
+        fresh.extend(pedidos)
+
+    def executed(n: int) -> int:
+        for _ in range(n):
+            pedido = fresh.pop()
+            got = call(f"conv-{run}-e{next(serial)}", "emitir-reembolso", _refund(pedido))
             seen[f"executed:{got.resultado}"] += 1
-        return per_round
-
-    from backend.ledger.base import counter_key
-    from backend.tools.registry import tool_spec
+        return n
 
     refund_spec = tool_spec("emitir-reembolso")
 
-    def ledger_blocked(round_no: int) -> int:
+    def ledger_blocked(n: int) -> int:
         # The storage decision alone (no validation, event or message): where time goes.
-        for i in range(per_round):
-            conversa = f"conv-{run}-l{round_no}-{i}"
+        for _ in range(n):
+            conversa = f"conv-{run}-l{next(serial)}"
             claim = refund_spec.claim_for(conversa, refund_spec.parse(_refund(blocked_pedido)))
             got = guard.ledger.reserve(
                 counter_key(conversa, blocked_pedido, "emitir-reembolso"), claim
             )
             seen[f"ledger:{got.claim}"] += 1
-        return per_round
+        return n
 
     try:
-        rates = Interleaved(rounds).run(
-            {"raw": raw, "blocked": blocked, "executed": executed, "ledger_blocked": ledger_blocked}
+        rounds = timing.run(
+            {
+                "raw": Workload(raw),
+                "blocked": Workload(blocked),
+                "executed": Workload(executed, prepare=seed),
+                "ledger_blocked": Workload(ledger_blocked),
+            }
         )
     finally:
         raw.drop()
-    total = per_round * rounds
     expected = {
-        "blocked:bloqueado_por_idempotencia": total,
-        "executed:executado": total,
-        "ledger:duplicate": total,
+        "blocked:bloqueado_por_idempotencia": total(rounds["blocked"]).ops,
+        "executed:executado": total(rounds["executed"]).ops,
+        "ledger:duplicate": total(rounds["ledger_blocked"]).ops,
     }
     if seen != Counter(expected):
         raise SystemExit(f"unexpected outcomes while measuring: {dict(seen)}")
-    return {name: rate.per_s for name, rate in rates.items()}
+    return rounds
 
 
 # -- duplicate storm -----------------------------------------------------------------------
@@ -270,9 +291,16 @@ def duplicate_storm(
 # -- vs Powertools (dynamodb) --------------------------------------------------------------
 
 
-def vs_powertools(env: Env, guard: Any, keys: int, repeats: int, rounds: int) -> dict[str, float]:
-    """Our ledger vs Powertools idempotency on the same moto server: ``keys`` × ``repeats``
-    calls of a trivial function (the first executes, the rest return the stored result)."""
+def vs_powertools(
+    env: Env, guard: Any, timing: Interleaved, repeats: int = 3
+) -> dict[str, list[Rate]]:
+    """Our ledger vs Powertools idempotency on the same moto server: each key is called
+    ``repeats`` times (the first executes, the rest return the stored result), ours from a
+    new conversation each time so its ceiling counts every call.
+
+    Powertools runs with its own in-process cache on (``use_local_cache=True``), as ours
+    keeps executed records in one: neither pays a round trip it can answer locally.
+    """
     from aws_lambda_powertools.utilities.idempotency import (
         DynamoDBPersistenceLayer,
         IdempotencyConfig,
@@ -294,7 +322,9 @@ def vs_powertools(env: Env, guard: Any, keys: int, repeats: int, rounds: int) ->
     warnings.filterwarnings("ignore", message="Couldn't determine the remaining time")
 
     @idempotent_function(
-        data_keyword_argument="pedido", persistence_store=persistence, config=IdempotencyConfig()
+        data_keyword_argument="pedido",
+        persistence_store=persistence,
+        config=IdempotencyConfig(use_local_cache=True),
     )
     def powertools_refund(pedido: dict[str, str]) -> dict[str, str]:
         return {"debito": pedido["pedidoId"]}
@@ -316,24 +346,29 @@ def vs_powertools(env: Env, guard: Any, keys: int, repeats: int, rounds: int) ->
             return result
         return got.record.resultado if got.record else None
 
-    def workload(fn: Any, tag: str) -> Any:
-        def run(round_no: int) -> int:
-            for k in range(keys):
-                pedido = {"pedidoId": f"{tag}-{env.run_id}-{round_no}-{k}", "valor": "10.00"}
+    serial = iter(range(1 << 62))
+
+    def workload(tag: str) -> Workload:
+        def run(n: int) -> int:
+            keys = max(1, n // repeats)
+            for _ in range(keys):
+                k = next(serial)
+                pedido = {"pedidoId": f"{tag}-{env.run_id}-{k}", "valor": "10.00"}
                 for r in range(repeats):
-                    out = fn(pedido=pedido) if tag == "pt" else fn(pedido, f"c{r}")
+                    out = (
+                        powertools_refund(pedido=pedido)
+                        if tag == "pt"
+                        else ours_refund(pedido, f"c{k}-{r}")
+                    )
                     assert out == {"debito": pedido["pedidoId"]}, out
             return keys * repeats
 
-        return run
+        return Workload(run)
 
     try:
-        rates = Interleaved(rounds).run(
-            {"powertools": workload(powertools_refund, "pt"), "ours": workload(ours_refund, "us")}
-        )
+        return timing.run({"powertools": workload("pt"), "ours": workload("us")})
     finally:
         client.delete_table(TableName=table)
-    return {name: rate.per_s for name, rate in rates.items()}
 
 
 # -- command line --------------------------------------------------------------------------
@@ -346,8 +381,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--backend", choices=["sqlite", "postgres", "dynamodb"], required=True)
     parser.add_argument("--database", help="state database URL (required for postgres)")
     parser.add_argument("--json", type=Path, required=True, help="where to write the result")
-    parser.add_argument("--ops", type=int, default=300, help="operations per measured path")
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument(
+        "--round-seconds", type=float, default=2.0, help="timed seconds per workload per round"
+    )
+    parser.add_argument("--rounds", type=int, default=6, help="interleaved rounds (median)")
     parser.add_argument("--storm-workers", type=int, default=2)
     parser.add_argument("--storm-threads", type=int, default=8)
     parser.add_argument("--storm-calls", type=int, default=13, help="attempts per storm thread")
@@ -361,48 +398,59 @@ def main(argv: list[str] | None = None) -> int:
     ):
         guard = _guard(env)
         try:
-            rates = measure_paths(env, guard, args.ops, args.rounds)
+            rounds = measure_paths(env, guard, Interleaved(args.rounds, args.round_seconds))
             storm = duplicate_storm(
                 env, guard, simulator, args.storm_workers, args.storm_threads, args.storm_calls
             )
             pt = (
-                vs_powertools(env, guard, max(1, args.ops // (3 * args.rounds)), 3, args.rounds)
+                vs_powertools(env, guard, Interleaved(args.rounds, args.round_seconds))
                 if args.backend == "dynamodb"
                 else None
             )
         finally:
             guard.close()
 
+    raw = rounds["raw"]
     result: dict[str, Any] = {
         "backend": args.backend,
-        "blocked_path_ratio": ratio(rates["blocked"], rates["raw"]),
-        "executed_path_ratio": ratio(rates["executed"], rates["raw"]),
-        "ledger_blocked_ratio": ratio(rates["ledger_blocked"], rates["raw"]),
-        "guarded_calls_per_s": round(rates["blocked"], 1),
-        "executed_calls_per_s": round(rates["executed"], 1),
-        "raw_conditional_insert_per_s": round(rates["raw"], 1),
+        "rounds": args.rounds,
+        "round_seconds": args.round_seconds,
+        "blocked_path_ratio": median_ratio(rounds["blocked"], raw),
+        "executed_path_ratio": median_ratio(rounds["executed"], raw),
+        "ledger_blocked_ratio": median_ratio(rounds["ledger_blocked"], raw),
+        "blocked_path_ratio_range": spread(rounds["blocked"], raw),
+        "executed_path_ratio_range": spread(rounds["executed"], raw),
+        "guarded_calls_per_s": round(total(rounds["blocked"]).per_s, 1),
+        "executed_calls_per_s": round(total(rounds["executed"]).per_s, 1),
+        "raw_conditional_insert_per_s": round(total(raw).per_s, 1),
         "duplicate_storm": storm,
-        "vs_powertools": ratio(pt["ours"], pt["powertools"]) if pt else None,
+        "vs_powertools": median_ratio(pt["ours"], pt["powertools"]) if pt else None,
     }
     if pt:
-        result["powertools_calls_per_s"] = round(pt["powertools"], 1)
-        result["ours_idempotent_calls_per_s"] = round(pt["ours"], 1)
+        result["vs_powertools_range"] = spread(pt["ours"], pt["powertools"])
+        result["powertools_calls_per_s"] = round(total(pt["powertools"]).per_s, 1)
+        result["ours_idempotent_calls_per_s"] = round(total(pt["ours"]).per_s, 1)
     write_json(args.json, result)
 
     def target(key: str) -> str:
         return f">= {TARGETS[key]}"
 
+    def with_range(key: str) -> str:
+        low, high = result[f"{key}_range"]
+        return f"{result[key]} ({low}–{high})"
+
     print_table(
-        f"bench.guard — {args.backend}",
+        f"bench.guard — {args.backend} ({args.rounds} rounds × {args.round_seconds} s, "
+        "median of per-round ratios, range in brackets)",
         [
             ("raw conditional inserts/s", f"{result['raw_conditional_insert_per_s']}", ""),
             ("blocked attempts/s (orchestrator)", f"{result['guarded_calls_per_s']}", ""),
             ("executed refunds/s (orchestrator)", f"{result['executed_calls_per_s']}", ""),
-            ("blocked_path_ratio", f"{result['blocked_path_ratio']}", target("blocked_path_ratio")),
+            ("blocked_path_ratio", with_range("blocked_path_ratio"), target("blocked_path_ratio")),
             ("  ledger.reserve alone ÷ raw", f"{result['ledger_blocked_ratio']}", ""),
             (
                 "executed_path_ratio",
-                f"{result['executed_path_ratio']}",
+                with_range("executed_path_ratio"),
                 target("executed_path_ratio"),
             ),
             (
@@ -413,8 +461,8 @@ def main(argv: list[str] | None = None) -> int:
             ("storm gateway debits", f"{storm['gateway_debits']}", "== 1"),
             ("storm gateway requests", f"{storm['gateway_requests']}", "== 1"),
             (
-                "vs_powertools",
-                f"{result['vs_powertools']}",
+                "vs_powertools (local cache on)",
+                with_range("vs_powertools") if pt else "None",
                 target("vs_powertools") if pt else "n/a",
             ),
         ],

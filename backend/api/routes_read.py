@@ -8,6 +8,7 @@ from collections import OrderedDict
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Header, Request, Response
+from sse_starlette import ServerSentEvent
 from sse_starlette.sse import EventSourceResponse
 
 from backend.agents.activity import render
@@ -95,33 +96,49 @@ async def stream(
     cache: _EncodedCache = request.app.state.sse_cache
 
     async def generate() -> Any:
-        async for item in hub.subscribe(resume):
-            if isinstance(item, Resync):
-                data = StreamResyncData(last_id=item.last_id).model_dump_json()
-                yield {"event": "resync", "data": data}
+        # One chunk per wake-up: everything waiting for this client, each event's frame
+        # encoded once for all clients (bytes pass through sse-starlette untouched).
+        async for batch in hub.subscribe_batches(resume):
+            if isinstance(batch, Resync):
+                data = StreamResyncData(last_id=batch.last_id).model_dump_json()
+                yield ServerSentEvent(data=data, event="resync").encode()
                 continue
-            yield {"id": str(item.id), "event": "event", "data": cache.encode(item)}
+            yield b"".join([cache.frame(event) for event in batch])
 
     return _EventStream(generate(), ping=15, send_timeout=30)
 
 
 class _EncodedCache:
-    """Each event is serialized once, however many subscribers stream it (bounded)."""
+    """Each event's SSE frame is built once, however many subscribers stream it (bounded)."""
 
     def __init__(self, size: int = 4096) -> None:
         self.size = size
-        self._data: OrderedDict[int, str] = OrderedDict()
+        self._frames: OrderedDict[int, bytes] = OrderedDict()
 
     def encode(self, event: Event) -> str:
         """The SSE ``data`` of ``event``: its JSON plus its feed line (as /api/activity)."""
-        got = self._data.get(event.id)
+        # A shallow dict: ``Event.to_dict`` (dataclasses.asdict) deep-copies the payload,
+        # which pydantic copies again anyway.
+        fields = {
+            "id": event.id,
+            "type": event.type,
+            "ts": event.ts,
+            "project_id": event.project_id,
+            "session_id": event.session_id,
+            "agent": event.agent,
+            "payload": event.payload,
+            "text": render(event).text,
+        }
+        return StreamEventData.model_validate(fields).model_dump_json(fallback=str)
+
+    def frame(self, event: Event) -> bytes:
+        """The whole SSE message of ``event`` (``id``, ``event``, ``data``), as sent."""
+        got = self._frames.get(event.id)
         if got is None:
-            got = StreamEventData.model_validate(
-                {**event.to_dict(), "text": render(event).text}
-            ).model_dump_json(fallback=str)
-            self._data[event.id] = got
-            if len(self._data) > self.size:
-                self._data.popitem(last=False)
+            got = ServerSentEvent(data=self.encode(event), id=str(event.id), event="event").encode()
+            self._frames[event.id] = got
+            if len(self._frames) > self.size:
+                self._frames.popitem(last=False)
         return got
 
 

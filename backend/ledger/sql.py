@@ -10,7 +10,7 @@ from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 from backend.ledger.base import Ledger, RecordStatus, StoredReservation
-from backend.store.db import Database, Tx, dumps
+from backend.store.db import Database, Tx, dumps, loads
 from backend.store.uow import Work
 
 
@@ -36,16 +36,22 @@ class SqlLedger(Ledger):
     ) -> StoredReservation:
         with self._tx(tx) as sql:
             attempts = blocked = 0
+            existing = None
             if counter is not None:
-                bumped = sql.one(
-                    "ledger_counter_bump", {"chave": counter, "teto": teto, "now": now}
-                )
+                params = {"chave": counter, "teto": teto, "now": now}
+                if claim_row is None:
+                    bumped = sql.one("ledger_counter_bump", params)
+                else:
+                    # The hot path (a repeat): one statement bumps and reads the claim.
+                    params["claim"] = claim_row["chave"]
+                    bumped = sql.one("ledger_counter_bump_get", params)
                 assert bumped is not None
                 attempts, blocked = int(bumped["attempts"]), int(bumped["blocked"])
+                existing = _existing(bumped) if claim_row is not None else None
             if blocked or claim_row is None:
                 return StoredReservation(attempts, blocked, False, None)
-            # Read first: on the hot path (a repeat) the claim exists and one statement decides.
-            existing = sql.one("ledger_record_get", {"chave": claim_row["chave"]})
+            if counter is None:
+                existing = sql.one("ledger_record_get", {"chave": claim_row["chave"]})
             if existing is not None:
                 return StoredReservation(attempts, blocked, False, existing)
             inserted = sql.one("ledger_record_insert", {**claim_row, "now": now})
@@ -96,3 +102,13 @@ class SqlLedger(Ledger):
         with self._tx(tx, write=False) as sql:
             row = sql.one("ledger_counter_get", {"chave": counter})
         return (int(row["attempts"]), int(row["blocked"])) if row else None
+
+
+def _existing(bumped: dict[str, Any]) -> dict[str, Any] | None:
+    """The claim ``ledger_counter_bump_get`` read with the bump (None when there is none):
+    a JSON object on SQLite, the record's own columns (NULL when absent) on PostgreSQL."""
+    if "existing" in bumped:
+        return loads(bumped["existing"]) if bumped["existing"] is not None else None
+    if bumped.get("status") is None:
+        return None
+    return {k: v for k, v in bumped.items() if k not in ("attempts", "blocked")}
