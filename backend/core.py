@@ -43,6 +43,8 @@ from backend.infra.dev_tasks import DevTasks
 from backend.infra.dev_worker import DevWorker
 from backend.infra.kind_adr import AdrTool
 from backend.infra.pipeline import InfraPipeline
+from backend.projections.rebuild import ensure_current
+from backend.projections.roster_table import RosterProjection
 from backend.settings import Settings
 from backend.store.db import open_database
 from backend.tools.registry import tool_spec
@@ -95,6 +97,13 @@ class Backend:
         self.guard = guard
         self.db = guard.db
         self.events = guard.events
+        # The roster is a projection kept in each append's transaction (issue 14); a data
+        # dir whose log predates it is rebuilt from the log once, here.
+        self.roster_projection = RosterProjection(
+            self.db, self.events, snapshot_every=settings.roster_snapshot_every
+        )
+        self.events.add_projector(self.roster_projection.apply)
+        ensure_current(self.roster_projection)
         self.store = TeamStore(self.events)
         self.pauses = Pauses(self.events)
         self.usage = UsageBook(self.db, prices=settings.model_prices)
@@ -120,6 +129,7 @@ class Backend:
             dev_turn=self.dev_agents.operator_turn,
             dev_correction=self.dev_agents.correction_turn,
             usage=self.usage.roster_usage,
+            roster_facts=self.roster_projection,
         )
         self.team.runtime.install(**self._runtime_hooks())
         self.inbox = Inbox(self.pipeline, self.store, guard)

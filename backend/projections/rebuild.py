@@ -1,0 +1,102 @@
+"""Rebuild the roster projection from the event log (``cadencia projections rebuild``).
+
+The log is read in batches and folded in memory (memory grows with the number of facts,
+not of events), writing a snapshot at every multiple of ``snapshot_every`` on the way; then
+one transaction replaces ``roster_facts`` with the fold and applies the events committed
+meanwhile. It is safe while ``serve`` processes keep appending: their upserts and the
+rebuild's are commutative by event id (see :meth:`RosterProjection.replace`).
+
+A log whose oldest events were archived (``cadencia events archive``) starts after id 1:
+the fold then starts from the newest snapshot that covers the gap, so archiving does not
+make a rebuild forget what the archived events said.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from backend.agents.roster_facts import apply, facts_of
+from backend.projections.codec import Tables, copy
+from backend.projections.roster_table import NAME, RosterProjection
+
+log = logging.getLogger(__name__)
+Progress = Callable[[int, int], None]
+"""``(events done, events in all)``."""
+
+
+@dataclass(frozen=True)
+class RebuildResult:
+    """What a rebuild did."""
+
+    events: int
+    upto: int
+    facts: int
+    snapshots: int
+    seconds: float
+    started_from: int
+    """The snapshot the fold started from (0: the beginning of the log)."""
+
+
+def rebuild(
+    projection: RosterProjection, *, batch: int = 5000, progress: Progress | None = None
+) -> RebuildResult:
+    """Rebuild ``projection``'s table and snapshots from its log."""
+    started = time.monotonic()
+    events, snapshots = projection.events, projection.snapshots
+    with projection.db.transaction(write=False) as tx:
+        row = tx.one("events_first_id")
+    first = int(row["first_id"]) if row else 0
+    start, tables = 0, {}
+    if first > 1:
+        start, tables = snapshots.latest(first - 1)
+        tables = copy(tables)
+    last = events.last_id()
+    total = max(last - start, 0)
+    boundary = (start // snapshots.every + 1) * snapshots.every
+    done = written = 0
+    lo = start
+    while lo < last:
+        hi = min(lo + batch, last)
+        for event in events.until(hi, lo):
+            while boundary < event.id:
+                snapshots.put(boundary, tables)
+                boundary += snapshots.every
+                written += 1
+            for fact in facts_of(event):
+                apply(tables.setdefault(fact.scope, {}), fact)
+            done += 1
+        lo = hi
+        if progress is not None:
+            progress(lo - start, total)
+    while boundary <= last:
+        snapshots.put(boundary, tables)
+        boundary += snapshots.every
+        written += 1
+    upto = projection.replace(tables, last)
+    return RebuildResult(
+        events=done,
+        upto=upto,
+        facts=sum(len(t) for t in _nonempty(tables)),
+        snapshots=written,
+        seconds=time.monotonic() - started,
+        started_from=start,
+    )
+
+
+def ensure_current(projection: RosterProjection, progress: Progress | None = None) -> bool:
+    """Rebuild once if the database's events predate the projection (no state row yet:
+    a data dir from before the projection existed). Returns True when it rebuilt."""
+    with projection.db.transaction(write=False) as tx:
+        state = tx.one("projection_state_get", {"name": NAME})
+    if state is not None:
+        return False
+    log.warning("the roster projection is missing: rebuilding it from the event log once")
+    rebuild(projection, progress=progress)
+    return True
+
+
+def _nonempty(tables: Tables) -> list[dict[str, object]]:
+    return [t for t in tables.values() if t]

@@ -1,0 +1,35 @@
+-- Projections (issue 14): the roster kept as a table, updated in the same transaction as
+-- each append, instead of re-derived from the whole log on every read.
+--
+-- One row per (scope, key) fact (backend/agents/roster_facts.py): scope is a project id or
+-- '' for events with no project, value is JSON, event_id is the event that set it (the
+-- highest wins, so concurrent writers, replays and a rebuild converge), first_id is the
+-- first event that touched the key (the order the roster lists gates and seeds in).
+CREATE TABLE IF NOT EXISTS roster_facts (
+    scope     TEXT NOT NULL,
+    key       TEXT NOT NULL,
+    value     TEXT,
+    event_id  BIGINT NOT NULL,
+    first_id  BIGINT NOT NULL,
+    PRIMARY KEY (scope, key)
+);
+
+-- Time travel: every fact of every scope as it stood at event `upto` (a multiple of
+-- CADENCIA_ROSTER_SNAPSHOT_EVERY), so "the roster at N" replays at most one block.
+CREATE TABLE IF NOT EXISTS roster_snapshots (
+    upto        BIGINT PRIMARY KEY,
+    facts       TEXT NOT NULL,
+    created_at  TIMESTAMPTZ NOT NULL
+);
+
+-- Which projections are maintained, from which event on. A database migrated while its
+-- log is empty is current from the start, one that already holds events is rebuilt once
+-- from its log when a backend first opens it (backend/projections/roster_table.py).
+CREATE TABLE IF NOT EXISTS projection_state (
+    name        TEXT PRIMARY KEY,
+    upto        BIGINT NOT NULL,
+    rebuilt_at  TIMESTAMPTZ
+);
+INSERT INTO projection_state (name, upto, rebuilt_at)
+SELECT 'roster', 0, NULL WHERE NOT EXISTS (SELECT 1 FROM events)
+ON CONFLICT (name) DO NOTHING;
