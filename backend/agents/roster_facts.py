@@ -3,11 +3,12 @@
 Each event the roster cares about yields a few :class:`Fact` s — ``(scope, key, value,
 event_id, mode)`` — and the roster is rendered from the latest fact of each key
 (:func:`backend.agents.roster.render_roster`). Because a key's value is the one of the
-fact with the highest event id (``mode="last"``), or a flag that is simply set
-(``mode="first"``, which keeps the lowest event id), applying facts is commutative and
-idempotent: folding the log in memory, the projection tables updated inside each append
-(:mod:`backend.projections`), a replay from a snapshot and a rebuild from the log all give
-the same table, whatever order concurrent writers commit in.
+fact with the highest event id (``mode="last"``), or a flag that is simply set once
+(``mode="first"``: its row carries event id 0, so which event set it first does not
+depend on commit order), applying facts is commutative and idempotent: folding the log in
+memory, the projection tables updated inside each append (:mod:`backend.projections`), a
+replay from a snapshot and a rebuild from the log all give the same table, whatever order
+concurrent writers commit in.
 
 Keys (``<agent>`` an agent id):
 
@@ -154,15 +155,16 @@ def apply(table: Table, fact: Fact) -> None:
     """Apply one fact to ``table`` in place (what the SQL upserts do, in memory).
 
     ``last``: the higher event id wins (an equal id too, so a list of id-less dicts folds
-    in list order); ``first``: the flag keeps its lowest event id. ``first_id`` is always
-    the lowest id that touched the key.
+    in list order), ``first_id`` is the lowest id that touched the key; ``first``: the
+    flag is set, as ``Row(value, 0, 0)`` whichever event set it (in SQL an
+    ``ON CONFLICT DO NOTHING`` that neither writes nor locks the row once it is set).
     """
     row = table.get(fact.key)
-    if row is None:
+    if fact.mode == "first":
+        if row is None:
+            table[fact.key] = Row(fact.value, 0, 0)
+    elif row is None:
         table[fact.key] = Row(fact.value, fact.event_id, fact.event_id)
-    elif fact.mode == "first":
-        if fact.event_id < row.event_id:
-            table[fact.key] = Row(row.value, fact.event_id, min(row.first_id, fact.event_id))
     elif fact.event_id >= row.event_id:
         table[fact.key] = Row(fact.value, fact.event_id, min(row.first_id, fact.event_id))
     elif fact.event_id < row.first_id:
@@ -183,8 +185,10 @@ def merge(tables: Iterable[Table]) -> Table:
     out: Table = {}
     for table in tables:
         for key, row in table.items():
-            mode: Mode = "first" if key in FLAGS else "last"
-            apply(out, Fact(GLOBAL, key, row.value, row.event_id, mode))
+            if key in FLAGS:
+                out.setdefault(key, row)
+                continue
+            apply(out, Fact(GLOBAL, key, row.value, row.event_id))
             if row.first_id < out[key].first_id:
                 got = out[key]
                 out[key] = Row(got.value, got.event_id, row.first_id)

@@ -9,7 +9,9 @@ two PostgreSQL writers committing in either order, a replay and a rebuild all la
 same rows.
 
 A flag (``conversation``, ``gate_opened``...) is set by the first event that says so and
-every later customer message says it again; once this process has *read* the flag as
+every later customer message says it again: its ``ON CONFLICT DO NOTHING`` neither writes
+nor locks the row (a ``DO UPDATE`` would lock it until commit and serialize every
+customer message of every process), and once this process has *read* the flag as
 committed, later appends skip the statement altogether. Knowing it only from our own
 write would not do: that transaction may still roll back.
 
@@ -35,16 +37,15 @@ class RosterProjection:
         self.db = db
         self.events = events
         self.snapshots: Snapshots = Snapshots(db, events, every=snapshot_every)
-        self._flags: dict[tuple[str, str], int] = {}
-        """(scope, key) → event id of a flag this process read as committed."""
+        self._flags: set[tuple[str, str]] = set()
+        """(scope, key) of the flags this process read as committed."""
 
     def apply(self, tx: Tx, event: Event) -> None:
         """Upsert ``event``'s facts in ``tx`` (the append's transaction)."""
         for fact in facts_of(event):
             if fact.mode == "first":
-                known = self._flags.get((fact.scope, fact.key))
-                if known is not None and known <= fact.event_id:
-                    continue  # already set by an older, committed event: nothing to change
+                if (fact.scope, fact.key) in self._flags:
+                    continue  # read as committed: the statement would change nothing
                 query = "roster_fact_first"
             else:
                 query = "roster_fact_last"
@@ -71,7 +72,7 @@ class RosterProjection:
             for key in ("execution", "infra", "gate_opened", "conversation"):
                 row = table.get(key)
                 if row is not None:
-                    self._flags[(scope, key)] = row.event_id
+                    self._flags.add((scope, key))
         return merge(tables.values())
 
     def facts_at(self, at: int, project_id: str | None) -> Table:

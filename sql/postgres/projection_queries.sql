@@ -13,14 +13,12 @@ ON CONFLICT (scope, key) DO UPDATE SET
 WHERE excluded.event_id > f.event_id OR excluded.first_id < f.first_id;
 
 -- name: roster_fact_first
--- A flag: set once, keeps the lowest event id (rewritten only by an older event that
--- commits late, so a customer message does not rewrite a hot row).
-INSERT INTO roster_facts AS f (scope, key, value, event_id, first_id)
-VALUES (%(scope)s, %(key)s, %(value)s, %(event_id)s, %(event_id)s)
-ON CONFLICT (scope, key) DO UPDATE SET
-    event_id = excluded.event_id,
-    first_id = LEAST(f.first_id, excluded.first_id)
-WHERE excluded.event_id < f.event_id;
+-- A flag: set once, event id 0 (which event set it first depends on commit order).
+-- DO NOTHING neither writes nor locks the row, so the customer messages that all say
+-- "a conversation exists" never queue behind each other on it.
+INSERT INTO roster_facts (scope, key, value, event_id, first_id)
+VALUES (%(scope)s, %(key)s, %(value)s, 0, 0)
+ON CONFLICT (scope, key) DO NOTHING;
 
 -- name: roster_fact_put
 -- A rebuild writes the folded rows as they are.
