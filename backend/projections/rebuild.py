@@ -86,15 +86,34 @@ def rebuild(
     )
 
 
-def ensure_current(projection: RosterProjection, progress: Progress | None = None) -> bool:
-    """Rebuild once if the database's events predate the projection (no state row yet:
-    a data dir from before the projection existed). Returns True when it rebuilt."""
+def ensure_current(
+    projection: RosterProjection, progress: Progress | None = None, *, tail: int = 200
+) -> bool:
+    """Rebuild if the table does not reflect the log: no state row yet (a data dir from
+    before the projection existed), or one of the newest ``tail`` events' facts is missing
+    (a writer appended through an ``EventLog`` without the projector). Returns True when
+    it rebuilt. Costs one bounded read of the log's tail when nothing is wrong."""
     with projection.db.transaction(write=False) as tx:
         state = tx.one("projection_state_get", {"name": NAME})
-    if state is not None:
+    if state is None:
+        why = "the roster projection is missing"
+    elif not _tail_projected(projection, tail):
+        why = "the roster projection lags the event log (a writer without the projector?)"
+    else:
         return False
-    log.warning("the roster projection is missing: rebuilding it from the event log once")
+    log.warning("%s: rebuilding it from the event log", why)
     rebuild(projection, progress=progress)
+    return True
+
+
+def _tail_projected(projection: RosterProjection, tail: int) -> bool:
+    last = projection.events.last_id()
+    stored = projection.table()
+    for event in projection.events.until(last, max(last - tail, 0)):
+        for fact in facts_of(event):
+            row = stored.get(fact.scope, {}).get(fact.key)
+            if row is None or (fact.mode == "last" and row.event_id < fact.event_id):
+                return False
     return True
 
 

@@ -109,6 +109,9 @@ def test_a_database_whose_log_predates_the_projection_is_rebuilt_once(sqlite_db:
     assert ensure_current(projection) is True
     assert projection.table() == fold(bare.until(bare.last_id()))
     assert ensure_current(projection) is False
+    _append(bare, history(seed=2, n=50))  # a writer without the projector, again
+    assert ensure_current(projection) is True
+    assert projection.table() == fold(bare.until(bare.last_id()))
 
 
 def test_concurrent_writers_on_postgresql_converge(pg_db: Database) -> None:
