@@ -1,7 +1,10 @@
 """``derive_roster``: the team as it stands after a list of events (ADR 0014's deriveAgentRoster).
 
 A pure function of the event log: feed it the events up to id N and you get the roster
-at N (time travel). Who is on the roster:
+at N (time travel). What each event means for the roster is
+:func:`backend.agents.roster_facts.facts_of`; :func:`render_roster` draws the panel from
+the resulting facts, whether folded here in memory or read from the projection tables
+(:mod:`backend.projections`), so the semantics are written once. Who is on the roster:
 
 * ``criativo``, ``po``, ``arquiteto`` — always;
 * ``infra`` — once a handoff to infra was accepted (``handoff.accepted`` or ``handoffs``);

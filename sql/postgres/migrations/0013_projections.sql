@@ -33,3 +33,11 @@ CREATE TABLE IF NOT EXISTS projection_state (
 INSERT INTO projection_state (name, upto, rebuilt_at)
 SELECT 'roster', 0, NULL WHERE NOT EXISTS (SELECT 1 FROM events)
 ON CONFLICT (name) DO NOTHING;
+
+-- The inbox reads what waits for a human: only the unresolved takeovers and the open PRs,
+-- in the order it lists them, so its cost follows what is waiting, not the whole history
+-- of takeovers and PRs (both lists are read on every inbox refresh).
+CREATE INDEX IF NOT EXISTS interruptions_unresolved_idx
+    ON interruptions (id) WHERE status <> 'resolved';
+CREATE INDEX IF NOT EXISTS pull_requests_open_idx
+    ON pull_requests (created_at, id) WHERE gate_status NOT IN ('merged', 'closed');
