@@ -49,7 +49,8 @@ def rebuild(
     with projection.db.transaction(write=False) as tx:
         row = tx.one("events_first_id")
     first = int(row["first_id"]) if row else 0
-    start, tables = 0, {}
+    start = 0
+    tables: Tables = {}
     if first > 1:
         start, tables = snapshots.latest(first - 1)
         tables = copy(tables)
@@ -79,7 +80,7 @@ def rebuild(
     return RebuildResult(
         events=done,
         upto=upto,
-        facts=sum(len(t) for t in _nonempty(tables)),
+        facts=sum(len(t) for t in tables.values()),
         snapshots=written,
         seconds=time.monotonic() - started,
         started_from=start,
@@ -115,7 +116,3 @@ def _tail_projected(projection: RosterProjection, tail: int) -> bool:
             if row is None or (fact.mode == "last" and row.event_id < fact.event_id):
                 return False
     return True
-
-
-def _nonempty(tables: Tables) -> list[dict[str, object]]:
-    return [t for t in tables.values() if t]
