@@ -63,10 +63,12 @@ def rebuild_command(args: argparse.Namespace) -> int:
     if result.started_from:
         console.print(
             f"the log's oldest events are archived: started from the snapshot at event "
-            f"{result.started_from}"
+            f"{result.started_from}",
+            soft_wrap=True,
         )
     console.print(
         f"rebuilt {result.events} events into roster in {result.seconds:.2f} s "
-        f"({result.facts} facts, {result.snapshots} snapshots, up to event {result.upto})"
+        f"({result.facts} facts, {result.snapshots} snapshots, up to event {result.upto})",
+        soft_wrap=True,  # one line, whatever the terminal's width: scripts read it
     )
     return 0
