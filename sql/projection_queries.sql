@@ -2,8 +2,21 @@
 -- The upserts differ per dialect (MIN/MAX vs LEAST/GREATEST): sql/<dialect>/projection_queries.sql.
 
 -- name: roster_facts_of_scopes
+-- Everything but the per-PR gate rows (those grow with the history of PRs): two ranges of
+-- the primary key around 'gate:' ... 'gate;' (';' follows ':').
 SELECT scope, key, value, event_id, first_id FROM roster_facts
-WHERE scope = %(global)s OR scope = %(scope)s;
+WHERE scope IN (%(global)s, %(scope)s) AND (key < 'gate:' OR key >= 'gate;');
+
+-- name: roster_gates_waiting
+-- The PRs waiting in a gate (what QA and SecOps show), through a partial index.
+SELECT scope, key, value, event_id, first_id FROM roster_facts
+WHERE scope IN (%(global)s, %(scope)s) AND value IN ('"awaiting_qa"', '"awaiting_secops"');
+
+-- name: roster_gate_newest_infra
+-- The infra PR the roster met last (what an idle Infra agent shows), through a partial index.
+SELECT scope, key, value, event_id, first_id FROM roster_facts
+WHERE scope IN (%(global)s, %(scope)s) AND key >= 'gate:infra PR ' AND key < 'gate:infra PR!'
+ORDER BY first_id DESC LIMIT 1;
 
 -- name: roster_facts_all
 SELECT scope, key, value, event_id, first_id FROM roster_facts;

@@ -16,7 +16,9 @@ committed, later appends skip the statement altogether. Knowing it only from our
 write would not do: that transaction may still roll back.
 
 :meth:`RosterProjection.facts` is the live read: the facts of one project plus the
-project-less ones, O(agents + PRs of the project), never the log.
+project-less ones, never the log: every key but the per-PR gate rows (which grow with the
+history of PRs), plus the PRs waiting in a gate and the newest infra PR, which is all the
+roster shows of them (each read through its own index).
 """
 
 from __future__ import annotations
@@ -66,7 +68,10 @@ class RosterProjection:
             if project_id is None:
                 rows = tx.all("roster_facts_all")
             else:
-                rows = tx.all("roster_facts_of_scopes", {"global": GLOBAL, "scope": project_id})
+                scopes = {"global": GLOBAL, "scope": project_id}
+                rows = tx.all("roster_facts_of_scopes", scopes)
+                rows += tx.all("roster_gates_waiting", scopes)
+                rows += tx.all("roster_gate_newest_infra", scopes)
         tables = _tables(rows)
         for scope, table in tables.items():
             for key in ("execution", "infra", "gate_opened", "conversation"):

@@ -14,6 +14,13 @@ CREATE TABLE IF NOT EXISTS roster_facts (
     PRIMARY KEY (scope, key)
 );
 
+-- The live read skips the per-PR gate rows (one per PR ever, they grow with history) and
+-- reads only the PRs waiting in a gate and the newest infra PR, each through its index.
+CREATE INDEX IF NOT EXISTS roster_facts_waiting_idx ON roster_facts (scope, first_id)
+    WHERE value IN ('"awaiting_qa"', '"awaiting_secops"');
+CREATE INDEX IF NOT EXISTS roster_facts_infra_idx ON roster_facts (scope, first_id)
+    WHERE key >= 'gate:infra PR ' AND key < 'gate:infra PR!';
+
 -- Time travel: every fact of every scope as it stood at event `upto` (a multiple of
 -- CADENCIA_ROSTER_SNAPSHOT_EVERY), so "the roster at N" replays at most one block.
 CREATE TABLE IF NOT EXISTS roster_snapshots (
