@@ -73,6 +73,7 @@ def test_two_serve_processes_on_one_postgresql_show_the_same_roster(two_backends
         assert b.post("/api/agents/po/resume", json={"operator": "bob"}).status_code == 200
         assert _by_id(a.get("/api/roster").json())["po"]["status"] != "paused"
         at = a.get("/api/events", params={"limit": 1000}).json()[-1]["id"]
-        assert a.get("/api/roster", params={"at": at}).json() == b.get(
-            "/api/roster", params={"at": at}
-        ).json()
+        assert (
+            a.get("/api/roster", params={"at": at}).json()
+            == b.get("/api/roster", params={"at": at}).json()
+        )
