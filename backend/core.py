@@ -43,6 +43,8 @@ from backend.infra.dev_tasks import DevTasks
 from backend.infra.dev_worker import DevWorker
 from backend.infra.kind_adr import AdrTool
 from backend.infra.pipeline import InfraPipeline
+from backend.projections.rebuild import ensure_current
+from backend.projections.roster_table import RosterProjection
 from backend.settings import Settings
 from backend.store.db import open_database
 from backend.tools.registry import tool_spec
@@ -98,6 +100,13 @@ class Backend:
         self.guard = guard
         self.db = guard.db
         self.events = guard.events
+        # The roster is a projection kept in each append's transaction (issue 14); a data
+        # dir whose log predates it is rebuilt from the log once, here.
+        self.roster_projection = RosterProjection(
+            self.db, self.events, snapshot_every=settings.roster_snapshot_every
+        )
+        self.events.add_projector(self.roster_projection.apply)
+        ensure_current(self.roster_projection)
         self.store = TeamStore(self.events)
         self.pauses = Pauses(self.events)
         self.usage = UsageBook(self.db, prices=settings.model_prices)
@@ -123,6 +132,7 @@ class Backend:
             dev_turn=self.dev_agents.operator_turn,
             dev_correction=self.dev_agents.correction_turn,
             usage=self.usage.roster_usage,
+            roster_facts=self.roster_projection,
         )
         self.team.runtime.install(**self._runtime_hooks())
         self.inbox = Inbox(self.pipeline, self.store, guard)
@@ -194,6 +204,7 @@ class Backend:
         if self.guard.orchestrator.uncertain is not None:
             self.spawn(self._reconcile_loop(), "reconcile")
         self.spawn(self._gate_jobs_loop(), "gate-jobs")
+        self.spawn(self._roster_snapshots_loop(), "roster-snapshots")
         self.spawn(self.dev_worker.run(), "dev-agents")
 
     async def _provision_scanners(self) -> None:
@@ -354,6 +365,16 @@ class Backend:
             except Exception as exc:  # the loop must outlive one bad round
                 log.warning("reconcile round failed: %r", exc)
             await asyncio.sleep(interval)
+
+    async def _roster_snapshots_loop(self) -> None:
+        """Every 30 s: build the roster's missing time-travel snapshots (each one folds the
+        previous snapshot over one block of events), so ``?at=N`` never waits for them."""
+        while True:
+            try:
+                await asyncio.to_thread(self.roster_projection.snapshots.catch_up)
+            except Exception as exc:  # the loop must outlive one bad round
+                log.warning("roster snapshot round failed: %r", exc)
+            await asyncio.sleep(30)
 
     async def _gate_jobs_loop(self) -> None:
         """At start-up, then every ``gate_sweep_s``: run the gate jobs a crash left behind

@@ -90,6 +90,10 @@ class Settings(BaseSettings):
     dev_max_attempts: int = Field(default=3, ge=1)
     """Failed turns on one task (provider down, a crash) before the task is ``blocked``."""
 
+    roster_snapshot_every: int = Field(default=1000, ge=1)
+    """Events between two snapshots of the roster projection (``GET /api/roster?at=N``
+    replays at most this many events after the nearest snapshot)."""
+
     gateway_url: str | None = None
     """Payment gateway base URL. Default: a local simulator started in-process."""
     gateway_timeout_s: float = 5.0

@@ -1,7 +1,10 @@
 """``derive_roster``: the team as it stands after a list of events (ADR 0014's deriveAgentRoster).
 
 A pure function of the event log: feed it the events up to id N and you get the roster
-at N (time travel). Who is on the roster:
+at N (time travel). What each event means for the roster is
+:func:`backend.agents.roster_facts.facts_of`; :func:`render_roster` draws the panel from
+the resulting facts, whether folded here in memory or read from the projection tables
+(:mod:`backend.projections`), so the semantics are written once. Who is on the roster:
 
 * ``criativo``, ``po``, ``arquiteto`` — always;
 * ``infra`` — once a handoff to infra was accepted (``handoff.accepted`` or ``handoffs``);
@@ -34,13 +37,21 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from backend.agents.activity import EventView, as_event
 from backend.agents.policy import pattern_matches
+from backend.agents.roster_facts import (
+    CONVERSATION_EVENTS,
+    DEV_EVENTS,
+    GATE_EVENTS,
+    Row,
+    Table,
+    fold,
+    merge,
+    module_names,
+)
 from backend.agents.team import (
     ARQUITETO,
     CRIATIVO,
     CUSTOMER_SERVICE,
-    DEV_PREFIX,
     INFRA,
     PO,
     QA,
@@ -50,34 +61,19 @@ from backend.agents.team import (
 )
 from backend.events import EventType
 
+__all__ = [
+    "CONVERSATION_EVENTS",
+    "DEV_EVENTS",
+    "GATE_EVENTS",
+    "STATUSES",
+    "RosterEntry",
+    "Status",
+    "derive_roster",
+    "render_roster",
+]
+
 Status = Literal["working", "idle", "blocked", "paused", "offline", "error"]
 STATUSES: tuple[str, ...] = ("working", "idle", "blocked", "paused", "offline", "error")
-
-GATE_EVENTS: frozenset[str] = frozenset(
-    {
-        EventType.PR_GATE_CHANGED,
-        EventType.INFRA_GATE_CHANGED,
-        EventType.INFRA_PR_OPENED,
-        EventType.INFRA_PR_CORRECTED,
-        EventType.INFRA_PR_MERGED,
-        EventType.INFRA_ARTIFACT_BLOCKED,
-        EventType.ARTIFACT_QA_VERDICT,
-        EventType.ARTIFACT_SECOPS_VERDICT,
-    }
-)
-CONVERSATION_EVENTS: frozenset[str] = frozenset(
-    {EventType.CONVERSA_MENSAGEM, EventType.TENTATIVA_DE_FERRAMENTA_REGISTRADA}
-    | {EventType.INTERRUPCAO_ABERTA}
-)
-DEV_EVENTS: frozenset[str] = frozenset(
-    {EventType.DEV_TASK_STARTED, EventType.DEV_TASK_DONE, EventType.BACKLOG_TASK_BLOCKED}
-)
-_IMPLIED_GATE_STATUS: dict[str, str] = {
-    EventType.INFRA_PR_OPENED: "awaiting_qa",
-    EventType.INFRA_PR_CORRECTED: "awaiting_qa",
-    EventType.INFRA_PR_MERGED: "merged",
-    EventType.INFRA_ARTIFACT_BLOCKED: "blocked",
-}
 
 
 @dataclass(frozen=True)
@@ -108,23 +104,7 @@ class RosterEntry:
         }
 
 
-@dataclass
-class _State:
-    """What one pass over the log learned."""
-
-    status: dict[str, tuple[str, str]] = field(default_factory=dict)
-    dev_last: dict[str, EventView] = field(default_factory=dict)
-    execution: bool = False
-    modules: list[str] = field(default_factory=list)
-    infra_accepted: bool = False
-    seeded: dict[tuple[str, str], str] = field(default_factory=dict)
-    gate_opened: bool = False
-    gates: dict[str, str] = field(default_factory=dict)
-    last_gate: tuple[str, str, str] | None = None
-    conversation: bool = False
-    paused: dict[str, tuple[str, str]] = field(default_factory=dict)
-    """Agent → (who paused it, why) while paused."""
-    last_model: dict[str, str] = field(default_factory=dict)
+Bindings = Mapping[str, str] | Callable[[str], str] | None
 
 
 def derive_roster(
@@ -133,11 +113,11 @@ def derive_roster(
     execution_activated: bool | None = None,
     handoffs: Iterable[Any] | None = None,
     *,
-    bindings: Mapping[str, str] | Callable[[str], str] | None = None,
+    bindings: Bindings = None,
     autonomy: Mapping[tuple[str, str], str] | None = None,
     usage: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> list[RosterEntry]:
-    """The roster after ``events``.
+    """The roster after ``events``: :func:`render_roster` of their folded facts.
 
     Args:
         events: events in log order (``Event`` objects or dicts).
@@ -155,22 +135,51 @@ def derive_roster(
     Returns:
         Entries in panel order: conversational agents, devs, gates, customer service.
     """
-    state = _scan(sorted((as_event(e) for e in events), key=lambda v: v.id))
-    if handoffs is not None and any(_accepted_to_infra(h) for h in handoffs):
-        state.infra_accepted = True
-    table = {**state.seeded, **(autonomy or {})}
-    modules = _module_names(module_map) or state.modules
+    ordered = sorted(events, key=lambda e: _id_of(e))
+    return render_roster(
+        merge(fold(ordered).values()),
+        module_map,
+        execution_activated,
+        handoffs,
+        bindings=bindings,
+        autonomy=autonomy,
+        usage=usage,
+    )
+
+
+def render_roster(
+    facts: Table,
+    module_map: Any = None,
+    execution_activated: bool | None = None,
+    handoffs: Iterable[Any] | None = None,
+    *,
+    bindings: Bindings = None,
+    autonomy: Mapping[tuple[str, str], str] | None = None,
+    usage: Mapping[str, Mapping[str, Any]] | None = None,
+) -> list[RosterEntry]:
+    """The roster from a merged fact table (:mod:`backend.agents.roster_facts`).
+
+    The arguments after ``facts`` are :func:`derive_roster`'s; the projection tables give
+    ``facts`` without reading the log.
+    """
+    state = _State(facts)
+    infra_accepted = state.flag("infra") or (
+        handoffs is not None and any(_accepted_to_infra(h) for h in handoffs)
+    )
+    table = {**state.seeded(), **(autonomy or {})}
+    modules = module_names(module_map) or list(state.value("modules") or [])
 
     def entry(agent_id: str, status: str, detail: str) -> RosterEntry:
         paused_by: str | None = None
-        if agent_id in state.paused:
-            paused_by, why = state.paused[agent_id]
+        pause = state.value(f"pause:{agent_id}")
+        if pause:
+            paused_by, why = pause
             status, detail = "paused", f"paused by {paused_by}" + (f": {why}" if why else "")
         return RosterEntry(
             id=agent_id,
             role=role_of(agent_id),
             status=status if status in STATUSES else "idle",  # type: ignore[arg-type]
-            model=state.last_model.get(agent_id) or _model(bindings, agent_id),
+            model=state.value(f"model:{agent_id}") or _model(bindings, agent_id),
             autonomy={
                 action: value
                 for (who, action), value in table.items()
@@ -182,68 +191,56 @@ def derive_roster(
         )
 
     roster = [entry(a, *_conversational(state, a)) for a in (CRIATIVO, PO, ARQUITETO)]
-    if state.infra_accepted:
+    if infra_accepted:
         roster.append(entry(INFRA, *_infra(state)))
-    if execution_activated or state.execution:
+    if execution_activated or state.flag("execution"):
         roster += [entry(dev_agent_id(m), *_dev(state, dev_agent_id(m))) for m in modules]
-    if state.gate_opened:
+    if state.flag("gate_opened"):
         roster.append(entry(QA, *_gate(state, "awaiting_qa", "reviewing")))
         roster.append(entry(SECOPS, *_gate(state, "awaiting_secops", "scanning")))
-    if state.conversation or CUSTOMER_SERVICE in state.status:
+    if state.flag("conversation") or state.status(CUSTOMER_SERVICE) is not None:
         roster.append(entry(CUSTOMER_SERVICE, *_conversational(state, CUSTOMER_SERVICE)))
     return roster
 
 
-def _scan(views: list[EventView]) -> _State:
-    state = _State()
-    for view in views:
-        p = view.payload
-        kind = view.type
-        if kind == EventType.AGENT_STATUS and view.agent:
-            state.status[view.agent] = (str(p.get("status") or "idle"), _text(p.get("detail")))
-            if view.agent.startswith(DEV_PREFIX):
-                state.dev_last[view.agent] = view
-        elif kind == EventType.AGENT_PAUSED and view.agent:
-            state.paused[view.agent] = (_text(p.get("operator")) or "?", _text(p.get("reason")))
-        elif kind == EventType.AGENT_RESUMED and view.agent:
-            state.paused.pop(view.agent, None)
-        elif kind == EventType.AGENT_TURN and view.agent and p.get("model"):
-            state.last_model[view.agent] = str(p["model"])
-        elif kind == EventType.EXECUTION_ACTIVATED:
-            state.execution = True
-            state.modules = _module_names(p.get("modules")) or state.modules
-        elif kind == EventType.HANDOFF_ACCEPTED and p.get("to_agent") == INFRA:
-            state.infra_accepted = True
-            seeded = p.get("autonomy_seeded")
-            if isinstance(seeded, Mapping):
-                state.seeded.update({(INFRA, str(k)): str(v) for k, v in seeded.items()})
-        elif kind in DEV_EVENTS:
-            owner = _dev_owner(view)
-            if owner:
-                state.dev_last[owner] = view
-        if kind in GATE_EVENTS:
-            state.gate_opened = True
-            _track_gate(state, view)
-        if kind in CONVERSATION_EVENTS:
-            state.conversation = True
-    return state
+class _State:
+    """Read access to a merged fact table, in the terms the renderers need."""
+
+    def __init__(self, facts: Table) -> None:
+        self.facts = facts
+        # Keys in the order a pass over the log first met them (dict order of the old fold).
+        self._ordered: list[tuple[str, Row]] = sorted(facts.items(), key=lambda kv: kv[1].first_id)
+
+    def value(self, key: str) -> Any:
+        row = self.facts.get(key)
+        return None if row is None else row.value
+
+    def flag(self, key: str) -> bool:
+        return bool(self.value(key))
+
+    def status(self, agent_id: str) -> tuple[str, str] | None:
+        got = self.value(f"status:{agent_id}")
+        return (str(got[0]), str(got[1])) if got else None
+
+    def seeded(self) -> dict[tuple[str, str], str]:
+        return {
+            (INFRA, key[5:]): str(row.value) for key, row in self._ordered if key[:5] == "seed:"
+        }
+
+    def gates(self) -> list[tuple[str, str]]:
+        return [(key[5:], str(row.value)) for key, row in self._ordered if key[:5] == "gate:"]
 
 
-def _track_gate(state: _State, view: EventView) -> None:
-    p = view.payload
-    status = p.get("gate_status") or _IMPLIED_GATE_STATUS.get(view.type)
-    if not status:
-        return
-    if p.get("pr_action_id") is not None:
-        subject = f"infra PR {p['pr_action_id']}"
-    else:
-        subject = f"dev PR {p.get('task_id') or p.get('pr_id') or '?'}"
-    state.gates[subject] = str(status)
-    state.last_gate = (subject, str(status), _text(p.get("reason")))
+def _id_of(event: Any) -> int:
+    raw = event.get("id") if isinstance(event, Mapping) else getattr(event, "id", 0)
+    try:
+        return int(raw or 0)
+    except (TypeError, ValueError):
+        return 0
 
 
 def _conversational(state: _State, agent_id: str) -> tuple[str, str]:
-    status, detail = state.status.get(agent_id, ("idle", ""))
+    status, detail = state.status(agent_id) or ("idle", "")
     if detail:
         return status, detail
     return status, "running a turn" if status == "working" else "waiting for input"
@@ -251,8 +248,8 @@ def _conversational(state: _State, agent_id: str) -> tuple[str, str]:
 
 def _infra(state: _State) -> tuple[str, str]:
     status, detail = _conversational(state, INFRA)
-    if status == "idle" and not state.status.get(INFRA, ("", ""))[1]:
-        infra_prs = [(s, g) for s, g in state.gates.items() if s.startswith("infra PR")]
+    if status == "idle" and not (state.status(INFRA) or ("", ""))[1]:
+        infra_prs = [(s, g) for s, g in state.gates() if s.startswith("infra PR")]
         if infra_prs:
             subject, gate = infra_prs[-1]
             return status, f"{subject}: {gate}"
@@ -260,37 +257,31 @@ def _infra(state: _State) -> tuple[str, str]:
 
 
 def _dev(state: _State, agent_id: str) -> tuple[str, str]:
-    view = state.dev_last.get(agent_id)
-    if view is None:
+    last = state.value(f"dev:{agent_id}")
+    if not last:
         return "idle", "waiting for a task"
-    p = view.payload
-    task = f"task {p.get('task_id', '?')}"
-    if view.type == EventType.AGENT_STATUS:
+    task = f"task {last.get('task_id', '?')}"
+    kind = last.get("type")
+    if kind == EventType.AGENT_STATUS:
         return _conversational(state, agent_id)
-    if view.type == EventType.DEV_TASK_DONE:
+    if kind == EventType.DEV_TASK_DONE:
         return "idle", f"finished {task}"
-    if view.type == EventType.BACKLOG_TASK_BLOCKED:
-        return "blocked", f"blocked on {task}: {_text(p.get('reason')) or 'no reason given'}"
-    title = _text(p.get("title"))
+    if kind == EventType.BACKLOG_TASK_BLOCKED:
+        return "blocked", f"blocked on {task}: {last.get('reason') or 'no reason given'}"
+    title = last.get("title")
     return "working", f"working on {task}" + (f": {title}" if title else "")
 
 
 def _gate(state: _State, waiting: str, verb: str) -> tuple[str, str]:
-    queue = [subject for subject, status in state.gates.items() if status == waiting]
+    queue = [subject for subject, status in state.gates() if status == waiting]
     if queue:
         more = f" (+{len(queue) - 1} queued)" if len(queue) > 1 else ""
         return "working", f"{verb} {queue[-1]}{more}"
-    if state.last_gate and state.last_gate[1] == "blocked":
-        subject, _, reason = state.last_gate
+    last = state.value("last_gate")
+    if last and last[1] == "blocked":
+        subject, _, reason = last
         return "blocked", f"{subject} blocked" + (f": {reason}" if reason else "")
     return "idle", "no PR waiting"
-
-
-def _dev_owner(view: EventView) -> str | None:
-    if view.agent and view.agent.startswith(DEV_PREFIX):
-        return view.agent
-    module = view.payload.get("module")
-    return dev_agent_id(str(module)) if module else None
 
 
 def _accepted_to_infra(record: Any) -> bool:
@@ -302,26 +293,9 @@ def _accepted_to_infra(record: Any) -> bool:
     return get("to_agent") == INFRA and (get("status") == "accepted" or bool(get("accepted_at")))
 
 
-def _module_names(module_map: Any) -> list[str]:
-    if isinstance(module_map, Mapping):
-        module_map = module_map.get("modules")
-    if not isinstance(module_map, list | tuple):
-        return []
-    names: list[str] = []
-    for item in module_map:
-        name = item.get("name") if isinstance(item, Mapping) else item
-        if isinstance(name, str) and name and name not in names:
-            names.append(name)
-    return names
-
-
 def _model(bindings: Mapping[str, str] | Callable[[str], str] | None, agent_id: str) -> str | None:
     if bindings is None:
         return None
     if callable(bindings):
         return bindings(agent_id)
     return bindings.get(agent_id) or bindings.get("*")
-
-
-def _text(value: Any) -> str:
-    return "" if value is None else " ".join(str(value).split())[:120]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import threading
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
@@ -16,7 +15,8 @@ from backend.agents.providers.factory import (
     make_provider,
     model_binding,
 )
-from backend.agents.roster import derive_roster
+from backend.agents.roster import render_roster
+from backend.agents.roster_facts import FactSource, LogFold
 from backend.agents.runtime import AgentRuntime, ToolImpl, TurnContext, TurnResult
 from backend.agents.store import Handoff, TeamStore
 from backend.agents.team import ARQUITETO, DEV_PREFIX, INFRA, QA, SECOPS, agent
@@ -49,6 +49,7 @@ class TeamService:
         dev_turn: DevTurn | None = None,
         dev_correction: DevCorrection | None = None,
         usage: Callable[[str | None], Mapping[str, Mapping[str, Any]]] | None = None,
+        roster_facts: FactSource | None = None,
     ) -> None:
         self.settings = settings
         self.store = store
@@ -63,8 +64,8 @@ class TeamService:
         if infra_tools:
             tools[INFRA] = infra_tools
         self.runtime = AgentRuntime(events=self.events, providers=self._provider, tools=tools)
-        self._roster_cache: tuple[int, str | None, list[dict[str, Any]]] | None = None
-        self._roster_lock = threading.Lock()
+        self.roster_facts: FactSource = roster_facts or LogFold(self.events)
+        """The roster's facts: the projection tables (``Backend``), else a fold of the log."""
 
     def _provider(self, agent_id: str, calls_before: int) -> ModelProvider:
         spec = model_binding(agent_id, self.settings)
@@ -181,32 +182,32 @@ class TeamService:
             steps=1,
         )
 
-    def roster(self, project_id: str | None = None) -> list[dict[str, Any]]:
-        """The live roster of a project (default: the newest), derived from the log."""
-        last = self.events.last_id()
-        with self._roster_lock:
-            if self._roster_cache and self._roster_cache[:2] == (last, project_id):
-                return self._roster_cache[2]
+    def roster(self, project_id: str | None = None, at: int | None = None) -> list[dict[str, Any]]:
+        """The roster of a project (default: the newest), live or as of event ``at``.
+
+        Live, it renders the projection's facts with the store's handoffs, autonomy and
+        today's usage: O(agents), never the log. As of ``at`` it renders the facts at that
+        event alone (a snapshot plus a bounded replay): the log is the only record of the
+        past, so handoffs and autonomy come from its events and usage is left out.
+        """
         projects = self.store.projects()
         project = next(
             (p for p in projects if p.id == project_id), projects[-1] if projects else None
         )
-        events = self.events.until(last)
-        if project is not None:
-            events = [e for e in events if e.project_id in (None, project.id)]
-        roster = derive_roster(
-            events,
+        scope = project.id if project else None
+        if at is not None:
+            roster = render_roster(self.roster_facts.facts_at(at, scope), bindings=self._binding)
+            return [r.to_dict() for r in roster]
+        roster = render_roster(
+            self.roster_facts.facts(scope),
             module_map=project.module_map if project else None,
             execution_activated=None,
             handoffs=self.store.handoffs(project.id) if project else [],
             bindings=self._binding,
             autonomy=self.store.autonomy(project.id) if project else None,
-            usage=self.usage(project.id if project else None) if self.usage else None,
+            usage=self.usage(scope) if self.usage else None,
         )
-        out = [r.to_dict() for r in roster]
-        with self._roster_lock:
-            self._roster_cache = (last, project_id, out)
-        return out
+        return [r.to_dict() for r in roster]
 
     def _binding(self, agent_id: str) -> str:
         if agent_id in (QA, SECOPS):

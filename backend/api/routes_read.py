@@ -7,7 +7,7 @@ import asyncio
 from collections import OrderedDict
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Header, Request, Response
+from fastapi import APIRouter, Depends, Header, Query, Request, Response
 from sse_starlette import ServerSentEvent
 from sse_starlette.sse import EventSourceResponse
 
@@ -54,9 +54,16 @@ async def metrics(request: Request) -> Response:
 
 
 @router.get("/roster")
-async def roster(request: Request, project_id: str | None = None) -> list[RosterEntryOut]:
-    """The live team roster of a project (default: the newest)."""
-    got = await asyncio.to_thread(_backend(request).team.roster, project_id)
+async def roster(
+    request: Request,
+    project_id: str | None = None,
+    at: Annotated[int | None, Query(ge=0, le=2**53)] = None,
+) -> list[RosterEntryOut]:
+    """The team roster of a project (default: the newest): live from the projection
+    tables, or with ``at=N`` as it stood at event N (the nearest snapshot at or before N
+    plus at most ``CADENCIA_ROSTER_SNAPSHOT_EVERY`` events replayed; handoffs and autonomy
+    as the log recorded them, no usage)."""
+    got = await asyncio.to_thread(_backend(request).team.roster, project_id, at)
     return [RosterEntryOut.model_validate(r) for r in got]
 
 

@@ -63,14 +63,23 @@ class Event:
 
 
 Listener = Callable[[Event], None]
+Projector = Callable[[Tx, Event], None]
+"""Updates a read model inside the append's own transaction (``EventLog(projectors=)``)."""
 
 
 class EventLog:
-    """Append and read events; notify listeners after each commit."""
+    """Append and read events; run projectors in each append's transaction; notify
+    listeners after each commit."""
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, projectors: Iterable[Projector] = ()) -> None:
         self.db = db
         self._listeners: list[Listener] = []
+        self._projectors: list[Projector] = list(projectors)
+
+    def add_projector(self, projector: Projector) -> None:
+        """Call ``projector(tx, event)`` in the transaction of every append made through this
+        log, so a read model commits (or rolls back) with the event it reflects."""
+        self._projectors.append(projector)
 
     def add_listener(self, listener: Listener) -> None:
         """Call ``listener(event)`` after every append made through this log."""
@@ -141,7 +150,10 @@ class EventLog:
             },
         )
         assert row is not None
-        return Event(int(row["id"]), kind.value, ts, project_id, session_id, agent, dict(body))
+        event = Event(int(row["id"]), kind.value, ts, project_id, session_id, agent, dict(body))
+        for projector in self._projectors:
+            projector(tx, event)
+        return event
 
     def publish(self, events: Iterable[Event]) -> None:
         """Tell listeners about committed events (a failing listener never breaks the caller)."""

@@ -1,0 +1,140 @@
+"""The roster projection: ``roster_facts`` kept current inside every append's transaction.
+
+:meth:`RosterProjection.apply` is an :class:`~backend.events.EventLog` projector: for each
+appended event it upserts the event's facts (:func:`~backend.agents.roster_facts.facts_of`;
+most events have none or one) in the append's own transaction, so a rolled-back append
+leaves no fact and every writer of every process sharing the database keeps the table
+current. The upserts are commutative by event id (``sql/<dialect>/projection_queries.sql``):
+two PostgreSQL writers committing in either order, a replay and a rebuild all land on the
+same rows.
+
+A flag (``conversation``, ``gate_opened``...) is set by the first event that says so and
+every later customer message says it again: its ``ON CONFLICT DO NOTHING`` neither writes
+nor locks the row (a ``DO UPDATE`` would lock it until commit and serialize every
+customer message of every process), and once this process has *read* the flag as
+committed, later appends skip the statement altogether. Knowing it only from our own
+write would not do: that transaction may still roll back.
+
+:meth:`RosterProjection.facts` is the live read: the facts of one project plus the
+project-less ones, never the log: every key but the per-PR gate rows (which grow with the
+history of PRs), plus the PRs waiting in a gate and the newest infra PR, which is all the
+roster shows of them (each read through its own index).
+"""
+
+from __future__ import annotations
+
+from backend.agents.roster_facts import GLOBAL, Row, Table, facts_of, merge
+from backend.events import Event, EventLog, utcnow_iso
+from backend.projections.codec import Tables
+from backend.projections.snapshots import Snapshots
+from backend.store.db import Database, Tx, dumps, loads
+
+NAME = "roster"
+
+
+class RosterProjection:
+    """The roster's tables on one database (see the module docstring)."""
+
+    def __init__(self, db: Database, events: EventLog, *, snapshot_every: int = 1000) -> None:
+        self.db = db
+        self.events = events
+        self.snapshots: Snapshots = Snapshots(db, events, every=snapshot_every)
+        self._flags: set[tuple[str, str]] = set()
+        """(scope, key) of the flags this process read as committed."""
+
+    def apply(self, tx: Tx, event: Event) -> None:
+        """Upsert ``event``'s facts in ``tx`` (the append's transaction)."""
+        for fact in facts_of(event):
+            if fact.mode == "first":
+                if (fact.scope, fact.key) in self._flags:
+                    continue  # read as committed: the statement would change nothing
+                query = "roster_fact_first"
+            else:
+                query = "roster_fact_last"
+            tx.execute(
+                query,
+                {
+                    "scope": fact.scope,
+                    "key": fact.key,
+                    "value": dumps(fact.value),
+                    "event_id": fact.event_id,
+                },
+            )
+
+    def facts(self, project_id: str | None) -> Table:
+        """The merged facts of ``project_id`` and of the project-less events (``None``:
+        every scope, as a roster with no project filter always saw every event)."""
+        with self.db.transaction(write=False) as tx:
+            if project_id is None:
+                rows = tx.all("roster_facts_all")
+            else:
+                scopes = {"global": GLOBAL, "scope": project_id}
+                rows = tx.all("roster_facts_of_scopes", scopes)
+                rows += tx.all("roster_gates_waiting", scopes)
+                rows += tx.all("roster_gate_newest_infra", scopes)
+        tables = _tables(rows)
+        for scope, table in tables.items():
+            for key in ("execution", "infra", "gate_opened", "conversation"):
+                row = table.get(key)
+                if row is not None:
+                    self._flags.add((scope, key))
+        return merge(tables.values())
+
+    def facts_at(self, at: int, project_id: str | None) -> Table:
+        """The merged facts as they stood at event ``at`` (a snapshot + a bounded replay)."""
+        tables = self.snapshots.tables_at(at)
+        if project_id is not None:
+            tables = {s: t for s, t in tables.items() if s in (GLOBAL, project_id)}
+        return merge(tables.values())
+
+    def replace(self, tables: Tables, upto: int) -> int:
+        """Replace the whole table with ``tables`` (a fold of the log up to ``upto``), then
+        apply the events committed since, all in one transaction; returns the new ``upto``.
+
+        On PostgreSQL a concurrent append either committed before the catch-up read (and is
+        applied here) or upserts its own facts after this commit; the upserts are
+        commutative, so both orders end on the same rows.
+        """
+        with self.db.transaction() as tx:
+            tx.execute("roster_facts_clear")
+            for scope, table in tables.items():
+                for key, row in table.items():
+                    tx.execute(
+                        "roster_fact_put",
+                        {
+                            "scope": scope,
+                            "key": key,
+                            "value": dumps(row.value),
+                            "event_id": row.event_id,
+                            "first_id": row.first_id,
+                        },
+                    )
+            while True:
+                rows = tx.all("events_after", {"after": upto, "limit": 1000})
+                for event in (Event.from_row(r) for r in rows):
+                    self.apply(tx, event)
+                    upto = max(upto, event.id)
+                if len(rows) < 1000:
+                    break
+            tx.execute(
+                "projection_state_put", {"name": NAME, "upto": upto, "rebuilt_at": utcnow_iso()}
+            )
+        self._flags.clear()
+        return upto
+
+    def table(self) -> Tables:
+        """Every scope's facts as stored (tests compare it with a fold and a rebuild)."""
+        with self.db.transaction(write=False) as tx:
+            return _tables(tx.all("roster_facts_all"))
+
+
+def _tables(rows: list[dict[str, object]]) -> Tables:
+    tables: Tables = {}
+    for r in rows:
+        table = tables.setdefault(str(r["scope"]), {})
+        table[str(r["key"])] = Row(loads(r["value"]), _int(r["event_id"]), _int(r["first_id"]))
+    return tables
+
+
+def _int(value: object) -> int:
+    return int(value)  # type: ignore[call-overload]

@@ -1,0 +1,69 @@
+"""Time travel for the roster: periodic snapshots of the fact tables plus a bounded replay.
+
+A snapshot holds every scope's facts as they stood at event ``upto``, a multiple of
+``every`` (``CADENCIA_ROSTER_SNAPSHOT_EVERY``, default 1000). "The roster at N" is the
+newest snapshot at or before N with the events in ``(upto, N]`` folded onto it: at most
+``every`` events, however long the log.
+
+Snapshots are built lazily, each one by folding the previous snapshot over the next block
+of events (a pure, bounded fold), and only over blocks that are certainly complete: the
+block ending at ``b`` is built once the log's last id is at least ``b`` (``EventLog``
+readers see events in id order with no gap, so every event up to ``b`` is then visible).
+``cadencia projections rebuild`` writes them all; a backend also builds the missing ones in
+the background (:meth:`Snapshots.catch_up`). Two processes building the same snapshot write
+the same content (the fold is deterministic), so the upsert's order does not matter.
+"""
+
+from __future__ import annotations
+
+from backend.agents.roster_facts import fold
+from backend.events import EventLog, utcnow_iso
+from backend.projections.codec import Tables, copy, decode, encode
+from backend.store.db import Database
+
+
+class Snapshots:
+    """The roster's snapshots on one database."""
+
+    def __init__(self, db: Database, events: EventLog, *, every: int = 1000) -> None:
+        if every < 1:
+            raise ValueError("snapshot_every must be at least 1")
+        self.db = db
+        self.events = events
+        self.every = every
+
+    def latest(self, at: int) -> tuple[int, Tables]:
+        """The newest snapshot at or before event ``at`` (``(0, {})`` when none)."""
+        with self.db.transaction(write=False) as tx:
+            row = tx.one("roster_snapshot_at_or_before", {"upto": at})
+        if row is None:
+            return 0, {}
+        return int(row["upto"]), decode(row["facts"])
+
+    def put(self, upto: int, tables: Tables) -> None:
+        """Store the snapshot at ``upto``."""
+        with self.db.transaction() as tx:
+            tx.execute(
+                "roster_snapshot_put",
+                {"upto": upto, "facts": encode(tables), "created_at": utcnow_iso()},
+            )
+
+    def catch_up(self, target: int | None = None) -> tuple[int, Tables]:
+        """Build every missing snapshot up to ``target`` (default: the log's last id) over
+        complete blocks only; return the newest snapshot at or before ``target``."""
+        last = self.events.last_id()
+        target = last if target is None else min(target, last)
+        upto, tables = self.latest(target)
+        while upto + self.every <= target:
+            nxt = upto + self.every
+            tables = fold(self.events.until(nxt, upto), copy(tables))
+            self.put(nxt, tables)
+            upto = nxt
+        return upto, tables
+
+    def tables_at(self, at: int) -> Tables:
+        """Every scope's facts as they stood at event ``at``."""
+        upto, tables = self.catch_up(at)
+        if at > upto:
+            tables = fold(self.events.until(at, upto), copy(tables))
+        return tables
