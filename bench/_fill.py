@@ -35,6 +35,7 @@ from typing import Any
 
 from backend.agents.store import TeamStore
 from backend.events import TENTATIVA, EventLog, EventType, utcnow_iso
+from backend.projections.roster_table import RosterProjection
 from backend.guard.conversations import Conversations
 from backend.store.db import Database, Tx, open_database
 from backend.store.migrate import migrate
@@ -452,6 +453,9 @@ def fill(database_url: str, events: int, *, seed: int = 0, progress: bool = True
     try:
         migrate(db)
         log = EventLog(db)
+        # The roster projection is kept in each append's transaction, as in the product
+        # (Backend wires the same projector), so a filled store needs no rebuild on start.
+        log.add_projector(RosterProjection(db, log).apply)
         store = TeamStore(log)
         hot = "conv-bench-hot"
         project_id, session_id, counts = _setup(db, log, hot)
