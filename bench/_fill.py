@@ -35,8 +35,8 @@ from typing import Any
 
 from backend.agents.store import TeamStore
 from backend.events import TENTATIVA, EventLog, EventType, utcnow_iso
-from backend.projections.roster_table import RosterProjection
 from backend.guard.conversations import Conversations
+from backend.projections.roster_table import RosterProjection
 from backend.store.db import Database, Tx, open_database
 from backend.store.migrate import migrate
 
