@@ -67,9 +67,7 @@ class WriteCommits:
         """Committed write transactions, without the delivery worker's."""
         with self._lock:
             return [
-                t
-                for t in self.committed
-                if not all("UPDATE message_deliveries" in s for s in t)
+                t for t in self.committed if not all("UPDATE message_deliveries" in s for s in t)
             ]
 
     def summary(self) -> list[str]:
