@@ -148,6 +148,15 @@ def _seen(decided: list[Event]) -> dict[str, Any]:
     return {"decisions_seen": [str(e.payload.get("approval_id")) for e in decided]}
 
 
+def _history(turns: list[Event]) -> tuple[list[Message], int]:
+    messages: list[Message] = []
+    calls = 0
+    for event in turns:
+        messages.extend(_message_from_dict(m) for m in event.payload.get("messages", []))
+        calls += int(event.payload.get("model_calls", 0))
+    return messages, calls
+
+
 class AgentRuntime:
     """Runs turns of session-scoped conversational agents."""
 
@@ -179,12 +188,7 @@ class AgentRuntime:
 
     def history(self, session_id: str | None, agent_id: str) -> tuple[list[Message], int]:
         """Rebuild an agent's conversation and its model-call count from the log."""
-        messages: list[Message] = []
-        calls = 0
-        for event in self._turn_events(session_id, agent_id):
-            messages.extend(_message_from_dict(m) for m in event.payload.get("messages", []))
-            calls += int(event.payload.get("model_calls", 0))
-        return messages, calls
+        return _history(self._turn_events(session_id, agent_id))
 
     def unseen_decisions(self, session_id: str | None, agent_id: str) -> list[Event]:
         """Operators' decisions on this agent's approvals that no turn of it has seen yet.
@@ -193,18 +197,22 @@ class AgentRuntime:
         decision reaches the agent exactly once, in its next turn of that session, even
         after a restart.
         """
+        return self._unseen(session_id, agent_id, self._turn_events(session_id, agent_id))
+
+    def _unseen(self, session_id: str | None, agent_id: str, turns: list[Event]) -> list[Event]:
         if session_id is None:
             return []
-        seen = {
-            str(a)
-            for event in self._turn_events(session_id, agent_id)
-            for a in event.payload.get("decisions_seen", [])
-        }
+        seen = {str(a) for event in turns for a in event.payload.get("decisions_seen", [])}
         return [
             e
             for e in self.events.of_agent(session_id, agent_id, EventType.APPROVAL_DECIDED)
             if str(e.payload.get("approval_id")) not in seen
         ]
+
+    def _before_turn(self, ctx: TurnContext) -> tuple[tuple[list[Message], int], list[Event]]:
+        # One read of the agent's turns serves both the history and the decisions it saw.
+        turns = self._turn_events(ctx.session_id, ctx.agent_id)
+        return _history(turns), self._unseen(ctx.session_id, ctx.agent_id, turns)
 
     def _turn_events(self, session_id: str | None, agent_id: str) -> list[Any]:
         if session_id is None:
@@ -236,8 +244,7 @@ class AgentRuntime:
         definition = agent(ctx.agent_id)
         for check in self.checks:
             await asyncio.to_thread(check, ctx)
-        history, calls_before = await asyncio.to_thread(self.history, ctx.session_id, ctx.agent_id)
-        decided = await asyncio.to_thread(self.unseen_decisions, ctx.session_id, ctx.agent_id)
+        (history, calls_before), decided = await asyncio.to_thread(self._before_turn, ctx)
         await asyncio.to_thread(self._open, ctx, f"thinking about: {text[:60]}", opening)
         # One user message: what operators decided since the last turn, then the text (some
         # providers refuse two user messages in a row).

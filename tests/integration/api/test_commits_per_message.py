@@ -129,3 +129,38 @@ def test_a_blocked_attempt_adds_only_its_decision(counted: tuple[Live, WriteComm
     again = _say(live, commits, "conv-c2", "Já caiu o reembolso?")
     assert [a["resultado"] for a in again["attempts"]] == ["bloqueado_por_idempotencia"]
     assert len(commits.request_path()) <= 2 + 1, "\n".join(commits.summary())
+
+
+class _Answers:
+    """A provider that answers at once, reporting tokens."""
+
+    name = "answers"
+
+    async def complete(self, *, system: str, messages: list[Any], tools: list[Any]) -> Any:
+        from backend.agents.providers.base import ModelTurn
+
+        return ModelTurn(text="uma ideia", usage={"input_tokens": 5, "output_tokens": 2})
+
+
+async def test_a_team_turn_commits_its_start_and_its_end(sqlite_db: SqliteDatabase) -> None:
+    from backend.agents.runtime import AgentRuntime, TurnContext
+    from backend.agents.usage import UsageBook
+    from backend.events import EventLog, EventType
+
+    events = EventLog(sqlite_db)
+    runtime = AgentRuntime(
+        events=events,
+        providers=lambda _a, _c: _Answers(),
+        tools={},
+        usage=UsageBook(sqlite_db).record,
+    )
+    commits = WriteCommits(sqlite_db)
+    await runtime.run_turn(TurnContext("p1", "s1", "criativo"), "ideias?")
+    # agent.status working (visible while the model thinks), then agent.turn + usage + idle.
+    assert len(commits.request_path()) == 2, "\n".join(commits.summary())
+    assert [e.type for e in events.after(0)] == [
+        EventType.AGENT_STATUS,
+        EventType.AGENT_TURN,
+        EventType.AGENT_STATUS,
+    ]
+    assert UsageBook(sqlite_db).used("criativo") == 7
