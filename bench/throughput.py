@@ -187,13 +187,15 @@ def servers(database_url: str, tmp: Path, server_path: str | None) -> Iterator[S
     serve += ["--port", str(bport), "--data-dir", str(tmp / "data"), "--log-level", "WARNING"]
     bare = [sys.executable, "-m", "bench.throughput", "--serve-bare", database_url]
     bare += ["--port", str(rport)]
+    # The bare app always runs from this checkout (``bench`` is a package of each tree).
+    bare_env = {**env, "PYTHONPATH": root}
     with ExitStack() as stack:
         backend_url = stack.enter_context(
             _process(serve, f"http://127.0.0.1:{bport}", env, tmp / "serve.log")
         )
         # Second, once the backend has created and migrated the database file.
         bare_url = stack.enter_context(
-            _process(bare, f"http://127.0.0.1:{rport}", env, tmp / "bare.log")
+            _process(bare, f"http://127.0.0.1:{rport}", bare_env, tmp / "bare.log")
         )
         yield Servers(backend_url, bare_url)
 
