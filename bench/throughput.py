@@ -143,7 +143,9 @@ def _process(argv: list[str], url: str, env: dict[str, str], log: Path) -> Itera
     import httpx
 
     with log.open("w") as out:
-        proc = subprocess.Popen(argv, env=env, stdout=out, stderr=subprocess.STDOUT)
+        # cwd: the log's folder, so ``python -m`` puts no checkout first on sys.path and
+        # PYTHONPATH alone decides which tree runs.
+        proc = subprocess.Popen(argv, env=env, stdout=out, stderr=subprocess.STDOUT, cwd=log.parent)
     try:
         deadline = time.monotonic() + 60
         while True:
