@@ -9,6 +9,11 @@ RETURNING id
 SELECT id, type, ts, project_id, session_id, agent, payload
 FROM events WHERE id > %(after)s ORDER BY id LIMIT %(limit)s
 
+-- name: events_after_upto
+-- A page of the log below a settled horizon (PostgreSQL readers, see EventLog.after).
+SELECT id, type, ts, project_id, session_id, agent, payload
+FROM events WHERE id > %(after)s AND id <= %(upto)s ORDER BY id LIMIT %(limit)s
+
 -- name: events_between
 SELECT id, type, ts, project_id, session_id, agent, payload
 FROM events WHERE id > %(after)s AND id <= %(until)s ORDER BY id

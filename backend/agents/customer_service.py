@@ -25,12 +25,19 @@ from typing import Any
 
 from backend.agents.providers.base import ModelProvider
 from backend.agents.providers.chatty import ChattyAtendimentoModel
-from backend.agents.runtime import END_TURN, AgentRuntime, ProviderFactory, TurnContext
+from backend.agents.runtime import (
+    END_TURN,
+    AgentRuntime,
+    ProviderFactory,
+    TurnContext,
+    TurnResult,
+)
 from backend.agents.team import CUSTOMER_SERVICE
 from backend.events import EventLog
 from backend.exceptions import AgentPausedError, ConfigError, UnavailableError, unavailable_cause
 from backend.guard.conversations import Conversations, Role
 from backend.guard.orchestrator import Attempt, Orchestrator
+from backend.store.uow import Work
 from backend.tools.registry import TOOLS
 
 __all__ = ["FAILED_REPLY", "UNAVAILABLE_REPLY", "ChattyAtendimentoModel", "CustomerService"]
@@ -92,6 +99,8 @@ class CustomerService:
         self.providers = providers
         # Turns (by their TurnContext's identity) in which the ceiling already stopped a tool.
         self._stopped: set[int] = set()
+        # This turn's attempt records (by TurnContext identity), returned to the caller.
+        self._attempts: dict[int, list[dict[str, Any]]] = {}
         tools: dict[str, Any] = {name: self._tool(name) for name in TOOLS}
         self.runtime = AgentRuntime(
             events=events,
@@ -111,6 +120,7 @@ class CustomerService:
             attempt = await asyncio.to_thread(
                 self.orchestrator.call, ctx.session_id, ferramenta, args
             )
+            self._attempts.setdefault(id(ctx), []).append(attempt.record)
             failed = unavailable_cause(attempt.error) if attempt.resultado == "falhou" else None
             if failed is not None:
                 # Recorded (falhou, claim released); the turn stops here, see the docstring.
@@ -134,35 +144,55 @@ class CustomerService:
         While an operator holds the conversation (``human``) the message is only recorded
         and streamed: no model turn runs, ``reply`` is None and the operator answers. While
         an operator has paused ``atendimento`` the same holds with ``state: paused``.
+
+        Two commits when the turn runs (the guard's decisions aside): the customer's message
+        with the turn's start, then the turn's record with the reply and its delivery.
         """
         held = await asyncio.to_thread(self.conversations.state, conversa_id)
-        await self._say(conversa_id, "cliente", text)
         if held.state == "human":
+            await self._say(conversa_id, "cliente", text)
             return {"state": "human", "operator": held.operator, "reply": None, "attempts": []}
-        first_event = await asyncio.to_thread(self.events.last_id)
         ctx = TurnContext(None, conversa_id, CUSTOMER_SERVICE)
+        said: list[bool] = []
+        replied: list[str] = []
+
+        def opening(work: Work) -> None:
+            self.conversations.say(conversa_id, "cliente", text, tx=work)
+            work.after_commit(lambda: said.append(True))
+
+        def closing(work: Work, result: TurnResult) -> None:
+            stopped = [
+                r["result"] for r in result.tool_results if r["result"].get("resultado") == CEILING
+            ]
+            reply = stopped[-1]["mensagem"] if stopped else (result.text or "Certo.")
+            # Message, its conversa.mensagem event and its delivery commit with the turn;
+            # the channel's worker delivers it after the commit.
+            self.conversations.say(conversa_id, "agente", reply, agent=CUSTOMER_SERVICE, tx=work)
+            replied.append(reply)
+
         try:
-            result = await self.runtime.run_turn(ctx, text)
+            await self.runtime.run_turn(ctx, text, opening=opening, closing=closing)
         except (UnavailableError, ConfigError):
             # Ours to fix (a dependency down, or atendimento bound to a model it cannot
             # reach, e.g. without its API key): the customer gets the fixed apology.
+            await self._say_unsaid(conversa_id, text, said)
             await self._say(conversa_id, "agente", UNAVAILABLE_REPLY)
             raise
         except AgentPausedError:  # the turn check refused it: nothing ran, nobody answered
+            await self._say_unsaid(conversa_id, text, said)
             return {"state": "paused", "operator": None, "reply": None, "attempts": []}
+        except Exception:
+            await self._say_unsaid(conversa_id, text, said)
+            raise
         finally:
             self._stopped.discard(id(ctx))
-        stopped = [
-            r["result"] for r in result.tool_results if r["result"].get("resultado") == CEILING
-        ]
-        reply = stopped[-1]["mensagem"] if stopped else (result.text or "Certo.")
-        await self._say(conversa_id, "agente", reply)
-        attempts = [
-            e.payload
-            for e in await asyncio.to_thread(self.events.after, first_event, 1000)
-            if e.type == "TENTATIVA_DE_FERRAMENTA_REGISTRADA" and e.session_id == conversa_id
-        ]
-        return {"state": "bot", "operator": None, "reply": reply, "attempts": attempts}
+            attempts = self._attempts.pop(id(ctx), [])
+        return {"state": "bot", "operator": None, "reply": replied[-1], "attempts": attempts}
+
+    async def _say_unsaid(self, conversa_id: str, text: str, said: list[bool]) -> None:
+        # A refused (or failed) turn never opened: the customer's message is still recorded.
+        if not said:
+            await self._say(conversa_id, "cliente", text)
 
     async def _say(self, conversa_id: str, autor: Role, text: str) -> None:
         # Message, its conversa.mensagem event and (for the agent's) its delivery commit

@@ -12,6 +12,12 @@
 - A provider that fails (after its own retries) ends the turn with ``agent.status``
   ``error`` and the reason instead of ``idle`` — the roster and the feed show it — and
   the error goes on to the caller (HTTP 502/503). The next turn that succeeds ends ``idle``.
+- A turn writes in two units of work, never holding one across a model call (SQLite has
+  one writer): the opening (``agent.status`` working, plus the caller's ``opening`` writes,
+  e.g. the customer's message) commits before the first model call, so the roster shows
+  the agent working while it thinks; the closing (``agent.turn``, the usage row,
+  ``agent.status`` idle, plus the caller's ``closing`` writes, e.g. the reply) commits once
+  at the end. What the turn's tools decide commits on its own, inside the guard.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
+import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -34,6 +41,9 @@ from backend.agents.providers.base import (
 from backend.agents.team import AgentDef, agent
 from backend.events import Event, EventLog, EventType
 from backend.exceptions import CadenciaError, ConfigError, ProviderError, UnavailableError
+from backend.store.uow import UnitOfWork, Work
+
+log = logging.getLogger(__name__)
 
 ToolImpl = Callable[["TurnContext", dict[str, Any]], "dict[str, Any] | Awaitable[dict[str, Any]]"]
 ProviderFactory = Callable[[str, int], ModelProvider]
@@ -43,8 +53,13 @@ END_TURN = "_end_turn"
 current answer has its result; the key is removed before the model or the log sees it."""
 TurnCheck = Callable[["TurnContext"], None]
 """Runs in a worker thread before a turn; raises (e.g. a ``ConflictError``) to refuse it."""
-UsageSink = Callable[["TurnContext", str, dict[str, int]], None]
-"""``(ctx, model spec, {"input_tokens", "output_tokens"})`` after each recorded turn."""
+UsageSink = Callable[..., None]
+"""``(ctx, model spec, {"input_tokens", "output_tokens"}, *, tx=Work)`` after each turn, inside
+the turn's closing unit of work (a sink on the same database writes in it)."""
+Opening = Callable[[Work], None]
+"""Caller writes that commit with the turn's ``agent.status`` working, before the model runs."""
+Closing = Callable[[Work, "TurnResult"], None]
+"""Caller writes that commit with the turn's ``agent.turn``, usage and idle status."""
 
 
 @dataclass(frozen=True)
@@ -133,6 +148,15 @@ def _seen(decided: list[Event]) -> dict[str, Any]:
     return {"decisions_seen": [str(e.payload.get("approval_id")) for e in decided]}
 
 
+def _history(turns: list[Event]) -> tuple[list[Message], int]:
+    messages: list[Message] = []
+    calls = 0
+    for event in turns:
+        messages.extend(_message_from_dict(m) for m in event.payload.get("messages", []))
+        calls += int(event.payload.get("model_calls", 0))
+    return messages, calls
+
+
 class AgentRuntime:
     """Runs turns of session-scoped conversational agents."""
 
@@ -152,6 +176,7 @@ class AgentRuntime:
         self.max_steps = max_steps
         self.checks = tuple(checks)
         self.usage = usage
+        self.uow = UnitOfWork(events.db)
         self._locks: dict[tuple[str | None, str], asyncio.Lock] = {}
 
     def install(self, *, checks: Sequence[TurnCheck] = (), usage: UsageSink | None = None) -> None:
@@ -163,12 +188,7 @@ class AgentRuntime:
 
     def history(self, session_id: str | None, agent_id: str) -> tuple[list[Message], int]:
         """Rebuild an agent's conversation and its model-call count from the log."""
-        messages: list[Message] = []
-        calls = 0
-        for event in self._turn_events(session_id, agent_id):
-            messages.extend(_message_from_dict(m) for m in event.payload.get("messages", []))
-            calls += int(event.payload.get("model_calls", 0))
-        return messages, calls
+        return _history(self._turn_events(session_id, agent_id))
 
     def unseen_decisions(self, session_id: str | None, agent_id: str) -> list[Event]:
         """Operators' decisions on this agent's approvals that no turn of it has seen yet.
@@ -177,38 +197,55 @@ class AgentRuntime:
         decision reaches the agent exactly once, in its next turn of that session, even
         after a restart.
         """
+        return self._unseen(session_id, agent_id, self._turn_events(session_id, agent_id))
+
+    def _unseen(self, session_id: str | None, agent_id: str, turns: list[Event]) -> list[Event]:
         if session_id is None:
             return []
-        seen = {
-            str(a)
-            for event in self._turn_events(session_id, agent_id)
-            for a in event.payload.get("decisions_seen", [])
-        }
+        seen = {str(a) for event in turns for a in event.payload.get("decisions_seen", [])}
         return [
             e
             for e in self.events.of_agent(session_id, agent_id, EventType.APPROVAL_DECIDED)
             if str(e.payload.get("approval_id")) not in seen
         ]
 
+    def _before_turn(self, ctx: TurnContext) -> tuple[tuple[list[Message], int], list[Event]]:
+        # One read of the agent's turns serves both the history and the decisions it saw.
+        turns = self._turn_events(ctx.session_id, ctx.agent_id)
+        return _history(turns), self._unseen(ctx.session_id, ctx.agent_id, turns)
+
     def _turn_events(self, session_id: str | None, agent_id: str) -> list[Any]:
         if session_id is None:
             return []
         return self.events.of_agent(session_id, agent_id, EventType.AGENT_TURN)
 
-    async def run_turn(self, ctx: TurnContext, text: str) -> TurnResult:
+    async def run_turn(
+        self,
+        ctx: TurnContext,
+        text: str,
+        *,
+        opening: Opening | None = None,
+        closing: Closing | None = None,
+    ) -> TurnResult:
         """One turn: the user's ``text`` in, the agent's answer out. Turns of one agent in
-        one session are serialized."""
+        one session are serialized.
+
+        ``opening`` runs in the unit of work that records the turn's start (only once the
+        turn checks let it run); ``closing`` in the one that records its end (only when the
+        turn succeeded). Each is one commit together with the runtime's own events.
+        """
         lock = self._locks.setdefault((ctx.session_id, ctx.agent_id), asyncio.Lock())
         async with lock:
-            return await self._run_turn(ctx, text)
+            return await self._run_turn(ctx, text, opening, closing)
 
-    async def _run_turn(self, ctx: TurnContext, text: str) -> TurnResult:
+    async def _run_turn(
+        self, ctx: TurnContext, text: str, opening: Opening | None, closing: Closing | None
+    ) -> TurnResult:
         definition = agent(ctx.agent_id)
         for check in self.checks:
             await asyncio.to_thread(check, ctx)
-        history, calls_before = await asyncio.to_thread(self.history, ctx.session_id, ctx.agent_id)
-        decided = await asyncio.to_thread(self.unseen_decisions, ctx.session_id, ctx.agent_id)
-        await self._status(ctx, "working", f"thinking about: {text[:60]}")
+        (history, calls_before), decided = await asyncio.to_thread(self._before_turn, ctx)
+        await asyncio.to_thread(self._open, ctx, f"thinking about: {text[:60]}", opening)
         # One user message: what operators decided since the last turn, then the text (some
         # providers refuse two user messages in a row).
         notices = [decision_notice(e.payload) for e in decided]
@@ -218,6 +255,7 @@ class AgentRuntime:
         steps = 0
         usage = {"input_tokens": 0, "output_tokens": 0}
         reported = False
+        spec: str | None = None
         end: tuple[str, str] = ("idle", "")
         try:
             try:
@@ -236,11 +274,8 @@ class AgentRuntime:
                     )
                 except (ProviderError, ConfigError) as exc:
                     # The provider already retried what a retry can fix: the agent is in
-                    # error until a turn succeeds (the steps so far are not recorded). The
-                    # tokens earlier steps spent were billed all the same: they count.
+                    # error until a turn succeeds (the steps so far are not recorded).
                     end = ("error", _reason(exc))
-                    if reported and self.usage is not None:
-                        await asyncio.to_thread(self.usage, ctx, spec, dict(usage))
                     raise
                 if turn.usage:
                     reported = True
@@ -262,31 +297,70 @@ class AgentRuntime:
                     )
                 if ended:
                     break
-            await asyncio.to_thread(
-                self.events.append,
+            payload = {
+                "turn": calls_before + steps,
+                "text": answer,
+                "tool_calls": [r["tool"] for r in results],
+                "stop_reason": "max_steps" if steps >= self.max_steps and results else "end_turn",
+                "messages": [_message_to_dict(m) for m in new],
+                "model_calls": steps,
+                "model": spec,
+                "usage": dict(usage) if reported else None,
+                **_seen(decided),
+            }
+            outcome = TurnResult(answer, results, steps)
+            await asyncio.to_thread(self._close, ctx, payload, spec, usage, closing, outcome)
+        except BaseException:
+            # The tokens earlier steps spent were billed all the same: they count.
+            billed = dict(usage) if reported and spec is not None else None
+            try:
+                await asyncio.to_thread(self._close_failed, ctx, end, spec, billed)
+            except Exception:
+                log.exception("could not record the end of %s's failed turn", ctx.agent_id)
+            raise
+        return outcome
+
+    def _open(self, ctx: TurnContext, detail: str, opening: Opening | None) -> None:
+        with self.uow.begin() as work:
+            if opening is not None:
+                opening(work)
+            self._status_in(work, ctx, "working", detail)
+
+    def _close(
+        self,
+        ctx: TurnContext,
+        payload: dict[str, Any],
+        spec: str,
+        usage: dict[str, int],
+        closing: Closing | None,
+        outcome: TurnResult,
+    ) -> None:
+        with self.uow.begin() as work:
+            self.events.append(
                 EventType.AGENT_TURN,
-                {
-                    "turn": calls_before + steps,
-                    "text": answer,
-                    "tool_calls": [r["tool"] for r in results],
-                    "stop_reason": "max_steps"
-                    if steps >= self.max_steps and results
-                    else "end_turn",
-                    "messages": [_message_to_dict(m) for m in new],
-                    "model_calls": steps,
-                    "model": spec,
-                    "usage": dict(usage) if reported else None,
-                    **_seen(decided),
-                },
+                payload,
                 project_id=ctx.project_id,
                 session_id=ctx.session_id,
                 agent=ctx.agent_id,
+                tx=work,
             )
             if self.usage is not None:
-                await asyncio.to_thread(self.usage, ctx, spec, dict(usage))
-        finally:
-            await self._status(ctx, *end)
-        return TurnResult(answer, results, steps)
+                self.usage(ctx, spec, dict(usage), tx=work)
+            self._status_in(work, ctx, "idle", "")
+            if closing is not None:
+                closing(work, outcome)
+
+    def _close_failed(
+        self,
+        ctx: TurnContext,
+        end: tuple[str, str],
+        spec: str | None,
+        billed: dict[str, int] | None,
+    ) -> None:
+        with self.uow.begin() as work:
+            if billed is not None and spec is not None and self.usage is not None:
+                self.usage(ctx, spec, billed, tx=work)
+            self._status_in(work, ctx, *end)
 
     async def _call_tool(
         self, definition: AgentDef, ctx: TurnContext, call: ToolCall
@@ -308,11 +382,19 @@ class AgentRuntime:
             return {"error": exc.message, "code": exc.code}, True
 
     async def _status(self, ctx: TurnContext, status: str, detail: str) -> None:
-        await asyncio.to_thread(
-            self.events.append,
+        """Append one ``agent.status`` in its own commit (work outside a turn)."""
+        await asyncio.to_thread(self._status_alone, ctx, status, detail)
+
+    def _status_alone(self, ctx: TurnContext, status: str, detail: str) -> None:
+        with self.uow.begin() as work:
+            self._status_in(work, ctx, status, detail)
+
+    def _status_in(self, work: Work, ctx: TurnContext, status: str, detail: str) -> None:
+        self.events.append(
             EventType.AGENT_STATUS,
             {"status": status, "detail": detail},
             project_id=ctx.project_id,
             session_id=ctx.session_id,
             agent=ctx.agent_id,
+            tx=work,
         )

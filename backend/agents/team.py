@@ -14,6 +14,7 @@ or ``None`` for a direct tool that proposes no action (like hadolint validation)
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -269,9 +270,11 @@ def dev_agent(module: str) -> AgentDef:
     )
 
 
+@functools.cache
 def customer_service_agent() -> AgentDef:
     """``atendimento``: the three Lab 87 tools, from :mod:`backend.tools.registry`, and
-    the prompt of :mod:`backend.agents.customer_prompt`."""
+    the prompt of :mod:`backend.agents.customer_prompt`. Built once: rendering the tools'
+    JSON schemas took ~10 ms, on every customer turn."""
     from backend.agents.customer_prompt import SYSTEM_PROMPT
     from backend.tools.registry import TOOLS  # the guard owns the tools' specs
 

@@ -15,10 +15,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, date, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from backend.exceptions import ValidationError
 from backend.store.db import Database, Row
+
+if TYPE_CHECKING:
+    from backend.store.uow import Work
 
 NO_PROJECT = ""
 """``agent_usage.project_id`` of turns outside a project (customer conversations)."""
@@ -77,22 +80,30 @@ class UsageBook:
         """Today's UTC day, ``YYYY-MM-DD``."""
         return self.clock().astimezone(UTC).date().isoformat()
 
-    def record(self, ctx: Any, spec: str, usage: Mapping[str, int]) -> None:
-        """Add one turn of ``ctx.agent_id`` (the runtime's usage sink)."""
+    def record(
+        self, ctx: Any, spec: str, usage: Mapping[str, int], *, tx: Work | None = None
+    ) -> None:
+        """Add one turn of ``ctx.agent_id`` (the runtime's usage sink).
+
+        With ``tx`` (the turn's closing unit of work) the row commits with the turn's
+        ``agent.turn`` event instead of on its own.
+        """
         now = self.clock().astimezone(UTC)
-        with self.db.transaction() as tx:
-            tx.execute(
-                "usage_record",
-                {
-                    "day": now.date().isoformat(),
-                    "project_id": ctx.project_id or NO_PROJECT,
-                    "agent": ctx.agent_id,
-                    "model": spec,
-                    "input_tokens": max(0, int(usage.get("input_tokens", 0))),
-                    "output_tokens": max(0, int(usage.get("output_tokens", 0))),
-                    "now": now.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
-                },
-            )
+        params = {
+            "day": now.date().isoformat(),
+            "project_id": ctx.project_id or NO_PROJECT,
+            "agent": ctx.agent_id,
+            "model": spec,
+            "input_tokens": max(0, int(usage.get("input_tokens", 0))),
+            "output_tokens": max(0, int(usage.get("output_tokens", 0))),
+            "now": now.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+        }
+        joined = tx.tx_for(self.db) if tx is not None else None
+        if joined is not None:
+            joined.execute("usage_record", params)
+            return
+        with self.db.transaction() as own:
+            own.execute("usage_record", params)
 
     def used(self, agent_id: str, day: str | None = None) -> int:
         """Tokens (in + out) ``agent_id`` used on ``day`` (default today), every project."""

@@ -1,8 +1,18 @@
 """The append-only event log every part of the backend writes to.
 
-Ids are strictly increasing and become visible in id order (PostgreSQL appends take a
-transaction-scoped advisory lock), so a reader that resumes after id N never misses an
-event. ``append`` commits and then tells in-process listeners (the live broadcast hooks
+Ids are strictly increasing and a reader that resumes after id N never misses an event:
+:meth:`EventLog.after` and :meth:`EventLog.last_id` only go as far as a *settled horizon*,
+an id below which nothing can still commit. On SQLite (one writer, commits in id order)
+that is simply the highest id. On PostgreSQL several transactions append at once and may
+commit out of id order, so each append takes the shared form of one advisory lock before
+its id is drawn (appenders never wait for each other) and a reader that needs a newer
+horizon takes the exclusive form in a short transaction of its own (``events_barrier``):
+once granted, every id drawn so far is committed or rolled back for good, and the
+``max(id)`` it reads next is settled. The horizon is cached per log and the barrier is
+taken only when a cheap ``max(id)`` shows something new, so idle readers cost one index
+lookup. Never read :meth:`after` from inside an open unit of work that appended: the
+barrier would wait for that unit (it gives up after ``lock_timeout`` and serves the cached
+horizon). ``append`` commits and then tells in-process listeners (the live broadcast hooks
 in there); on PostgreSQL the same transaction also sends ``NOTIFY cadencia_events`` so
 other backend processes see the event.
 
@@ -14,12 +24,15 @@ the ``json.dumps`` the append does anyway, so it stays on in production too.
 
 from __future__ import annotations
 
+import logging
+import threading
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from backend.events.catalog import EventType, check_payload, event_type
+from backend.exceptions import StorageError
 from backend.store.db import Database, Row, Tx, dumps, loads
 
 if TYPE_CHECKING:
@@ -75,6 +88,9 @@ class EventLog:
         self.db = db
         self._listeners: list[Listener] = []
         self._projectors: list[Projector] = list(projectors)
+        # Every id <= this is committed or will never be (PostgreSQL readers, see above).
+        self._settled = 0
+        self._settle_lock = threading.Lock()
 
     def add_projector(self, projector: Projector) -> None:
         """Call ``projector(tx, event)`` in the transaction of every append made through this
@@ -167,9 +183,19 @@ class EventLog:
                     logging.getLogger(__name__).exception("event listener failed")
 
     def after(self, after_id: int = 0, limit: int = 500) -> list[Event]:
-        """Events with id greater than ``after_id``, oldest first."""
-        with self.db.transaction(write=False) as tx:
-            rows = tx.all("events_after", {"after": after_id, "limit": limit})
+        """Events with id greater than ``after_id``, oldest first, in id order with no gap:
+        no event with a lower id than the last one returned can appear later."""
+        if self.db.dialect == "sqlite":
+            with self.db.transaction(write=False) as tx:
+                rows = tx.all("events_after", {"after": after_id, "limit": limit})
+        else:
+            upto = self._horizon()
+            if upto <= after_id:
+                return []
+            with self.db.transaction(write=False) as tx:
+                rows = tx.all(
+                    "events_after_upto", {"after": after_id, "upto": upto, "limit": limit}
+                )
         return [Event.from_row(r) for r in rows]
 
     def before(self, before_id: int, limit: int) -> list[Event]:
@@ -229,7 +255,34 @@ class EventLog:
         return [Event.from_row(r) for r in rows]
 
     def last_id(self) -> int:
-        """The highest id in the log (0 when empty)."""
+        """The highest settled id in the log (0 when empty): a safe place to resume from."""
+        if self.db.dialect != "sqlite":
+            return self._horizon()
         with self.db.transaction(write=False) as tx:
             row = tx.one("events_last_id")
         return int(row["last_id"]) if row else 0
+
+    def _horizon(self) -> int:
+        """The settled horizon (PostgreSQL): cached, renewed through the barrier only when a
+        higher id has committed since."""
+        with self.db.transaction(write=False) as tx:
+            row = tx.one("events_last_id")
+        latest = int(row["last_id"]) if row else 0
+        if latest <= self._settled:
+            return self._settled
+        try:
+            with self.db.transaction() as tx:
+                tx.one("events_barrier")
+                row = tx.one("events_last_id")
+        except StorageError as exc:
+            if getattr(exc.__cause__, "sqlstate", None) != "55P03":  # lock_not_available
+                raise
+            logging.getLogger(__name__).warning(
+                "event log: appenders still in flight after lock_timeout; serving id %d",
+                self._settled,
+            )
+            return self._settled
+        settled = int(row["last_id"]) if row else 0
+        with self._settle_lock:
+            self._settled = max(self._settled, settled)
+            return self._settled

@@ -159,47 +159,62 @@ class Conversations:
         *,
         agent: str | None = None,
         held_by: str | None = None,
+        tx: Work | None = None,
     ) -> Message:
         """Record a message, emit ``conversa.mensagem`` and, when outbound, queue its delivery.
 
-        All in one unit of work. ``held_by`` (an operator's reply) refuses with
-        :class:`ConflictError` unless the conversation is ``human`` and held by them, checked
-        in the same transaction so a concurrent hand back cannot slip in between.
+        All in one unit of work: ``tx`` (the caller's, e.g. the turn that produced the reply)
+        or a new one. ``held_by`` (an operator's reply) refuses with :class:`ConflictError`
+        unless the conversation is ``human`` and held by them, checked in the same
+        transaction so a concurrent hand back cannot slip in between.
         """
-        assert self.events is not None, "Conversations needs the event log to say()"
+        if tx is not None and tx.tx_for(self.db) is not None:
+            return self._say_in(tx, conversa_id, autor, text, agent, held_by)
         with UnitOfWork(self.db).begin() as work:
-            tx = work.tx_for(self.db)
-            assert tx is not None
-            if held_by is not None:
-                current = self._state_in(tx, conversa_id)
-                if current.state != "human" or current.operator != held_by:
-                    raise ConflictError(
-                        f"conversation {conversa_id} is {current.state}"
-                        + (f" (held by {current.operator})" if current.operator else "")
-                        + f", not held by {held_by}"
-                    )
-            ts = utcnow_iso()
-            ident = self._append_in(tx, conversa_id, autor, text, ts)
-            delivery = None
-            if autor in OUTBOUND:
-                delivery = dict(status="pending", attempts=0, last_error=None, delivered_at=None)
-                tx.execute(
-                    "delivery_enqueue",
-                    {
-                        "message_id": ident,
-                        "conversa_id": conversa_id,
-                        "key": f"msg-{ident}-{uuid.uuid4().hex[:12]}",
-                        "now": utcnow_iso(),
-                    },
+            return self._say_in(work, conversa_id, autor, text, agent, held_by)
+
+    def _say_in(
+        self,
+        work: Work,
+        conversa_id: str,
+        autor: Role,
+        text: str,
+        agent: str | None,
+        held_by: str | None,
+    ) -> Message:
+        assert self.events is not None, "Conversations needs the event log to say()"
+        tx = work.tx_for(self.db)
+        assert tx is not None
+        if held_by is not None:
+            current = self._state_in(tx, conversa_id)
+            if current.state != "human" or current.operator != held_by:
+                raise ConflictError(
+                    f"conversation {conversa_id} is {current.state}"
+                    + (f" (held by {current.operator})" if current.operator else "")
+                    + f", not held by {held_by}"
                 )
-                work.after_commit(lambda: self._tell(ident))
-            self.events.append(
-                EventType.CONVERSA_MENSAGEM,
-                {"conversaId": conversa_id, "autor": autor, "texto": text},
-                session_id=conversa_id,
-                agent=agent,
-                tx=work,
+        ts = utcnow_iso()
+        ident = self._append_in(tx, conversa_id, autor, text, ts)
+        delivery = None
+        if autor in OUTBOUND:
+            delivery = dict(status="pending", attempts=0, last_error=None, delivered_at=None)
+            tx.execute(
+                "delivery_enqueue",
+                {
+                    "message_id": ident,
+                    "conversa_id": conversa_id,
+                    "key": f"msg-{ident}-{uuid.uuid4().hex[:12]}",
+                    "now": utcnow_iso(),
+                },
             )
+            work.after_commit(lambda: self._tell(ident))
+        self.events.append(
+            EventType.CONVERSA_MENSAGEM,
+            {"conversaId": conversa_id, "autor": autor, "texto": text},
+            session_id=conversa_id,
+            agent=agent,
+            tx=work,
+        )
         return Message(ident, autor, text, ts, delivery)
 
     def _append_in(

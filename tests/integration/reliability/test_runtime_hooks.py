@@ -49,7 +49,7 @@ async def test_hooks_and_the_error_status(sqlite_db: Database) -> None:
         if refuse:
             raise ConflictError(refuse[0])
 
-    def sink(ctx: TurnContext, spec: str, usage: dict[str, int]) -> None:
+    def sink(ctx: TurnContext, spec: str, usage: dict[str, int], *, tx: object = None) -> None:
         seen.append((ctx.agent_id, spec, usage))
 
     runtime = AgentRuntime(
