@@ -204,7 +204,7 @@ class Backend:
         if self.guard.orchestrator.uncertain is not None:
             self.spawn(self._reconcile_loop(), "reconcile")
         self.spawn(self._gate_jobs_loop(), "gate-jobs")
-        self.spawn(self._roster_snapshots_loop(), "roster-snapshots")
+        self.spawn(self.roster_projection.snapshots.keep_current(), "roster-snapshots")
         self.spawn(self.dev_worker.run(), "dev-agents")
 
     async def _provision_scanners(self) -> None:
@@ -365,16 +365,6 @@ class Backend:
             except Exception as exc:  # the loop must outlive one bad round
                 log.warning("reconcile round failed: %r", exc)
             await asyncio.sleep(interval)
-
-    async def _roster_snapshots_loop(self) -> None:
-        """Every 30 s: build the roster's missing time-travel snapshots (each one folds the
-        previous snapshot over one block of events), so ``?at=N`` never waits for them."""
-        while True:
-            try:
-                await asyncio.to_thread(self.roster_projection.snapshots.catch_up)
-            except Exception as exc:  # the loop must outlive one bad round
-                log.warning("roster snapshot round failed: %r", exc)
-            await asyncio.sleep(30)
 
     async def _gate_jobs_loop(self) -> None:
         """At start-up, then every ``gate_sweep_s``: run the gate jobs a crash left behind

@@ -16,10 +16,15 @@ the same content (the fold is deterministic), so the upsert's order does not mat
 
 from __future__ import annotations
 
+import asyncio
+import logging
+
 from backend.agents.roster_facts import fold
 from backend.events import EventLog, utcnow_iso
 from backend.projections.codec import Tables, copy, decode, encode
 from backend.store.db import Database
+
+log = logging.getLogger(__name__)
 
 
 class Snapshots:
@@ -48,12 +53,17 @@ class Snapshots:
                 {"upto": upto, "facts": encode(tables), "created_at": utcnow_iso()},
             )
 
-    def catch_up(self, target: int | None = None) -> tuple[int, Tables]:
+    def catch_up(
+        self, target: int | None = None, *, max_blocks: int | None = None
+    ) -> tuple[int, Tables]:
         """Build every missing snapshot up to ``target`` (default: the log's last id) over
-        complete blocks only; return the newest snapshot at or before ``target``."""
+        complete blocks only, at most ``max_blocks`` of them; return the newest snapshot at
+        or before ``target``."""
         last = self.events.last_id()
         target = last if target is None else min(target, last)
         upto, tables = self.latest(target)
+        if max_blocks is not None:
+            target = min(target, upto + max_blocks * self.every)
         while upto + self.every <= target:
             nxt = upto + self.every
             tables = fold(self.events.until(nxt, upto), copy(tables))
@@ -67,3 +77,21 @@ class Snapshots:
         if at > upto:
             tables = fold(self.events.until(at, upto), copy(tables))
         return tables
+
+    def behind(self) -> bool:
+        """Whether a complete block of the log has no snapshot yet."""
+        last = self.events.last_id()
+        return self.latest(last)[0] + self.every <= last
+
+    async def keep_current(self) -> None:
+        """Every 30 s: build the missing snapshots, so ``?at=N`` never waits for them. A log
+        with many blocks missing (restored, or older than the projection) is caught up 20
+        blocks a second, so the folding never starves the routes of the GIL."""
+        while True:
+            pause = 30.0
+            try:
+                await asyncio.to_thread(self.catch_up, max_blocks=20)
+                pause = 1.0 if await asyncio.to_thread(self.behind) else 30.0
+            except Exception as exc:  # the loop must outlive one bad round
+                log.warning("roster snapshot round failed: %r", exc)
+            await asyncio.sleep(pause)
