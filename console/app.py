@@ -280,9 +280,9 @@ class CadenciaConsole(
                     await self._load_snapshots(roster=roster, approvals=approvals)
                 except ApiError as exc:
                     self.log.warning(f"refetch failed: {exc.message}")
+                    self._flush_pending()  # what did load (or report) is shown
                     break
-                finally:
-                    self._flush_pending()
+                self._flush_pending()
         finally:
             self._refetching = False
 
