@@ -18,6 +18,7 @@ from textual import work
 from textual.app import App
 from textual.binding import Binding, BindingType
 from textual.signal import Signal
+from textual.worker import Worker
 
 from console.actions import ActionsMixin
 from console.actions_agents import AgentActionsMixin
@@ -137,7 +138,7 @@ class CadenciaConsole(
         self._approvals_dirty = False
         self._refetch_roster = False
         self._refetch_approvals = False
-        self._refetching = False
+        self._refetching: Worker[None] | None = None
         self.roster_changed: Signal[None] = Signal(self, "roster_changed")
         self.approvals_changed: Signal[None] = Signal(self, "approvals_changed")
         """Published after Approvals *and* the Inbox were refetched (they move together)."""
@@ -272,19 +273,16 @@ class CadenciaConsole(
         # (A newer refetch used to cancel the one in flight: under steady traffic, with a
         # flush every 100 ms and a roster that takes longer than that to answer, no fetch
         # ever finished and the roster froze, while the backend kept computing each one.)
-        try:
-            while self._refetch_roster or self._refetch_approvals:
-                roster, approvals = self._refetch_roster, self._refetch_approvals
-                self._refetch_roster = self._refetch_approvals = False
-                try:
-                    await self._load_snapshots(roster=roster, approvals=approvals)
-                except ApiError as exc:
-                    self.log.warning(f"refetch failed: {exc.message}")
-                    self._flush_pending()  # what did load (or report) is shown
-                    break
-                self._flush_pending()
-        finally:
-            self._refetching = False
+        while self._refetch_roster or self._refetch_approvals:
+            roster, approvals = self._refetch_roster, self._refetch_approvals
+            self._refetch_roster = self._refetch_approvals = False
+            try:
+                await self._load_snapshots(roster=roster, approvals=approvals)
+            except ApiError as exc:
+                self.log.warning(f"refetch failed: {exc.message}")
+                self._flush_pending()  # what did load (or report) is shown
+                return
+            self._flush_pending()
 
     # -- public ------------------------------------------------------------------------
 
@@ -292,9 +290,10 @@ class CadenciaConsole(
         """Fetch fresh snapshots in an App-owned worker (coalesced with the one in flight)."""
         self._refetch_roster |= roster
         self._refetch_approvals |= approvals
-        if not self._refetching and (self._refetch_roster or self._refetch_approvals):
-            self._refetching = True
-            self._refetch_worker()
+        idle = self._refetching is None or self._refetching.is_finished
+        if idle and (self._refetch_roster or self._refetch_approvals):
+            # Wishes left by a worker that ended just now are picked up by the next flush.
+            self._refetching = self._refetch_worker()
 
     def add_feed_line(self, kind: str, text: str) -> None:
         """Put a console-side line (an operator action's result) in the feed."""
