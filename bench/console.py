@@ -396,9 +396,11 @@ def main(argv: list[str] | None = None) -> int:
         ours: list[Samples] = []
         base: list[Samples] = []
         for n in range(args.rounds):
+            started = time.perf_counter()
             ours.append(asyncio.run(_ours(url, args.keys, args.talk)))
             base.append(asyncio.run(_minimal(args.keys)))
-            print(f"round {n + 1}/{args.rounds} done", flush=True)
+            took = time.perf_counter() - started
+            print(f"round {n + 1}/{args.rounds} done in {took:.0f} s", flush=True)
 
     o, b = summarize(ours), summarize(base)
     rows, figures = report(o, b)
