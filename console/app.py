@@ -18,6 +18,7 @@ from textual import work
 from textual.app import App
 from textual.binding import Binding, BindingType
 from textual.signal import Signal
+from textual.worker import Worker
 
 from console.actions import ActionsMixin
 from console.actions_agents import AgentActionsMixin
@@ -30,6 +31,7 @@ from console.exceptions import ApiError, AuthError, ContractError
 from console.feed import FeedLine, from_activity, from_event
 from console.inbox_state import InboxStateMixin
 from console.models import Approvals, Connected, Malformed, Resync, RosterEntry, StreamEvent
+from console.modes import SCREEN_CSS, ModesMixin
 from console.screens.approvals import ApprovalsScreen
 from console.screens.help import HelpScreen, binding_rows
 from console.screens.inbox import InboxScreen
@@ -60,11 +62,13 @@ class CadenciaConsole(
     InboxActionsMixin,
     InboxStateMixin,
     SnapshotsMixin,
+    ModesMixin,
     App[int],
 ):
     """Keyboard-driven console for on-call operators."""
 
     TITLE = "Cadência Ops"
+    CSS_PATH = SCREEN_CSS
     CSS = """
     Screen { layers: base overlay; }
     #too-small {
@@ -135,6 +139,7 @@ class CadenciaConsole(
         self._approvals_dirty = False
         self._refetch_roster = False
         self._refetch_approvals = False
+        self._refetching: Worker[None] | None = None
         self.roster_changed: Signal[None] = Signal(self, "roster_changed")
         self.approvals_changed: Signal[None] = Signal(self, "approvals_changed")
         """Published after Approvals *and* the Inbox were refetched (they move together)."""
@@ -154,6 +159,7 @@ class CadenciaConsole(
         self.set_interval(FLUSH_INTERVAL_S, self._flush_pending)
         self.set_interval(1.0, self._tick)
         self._bootstrap()
+        self.prebuild_when_ready()
 
     async def on_unmount(self) -> None:
         """Release the HTTP pool."""
@@ -264,28 +270,33 @@ class CadenciaConsole(
             self._set_connection("reconnecting")
             await asyncio.sleep(backoff_delay(failures))
 
-    @work(group="refetch", exclusive=True, exit_on_error=False)
-    async def _refetch_worker(self, roster: bool, approvals: bool) -> None:
-        # The worker is exclusive: a newer refetch cancels this one. What this one was asked
-        # to fetch must then not be lost (a roster-only refetch used to cancel an Inbox
-        # refetch and the resolved item stayed on screen), so a cancelled or failed fetch
-        # hands its wishes back to the next one.
-        try:
-            await self._load_snapshots(roster=roster, approvals=approvals)
-        except asyncio.CancelledError:
-            self._refetch_roster |= roster
-            self._refetch_approvals |= approvals
-            raise
-        except ApiError as exc:
-            self.log.warning(f"refetch failed: {exc.message}")
-        self._flush_pending()
+    @work(group="refetch", exit_on_error=False)
+    async def _refetch_worker(self) -> None:
+        # One fetch in flight at a time; what is asked meanwhile is fetched right after it.
+        # (A newer refetch used to cancel the one in flight: under steady traffic, with a
+        # flush every 100 ms and a roster that takes longer than that to answer, no fetch
+        # ever finished and the roster froze, while the backend kept computing each one.)
+        while self._refetch_roster or self._refetch_approvals:
+            roster, approvals = self._refetch_roster, self._refetch_approvals
+            self._refetch_roster = self._refetch_approvals = False
+            try:
+                await self._load_snapshots(roster=roster, approvals=approvals)
+            except ApiError as exc:
+                self.log.warning(f"refetch failed: {exc.message}")
+                self._flush_pending()  # what did load (or report) is shown
+                return
+            self._flush_pending()
 
     # -- public ------------------------------------------------------------------------
 
     def refetch(self, *, roster: bool = False, approvals: bool = False) -> None:
-        """Fetch fresh snapshots in an App-owned worker (coalesced with the next flush)."""
-        self._refetch_worker(roster or self._refetch_roster, approvals or self._refetch_approvals)
-        self._refetch_roster = self._refetch_approvals = False
+        """Fetch fresh snapshots in an App-owned worker (coalesced with the one in flight)."""
+        self._refetch_roster |= roster
+        self._refetch_approvals |= approvals
+        idle = self._refetching is None or self._refetching.is_finished
+        if idle and (self._refetch_roster or self._refetch_approvals):
+            # Wishes left by a worker that ended just now are picked up by the next flush.
+            self._refetching = self._refetch_worker()
 
     def add_feed_line(self, kind: str, text: str) -> None:
         """Put a console-side line (an operator action's result) in the feed."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from typing import TYPE_CHECKING, cast
 
 from textual import events
@@ -50,6 +51,18 @@ _KEY_TO_ACTION = {
 
 class ConsoleScreen(Screen[None]):
     """Base screen: keeps its :class:`StatusBar` in sync with the App."""
+
+    def __init__(
+        self, name: str | None = None, id: str | None = None, classes: str | None = None
+    ) -> None:
+        super().__init__(name=name, id=id, classes=classes)
+        # Textual re-parses the whole stylesheet and restyles every screen twice when a
+        # mode's screen is shown the first time, because a new screen's "CSS generation"
+        # starts at -1 (the app's only changes with the theme). This one is built with the
+        # stylesheet as it stands (every screen's CSS is read at start, see the App's
+        # CSS_PATH), so it starts current; a later theme change still refreshes it.
+        with contextlib.suppress(RuntimeError):  # no running App: nothing to match
+            self._css_update_count = self.app._css_update_count
 
     @property
     def console(self) -> CadenciaConsole:

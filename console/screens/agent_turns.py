@@ -16,11 +16,12 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from console.exceptions import ApiError, ContractError
 from console.models_agents import AgentTurn
 from console.screens._base import ConsoleScreen
+from console.widgets.footer import KeysFooter
 from console.widgets.status_bar import StatusBar
 
 TURNS_SHOWN = 20
@@ -114,7 +115,7 @@ class AgentTurnsScreen(ConsoleScreen):
         yield Static(f"{self.agent_id}: loading…", id="summary")
         with VerticalScroll(id="turns-pane"):
             yield Static(id="turns")
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         """Fetch the turns."""

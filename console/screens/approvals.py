@@ -11,12 +11,13 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
-from textual.widgets import DataTable, Footer, Input, Label
+from textual.widgets import DataTable, Input, Label
 
 from console.models import InfraPr, Interruption, UncertainItem
 from console.screens._base import OPERATOR_BINDINGS, UNCERTAIN_BINDINGS, OperatorScreen
 from console.screens._tables import reconcile
 from console.state import matches, ordered_interruptions, ordered_prs, since_text
+from console.widgets.footer import KeysFooter
 from console.widgets.status_bar import StatusBar
 
 PR_COLUMNS = (
@@ -97,7 +98,7 @@ class ApprovalsScreen(OperatorScreen):
         yield Input(
             placeholder="filter PRs and interruptions (esc clears)", id="filter", classes="hidden"
         )
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         """Columns, subscriptions, and whatever the App already knows."""

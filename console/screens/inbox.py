@@ -10,7 +10,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
-from textual.widgets import DataTable, Footer, Label, Static
+from textual.widgets import DataTable, Label, Static
 
 from console.inbox_view import needs_attention, next_attention, project_label, project_labels
 from console.layout import Column
@@ -18,6 +18,7 @@ from console.models_inbox import InboxItem
 from console.screens._inbox_keys import InboxKeysScreen
 from console.screens._tables import add_columns, fit_columns, reconcile
 from console.state import age_text
+from console.widgets.footer import KeysFooter
 from console.widgets.status_bar import StatusBar
 
 COLUMNS = (
@@ -77,7 +78,7 @@ class InboxScreen(InboxKeysScreen):
             yield Label("Inbox — what waits on you, most urgent first", classes="pane-title")
             yield DataTable(id="inbox", cursor_type="row")
         yield Static("", id="item-detail")
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         """Columns, subscriptions, and whatever the App already knows."""

@@ -11,7 +11,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
-from textual.widgets import DataTable, Footer, Input, Label, Static
+from textual.widgets import DataTable, Input, Label, Static
 
 from console.actions import READONLY_REASON
 from console.exceptions import ApiError, ContractError
@@ -20,6 +20,7 @@ from console.models import Conversation, Interruption, InterruptionDetail
 from console.screens._base import INTERRUPTION_BINDINGS, OperatorScreen
 from console.state import resultado_style
 from console.takeover import delivery_mark, execute_warning, ledger_text
+from console.widgets.footer import KeysFooter
 from console.widgets.status_bar import StatusBar
 
 ROLE_STYLE = {"cliente": "bold cyan", "agente": "green", "operador": "bold magenta"}
@@ -71,7 +72,7 @@ class InterruptionDetailScreen(OperatorScreen):
             yield Label("Attempts (ledger)", classes="pane-title")
             yield DataTable(id="attempts", cursor_type="row", zebra_stripes=True)
         yield Input(id="reply", disabled=True, placeholder="take over (t) to reply")
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         """Fetch; refetch when an action or an event touches this takeover or conversation."""

@@ -16,12 +16,13 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from console.actions_inbox import item_key
 from console.exceptions import ApiError, ContractError
 from console.models_inbox import ApprovalOut, HandoffOut, InboxItem
 from console.screens._inbox_keys import InboxKeysScreen
+from console.widgets.footer import KeysFooter
 from console.widgets.status_bar import StatusBar
 
 if TYPE_CHECKING:
@@ -66,7 +67,7 @@ class ItemDetailScreen(InboxKeysScreen):
         with VerticalScroll(id="record-scroll"):
             yield Static(id="record")
         yield Static("", id="outcome")
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         """Fetch; refetch when an event or an action touches the item, or on ``r``."""

@@ -15,12 +15,13 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
-from textual.widgets import Footer, Static, TabbedContent, TabPane
+from textual.widgets import Static, TabbedContent, TabPane
 
 from console.exceptions import ApiError, ContractError
 from console.models import Findings, InfraFiles, InfraPrDetail
 from console.models_inbox import InboxItem
 from console.screens._inbox_keys import InboxKeysScreen
+from console.widgets.footer import KeysFooter
 from console.widgets.status_bar import StatusBar
 
 GATE_STEPS = ("awaiting_qa", "awaiting_secops", "awaiting_human", "merged")
@@ -67,7 +68,7 @@ class PrDetailScreen(InboxKeysScreen):
                 yield Static(id="diff")
             with TabPane("Files", id="tab-files"), VerticalScroll():
                 yield Static(id="files")
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         """Fetch the PR; refetch whenever an action on it finishes."""

@@ -13,7 +13,7 @@ from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
-from textual.widgets import DataTable, Footer, Input, Label
+from textual.widgets import DataTable, Input, Label
 
 from console.feed import FeedLine
 from console.layout import Column
@@ -22,6 +22,7 @@ from console.screens._base import ConsoleScreen
 from console.screens._tables import add_columns, fit_columns
 from console.state import roster_matches
 from console.widgets.activity_feed import ActivityFeed
+from console.widgets.footer import KeysFooter
 from console.widgets.status_bar import StatusBar
 
 STATUS_STYLE = {
@@ -80,7 +81,7 @@ class TeamScreen(ConsoleScreen):
                 yield Label("Activity", classes="pane-title")
                 yield ActivityFeed(max_lines=self.console.settings.feed_max_lines, id="feed")
         yield Input(placeholder="filter agents (esc clears)", id="filter", classes="hidden")
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         """Columns, subscriptions, and whatever the App already knows."""
