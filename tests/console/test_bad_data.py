@@ -37,6 +37,10 @@ async def test_roster_status_3_is_shown_and_everything_else_works(
         assert app.is_running
         bar = str(app.screen.query_one(StatusBar).render())
         assert "GET /api/roster [0].status" in bar
+        # App.notify posts a message: wait for the toast rather than race it.
+        await wait_for(
+            pilot, lambda: any("GET /api/roster" in n.message for n in app._notifications)
+        )
         [toast] = [n for n in app._notifications if "GET /api/roster" in n.message]
         assert "field [0].status" in toast.message
         assert "got 3" in toast.message
@@ -85,7 +89,10 @@ async def test_approvals_503_warns_and_the_console_keeps_going(
     app = make_app()
     async with app.run_test(size=(120, 40)) as pilot:
         await until_live(pilot)
-        assert any("injected by the fault proxy" in n.message for n in app._notifications)
+        await wait_for(
+            pilot,
+            lambda: any("injected by the fault proxy" in n.message for n in app._notifications),
+        )
         assert not app.contract_errors  # a 503 is not the backend breaking the contract
         table = app.screen.query_one("#roster", DataTable)
         await wait_for(pilot, lambda: table.row_count >= 3)
@@ -137,3 +144,8 @@ async def test_an_unreadable_live_event_is_shown_skipped_and_the_stream_goes_on(
         assert app.is_running
         assert app.connection == "live"
         assert app.stream_connects == connects + 1  # skipped, not a reconnect loop
+
+
+def _toasts(app: CadenciaConsole, text: str) -> list[Any]:
+    """The notifications whose message holds ``text``."""
+    return [n for n in app._notifications if text in n.message]

@@ -32,7 +32,11 @@ async def test_wrong_token_is_reported_not_fatal(live: Live) -> None:
         await wait_for(pilot, lambda: app.ready.is_set())
         await wait_for(pilot, lambda: app.connection == "reconnecting")
         assert app.is_running
-        assert any("refused the token" in n.message for n in app._notifications)
+        # App.notify posts a message: the toast lands a moment after the state changes.
+        await wait_for(
+            pilot, lambda: any("refused the token" in n.message for n in app._notifications)
+        )
+        assert app.is_running
 
 
 async def test_feed_starts_from_the_tail_of_a_long_log(
