@@ -40,7 +40,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from bench._common import Interleaved, print_table, ratio, write_json
+from bench._common import Interleaved, Workload, print_table, ratio, total, write_json
 
 TARGET = 0.5
 TOKEN = "bench-throughput-token"
@@ -336,9 +336,17 @@ def run(
             driver = Driver(urls, concurrency, seconds / rounds)
             try:
                 driver.refund_once()
-                rates = Interleaved(rounds=rounds).run(
-                    {"decisions": driver.decisions, "bare_inserts": driver.inserts}
+                # Each call is one whole round of one side (``seconds / rounds`` of
+                # traffic), so a round is one turn each: decisions, then bare inserts.
+                per_round = Interleaved(
+                    rounds=rounds, round_s=0.5 * seconds / rounds, turn_s=1e-9
+                ).run(
+                    {
+                        "decisions": Workload(driver.decisions),
+                        "bare_inserts": Workload(driver.inserts),
+                    }
                 )
+                rates = {name: total(got) for name, got in per_round.items()}
             finally:
                 driver.close()
     decided, inserted = rates["decisions"].per_s, rates["bare_inserts"].per_s
