@@ -48,7 +48,9 @@ class ToolConnection:
             pool = self._pg_pool()
             try:
                 with pool.connection() as conn, conn.transaction(), conn.cursor() as cursor:
-                    yield Tx(cursor, load_queries("postgres"), "postgres")
+                    tx = Tx(cursor, load_queries("postgres"), "postgres")
+                    yield tx
+                    tx.run_before_commit()
             except psycopg.Error as exc:
                 raise StorageError(f"ERP refused {self.role}: {exc}") from exc
             return

@@ -23,13 +23,15 @@ roster shows of them (each read through its own index).
 
 from __future__ import annotations
 
-from backend.agents.roster_facts import GLOBAL, Row, Table, facts_of, merge
+from backend.agents.roster_facts import GLOBAL, Fact, Row, Table, facts_of, merge
 from backend.events import Event, EventLog, utcnow_iso
 from backend.projections.codec import Tables
 from backend.projections.snapshots import Snapshots
 from backend.store.db import Database, Tx, dumps, loads
 
 NAME = "roster"
+_PENDING = "roster.pending"
+"""The :attr:`Tx.state` key of the facts queued in a transaction."""
 
 
 class RosterProjection:
@@ -43,16 +45,33 @@ class RosterProjection:
         """(scope, key) of the flags this process read as committed."""
 
     def apply(self, tx: Tx, event: Event) -> None:
-        """Upsert ``event``'s facts in ``tx`` (the append's transaction)."""
-        for fact in facts_of(event):
-            if fact.mode == "first":
-                if (fact.scope, fact.key) in self._flags:
-                    continue  # read as committed: the statement would change nothing
-                query = "roster_fact_first"
-            else:
-                query = "roster_fact_last"
+        """Queue ``event``'s facts for ``tx`` (the append's transaction); they are upserted
+        right before its COMMIT, sorted by key (see :meth:`_flush`)."""
+        facts = [
+            f for f in facts_of(event) if f.mode != "first" or (f.scope, f.key) not in self._flags
+        ]  # a flag read as committed: its statement would change nothing
+        if not facts:
+            return
+        pending: list[Fact] | None = tx.state.get(_PENDING)
+        if pending is None:
+            pending = tx.state[_PENDING] = []
+            tx.before_commit(self._flush)
+        pending.extend(facts)
+
+    def _flush(self, tx: Tx) -> None:
+        """Upsert the facts ``tx`` queued, in (scope, key) order, as its last statements.
+
+        Every upsert locks its row (a flag's ``DO NOTHING`` still waits on a concurrent
+        uncommitted insert of the same key) until COMMIT. Taken in append order, two
+        PostgreSQL transactions that touch keys A and B in opposite orders deadlock; taken
+        in one global order, at the end of every transaction (so a transaction holding a
+        fact row waits only for fact rows later in that order), they cannot.
+        """
+        facts: list[Fact] = tx.state.pop(_PENDING, [])
+        facts.sort(key=lambda f: (f.scope, f.key))  # stable: a key's facts keep their order
+        for fact in facts:
             tx.execute(
-                query,
+                "roster_fact_first" if fact.mode == "first" else "roster_fact_last",
                 {
                     "scope": fact.scope,
                     "key": fact.key,
@@ -96,6 +115,10 @@ class RosterProjection:
         commutative, so both orders end on the same rows.
         """
         with self.db.transaction() as tx:
+            if tx.dialect == "postgres":
+                # Writers wait for the swap instead of deadlocking with it: the clear locks
+                # every old row, and a put would wait on a writer's uncommitted new one.
+                tx.execute_sql("LOCK TABLE roster_facts IN EXCLUSIVE MODE")
             tx.execute("roster_facts_clear")
             for scope, table in tables.items():
                 for key, row in table.items():

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import datetime
 from decimal import Decimal
@@ -42,6 +42,19 @@ class Tx:
         self._cursor = cursor
         self._queries = queries
         self.dialect = dialect
+        self._before_commit: list[Callable[[Tx], None]] = []
+        self.state: dict[str, Any] = {}
+        """Scratch space of whoever works in this transaction (e.g. a projector's queue)."""
+
+    def before_commit(self, hook: Callable[[Tx], None]) -> None:
+        """Run ``hook(self)`` once, as this transaction's last work before its COMMIT (not
+        at all if it rolls back). Hooks run in the order they were added."""
+        self._before_commit.append(hook)
+
+    def run_before_commit(self) -> None:
+        """Run the :meth:`before_commit` hooks (the database does, right before COMMIT)."""
+        while self._before_commit:
+            self._before_commit.pop(0)(self)
 
     def execute(self, name: str, params: Mapping[str, Any] | None = None) -> int:
         """Run query ``name``; return the number of rows it changed."""
@@ -137,7 +150,9 @@ class SqliteDatabase(Database):
         cursor = conn.cursor()
         try:
             cursor.execute("BEGIN IMMEDIATE" if write else "BEGIN")
-            yield Tx(cursor, self._queries, "sqlite")
+            tx = Tx(cursor, self._queries, "sqlite")
+            yield tx
+            tx.run_before_commit()
             cursor.execute("COMMIT")
         except BaseException as exc:
             if conn.in_transaction:
@@ -187,7 +202,9 @@ class PostgresDatabase(Database):
 
         try:
             with self.pool.connection() as conn, conn.transaction(), conn.cursor() as cursor:
-                yield Tx(cursor, self._queries, "postgres")
+                tx = Tx(cursor, self._queries, "postgres")
+                yield tx
+                tx.run_before_commit()
         except psycopg.Error as exc:
             raise StorageError(f"PostgreSQL error: {exc}") from exc
 

@@ -138,3 +138,43 @@ def test_concurrent_writers_on_postgresql_converge(pg_db: Database) -> None:
         assert projection.table() == fold(log) == logs[1][1].table()
     finally:
         dbs[1].close()
+
+
+def test_writers_touching_keys_in_opposite_orders_do_not_deadlock(pg_db: Database) -> None:
+    """Two transactions each pause two agents, in opposite orders, interleaved. Upserted at
+    append time, each would hold its first fact row and wait for the other's: PostgreSQL
+    aborts one with "deadlock detected". Queued and flushed in key order at commit, the
+    second waits for the first and both land."""
+    dbs = [pg_db, open_database(pg_db.url)]
+    try:
+        logs = [_projected(db) for db in dbs]
+        both_appended_once = threading.Barrier(2, timeout=10)
+        errors: list[BaseException] = []
+
+        def write(i: int, agents: tuple[str, str]) -> None:
+            events = logs[i][0]
+            try:
+                with events.db.transaction() as tx:
+                    for n, agent in enumerate(agents):
+                        payload = {"operator": f"op{i}"}
+                        events.append_in(tx, EventType.AGENT_PAUSED, payload, agent=agent)
+                        if n == 0:
+                            both_appended_once.wait()
+            except BaseException as exc:  # surfaced below
+                errors.append(exc)
+
+        threads = [
+            threading.Thread(target=write, args=(0, ("criativo", "analista"))),
+            threading.Thread(target=write, args=(1, ("analista", "criativo"))),
+        ]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=30)
+        assert errors == []
+        events, projection = logs[0]
+        log = events.until(events.last_id())
+        assert len(log) == 4
+        assert projection.table() == fold(log)
+    finally:
+        dbs[1].close()
