@@ -55,6 +55,10 @@ class ModesMixin:
         stacks = getattr(self, "_screen_stacks", None)
         if init is None or stacks is None:
             return
+        if getattr(self, "_exit", False) or not self.is_running:
+            # Quitting: a screen mounted now gets no children (the App is closing), and its
+            # on_mount would fail on the widgets it looks for.
+            return
         for mode in self.MODES:
             if mode != self.current_mode and mode not in stacks:
                 init(mode)

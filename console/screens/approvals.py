@@ -102,6 +102,8 @@ class ApprovalsScreen(OperatorScreen):
 
     def on_mount(self) -> None:
         """Columns, subscriptions, and whatever the App already knows."""
+        if not self.query("#prs"):
+            return  # built in the background while the App quits: nothing was composed
         super().on_mount()
         self._filter = ""
         self._shown_prs: dict[str, tuple[object, ...]] = {}

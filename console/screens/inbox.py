@@ -82,6 +82,8 @@ class InboxScreen(InboxKeysScreen):
 
     def on_mount(self) -> None:
         """Columns, subscriptions, and whatever the App already knows."""
+        if not self.query("#inbox"):
+            return  # built in the background while the App quits: nothing was composed
         super().on_mount()
         self._shown: dict[str, tuple[object, ...]] = {}
         self._offered: tuple[str, ...] | None = None

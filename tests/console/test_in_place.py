@@ -86,3 +86,23 @@ async def test_screens_are_built_once_before_first_use_and_the_footer_is_kept(
         # Same keys on the Team screen: its footer was not rebuilt by the switches.
         assert list(team.query(FooterKey)) == keys
         assert all(a is b for a, b in zip(team.query(FooterKey), keys, strict=True))
+
+
+async def test_quitting_while_the_screens_are_built_in_the_background_is_clean(
+    live: Live,
+) -> None:
+    # The Inbox and Approvals are built in the background after the first data. An operator
+    # who quit at that moment got a traceback: the screen mounted while the App closed had
+    # no children, and its on_mount looked for its table (NoMatches: #inbox).
+    app = _console(live)
+    prebuild = app.prebuild_modes
+    app.prebuild_modes = lambda: None  # type: ignore[method-assign]  # hold it back
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: app.ready.is_set())
+        await pilot.pause()
+        assert app.mode_screen("inbox") is None  # not built yet: the moment of the race
+        app.exit()
+        prebuild()  # the background build, right after the operator quit: builds nothing
+        assert app.mode_screen("inbox") is None
+        assert app.mode_screen("approvals") is None
+    assert app.return_code == 0
