@@ -199,7 +199,14 @@ class EventLog:
         return [Event.from_row(r) for r in rows]
 
     def before(self, before_id: int, limit: int) -> list[Event]:
-        """Events with id below ``before_id``, newest first (the tail of the log: the PK)."""
+        """Events with id below ``before_id``, newest first (the tail of the log: the PK).
+
+        On PostgreSQL only settled ids (at most the horizon): a caller that shows this tail
+        and then follows the log with :meth:`after` from its newest id must not skip a
+        lower id that was still in flight.
+        """
+        if self.db.dialect != "sqlite":
+            before_id = min(before_id, self._horizon() + 1)
         with self.db.transaction(write=False) as tx:
             rows = tx.all("events_before", {"before": before_id, "limit": limit})
         return [Event.from_row(r) for r in rows]

@@ -65,6 +65,36 @@ def test_a_reader_waits_for_the_lower_id_still_in_flight(pg_db: Database) -> Non
         reader_db.close()
 
 
+def test_the_tail_waits_for_the_lower_id_still_in_flight(pg_db: Database) -> None:
+    """``before()`` (the console's tail) then ``after()`` from its newest id: the lower id
+    that commits late is in one of the two, not lost between them."""
+    writer = EventLog(pg_db)
+    reader_db = open_database(pg_db.url)
+    try:
+        reader = EventLog(reader_db)
+        tail: list[int] = []
+        with pg_db.transaction() as slow:
+            low = writer.append_in(slow, TICK, _tick(1))
+            high = writer.append(TICK, _tick(2))  # commits while ``low`` is in flight
+            with reader_db.transaction(write=False) as naive:
+                rows = naive.all("events_before", {"before": 2**62, "limit": 9})
+            assert [r["id"] for r in rows] == [high.id]  # a plain tail: resuming skips low
+            thread = threading.Thread(
+                target=lambda: tail.extend(e.id for e in reader.before(2**62, 9))
+            )
+            thread.start()
+            deadline = time.monotonic() + 5
+            while not _barrier_waiting(pg_db.url):
+                assert time.monotonic() < deadline, "the tail never reached the barrier"
+                time.sleep(0.005)
+        thread.join(5)
+        resumed = [e.id for e in reader.after(max(tail, default=0))]
+        assert sorted(tail + resumed) == [low.id, high.id]
+        assert tail == [high.id, low.id]  # both committed by the time the barrier let it go
+    finally:
+        reader_db.close()
+
+
 def _writer(
     url: str, n: int, seed: int, committed: list[tuple[int, int]], clock: list[int]
 ) -> None:
