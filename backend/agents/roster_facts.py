@@ -36,24 +36,13 @@ from typing import Any, Literal, Protocol
 from backend.agents.activity import EventView, as_event
 from backend.agents.team import DEV_PREFIX, INFRA, dev_agent_id
 from backend.events import EventType
+from backend.events.catalog import GATE_EVENTS
 
 GLOBAL = ""
 """The scope of events that belong to no project (they count in every project)."""
 
 Mode = Literal["last", "first"]
 
-GATE_EVENTS: frozenset[str] = frozenset(
-    {
-        EventType.PR_GATE_CHANGED,
-        EventType.INFRA_GATE_CHANGED,
-        EventType.INFRA_PR_OPENED,
-        EventType.INFRA_PR_CORRECTED,
-        EventType.INFRA_PR_MERGED,
-        EventType.INFRA_ARTIFACT_BLOCKED,
-        EventType.ARTIFACT_QA_VERDICT,
-        EventType.ARTIFACT_SECOPS_VERDICT,
-    }
-)
 CONVERSATION_EVENTS: frozenset[str] = frozenset(
     {EventType.CONVERSA_MENSAGEM, EventType.TENTATIVA_DE_FERRAMENTA_REGISTRADA}
     | {EventType.INTERRUPCAO_ABERTA}

@@ -47,7 +47,7 @@ from backend.events.archive_file import (
     check_new_path,
     read_lines,
 )
-from backend.events.catalog import EventType
+from backend.events.catalog import GATE_EVENTS, EventType
 from backend.events.log import EventLog
 from backend.exceptions import ValidationError
 from backend.store.db import Tx, dumps, loads
@@ -56,15 +56,8 @@ BATCH = 2000
 """Rows per read, delete and insert: memory stays bounded, transactions stay short."""
 
 SUBJECT_TYPES: tuple[str, ...] = (
-    # Gate events: the roster's gate state is per PR (backend.agents.roster.GATE_EVENTS).
-    EventType.PR_GATE_CHANGED,
-    EventType.INFRA_GATE_CHANGED,
-    EventType.INFRA_PR_OPENED,
-    EventType.INFRA_PR_CORRECTED,
-    EventType.INFRA_PR_MERGED,
-    EventType.INFRA_ARTIFACT_BLOCKED,
-    EventType.ARTIFACT_QA_VERDICT,
-    EventType.ARTIFACT_SECOPS_VERDICT,
+    # Gate events: the roster's gate state is per PR.
+    *sorted(GATE_EVENTS),
     # An accepted handoff per target agent: infra joins the roster with its own.
     EventType.HANDOFF_ACCEPTED,
 )

@@ -256,3 +256,19 @@ def check_payload(type: EventType, payload: dict[str, Any]) -> None:
             f"payload of {type.value} does not fit {EVENTS[type].payload.__name__}: {problems}",
             type=type.value,
         ) from exc
+
+
+GATE_EVENTS: frozenset[str] = frozenset(
+    {
+        EventType.PR_GATE_CHANGED,
+        EventType.INFRA_GATE_CHANGED,
+        EventType.INFRA_PR_OPENED,
+        EventType.INFRA_PR_CORRECTED,
+        EventType.INFRA_PR_MERGED,
+        EventType.INFRA_ARTIFACT_BLOCKED,
+        EventType.ARTIFACT_QA_VERDICT,
+        EventType.ARTIFACT_SECOPS_VERDICT,
+    }
+)
+"""The events that move a PR through its gates: the roster keeps one gate row per PR from
+them (``backend.agents.roster_facts``), and an archive keeps each PR's newest one."""
