@@ -118,3 +118,8 @@ async def until_live(pilot: Pilot) -> None:
     assert isinstance(app, CadenciaConsole)
     await wait_for(pilot, lambda: app.ready.is_set() and app.connection == "live")
     await pilot.pause(0.2)
+
+
+def toasts(app: CadenciaConsole) -> list[str]:
+    """Every notification the App shows, as ``title | message``."""
+    return [f"{n.title or ''} | {n.message}" for n in app._notifications]

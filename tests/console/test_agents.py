@@ -13,7 +13,7 @@ from console.screens.agent_turns import AgentTurnsScreen
 from console.screens.modals import ConfirmScreen
 from console.screens.team import TeamScreen
 from console.widgets.activity_feed import ActivityFeed
-from tests.console.conftest import until_live, wait_for
+from tests.console.conftest import toasts, until_live, wait_for
 from tests.console.fault_proxy import FaultProxy
 from tests.console.world import Live
 
@@ -31,10 +31,6 @@ def _status_cell(app: CadenciaConsole, agent: str) -> str:
 
 def _feed(app: CadenciaConsole) -> str:
     return "\n".join(line.text for line in app.screen.query_one(ActivityFeed).last_lines(400))
-
-
-def _toasts(app: CadenciaConsole) -> list[str]:
-    return [f"{n.title or ''} | {n.message}" for n in app._notifications]
 
 
 async def test_p_pauses_then_resumes_the_selected_agent(
@@ -60,7 +56,7 @@ async def test_p_pauses_then_resumes_the_selected_agent(
         assert "paused by alice" in str(
             app.screen.query_one("#roster", DataTable).get_cell("po", "doing")
         )
-        assert any("po paused by alice" in t for t in _toasts(app))
+        assert any("po paused by alice" in t for t in toasts(app))
 
         await pilot.press("p")
         assert isinstance(app.screen, ConfirmScreen)
@@ -90,8 +86,8 @@ async def test_p_on_a_stale_roster_reports_the_409_and_changes_nothing(
         assert app.roster["criativo"].status == "idle"  # what the (rewritten) roster says
         _select(app, "criativo")
         await pilot.press("p", "y")
-        await wait_for(pilot, lambda: any("409" in t for t in _toasts(app)))
-        assert any("already paused by bob" in t for t in _toasts(app))
+        await wait_for(pilot, lambda: any("409" in t for t in toasts(app)))
+        assert any("already paused by bob" in t for t in toasts(app))
         await wait_for(pilot, lambda: "Pause criativo → 409" in _feed(app))
         state = live.backend.pauses.state("criativo")
         assert (state.paused, state.paused_by, state.reason) == (True, "bob", "custo")
@@ -134,5 +130,5 @@ async def test_p_on_a_read_only_console_says_why_and_sends_nothing(
         await pilot.press("p")
         await pilot.pause(0.2)
         assert isinstance(app.screen, TeamScreen)
-        assert any("Pause agent refused: read-only console" in t for t in _toasts(app))
+        assert any("Pause agent refused: read-only console" in t for t in toasts(app))
         assert proxy.calls("POST", "/api/agents") == []

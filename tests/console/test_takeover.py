@@ -19,7 +19,7 @@ from console.screens.approvals import ApprovalsScreen
 from console.screens.forms import FormScreen
 from console.screens.interruption_detail import InterruptionDetailScreen
 from console.screens.modals import ConfirmScreen
-from tests.console.conftest import until_live, wait_for
+from tests.console.conftest import toasts, until_live, wait_for
 from tests.console.fault_proxy import FaultProxy
 from tests.console.world import Live, World
 
@@ -33,10 +33,6 @@ def _text(app: CadenciaConsole, selector: str) -> str:
 
 def _title(app: CadenciaConsole) -> str:
     return str(app.screen.query_one("#conversation-title", Label).content)
-
-
-def _toasts(app: CadenciaConsole) -> list[str]:
-    return [f"{n.title or ''} | {n.message}" for n in app._notifications]
 
 
 def _selected_uncertain_id(app: CadenciaConsole) -> str:
@@ -163,8 +159,8 @@ async def test_execute_on_an_already_refunded_order_shows_the_ledger_and_stays_o
         assert "in c-17" in confirm._body
         assert confirm.focused is confirm.query_one("#no", Button)  # default No
         await pilot.press("y")
-        await wait_for(pilot, lambda: any("Blocked by the ledger" in t for t in _toasts(app)))
-        assert not any("done" in t or "executado:" in t for t in _toasts(app))
+        await wait_for(pilot, lambda: any("Blocked by the ledger" in t for t in toasts(app)))
+        assert not any("done" in t or "executado:" in t for t in toasts(app))
         await wait_for(pilot, lambda: "blocked by the ledger" in _text(app, "#outcome"))
         assert "129.90" in _text(app, "#outcome")
         assert proxy.calls("POST", f"/api/interruptions/{takeover}/resolve") == [
@@ -189,7 +185,7 @@ async def test_execute_shows_the_real_falhou_then_edit_with_a_corrected_valor_ex
         await _fill(pilot, "vamos tentar")
         await pilot.press("y")
         await wait_for(pilot, lambda: "falhou" in _text(app, "#outcome"))
-        assert not any("executado:" in t for t in _toasts(app))
+        assert not any("executado:" in t for t in toasts(app))
         assert _debits(live, "7001") == 0
         # Edit: the right amount, with a reason; exactly one debit.
         await wait_for(pilot, lambda: isinstance(app.screen, InterruptionDetailScreen))
@@ -202,7 +198,7 @@ async def test_execute_shows_the_real_falhou_then_edit_with_a_corrected_valor_ex
         assert "with valor [b]59.90[/b]" in confirm._body
         await pilot.press("y")
         await wait_for(pilot, lambda: "executado" in _text(app, "#outcome"))
-        assert any("executado: emitir-reembolso ran once" in t for t in _toasts(app))
+        assert any("executado: emitir-reembolso ran once" in t for t in toasts(app))
         calls = proxy.calls("POST", f"/api/interruptions/{takeover}/resolve")
         assert calls[-1] == {
             "operator": "alice",
@@ -294,7 +290,7 @@ async def test_actions_need_the_takeover_and_no_stays_the_default(
         await pilot.press("e")
         await pilot.pause(0.2)
         assert isinstance(app.screen, InterruptionDetailScreen)
-        assert any("Take over interruption" in t for t in _toasts(app))
+        assert any("Take over interruption" in t for t in toasts(app))
         await pilot.press("t")
         assert isinstance(app.screen, ConfirmScreen)
         await pilot.press("enter")  # focus is on No: a stray enter cancels
@@ -316,7 +312,7 @@ async def test_readonly_dims_the_takeover_keys_and_says_why(
             await pilot.press(key)
             await pilot.pause(0.05)
             assert isinstance(app.screen, InterruptionDetailScreen)
-        assert sum("read-only console" in t for t in _toasts(app)) >= 5
+        assert sum("read-only console" in t for t in toasts(app)) >= 5
         assert [c for c in proxy.requests if c[0] == "POST"] == []
 
 
