@@ -32,7 +32,7 @@ if [ "${#lint_failed[@]}" -gt 0 ]; then
 fi
 
 status=0
-python3 -m pytest -q -p no:cacheprovider "$@" || status=$?
+python3 -m pytest -q -p no:cacheprovider --durations=25 "$@" || status=$?
 if [ "$status" -eq 5 ]; then
   # pytest's "no tests collected": a wrong path or -k/-m filter must not look like a pass.
   echo "scripts/test.sh: pytest collected no tests (exit 5); check the paths and filters" >&2

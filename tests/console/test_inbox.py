@@ -195,7 +195,9 @@ async def test_x_rejects_the_held_action_with_a_reason(
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await _inbox(pilot)
         await _select(pilot, screen, item)
-        await pilot.press("x", *"not yet", "enter")
+        await pilot.press("x")
+        await wait_for(pilot, lambda: isinstance(app.screen, PromptScreen))
+        await pilot.press(*"not yet", "enter")
         await wait_for(pilot, lambda: item not in _rows(app), timeout=20)
         assert proxy.calls("POST", f"/api/approvals/{world.adr_approval}/reject") == [
             {"operator": "alice", "reason": "not yet"}
