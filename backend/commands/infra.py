@@ -90,7 +90,7 @@ def run_plan(args: argparse.Namespace) -> int:
 
     console = Console()
     table = Table(title=f"Infra plan for {repo}")
-    for column in ("module", "path", "language", "kind", "port", "runtime", "start"):
+    for column in ("module", "path", "kind", "port", "runtime", "start"):
         table.add_column(column, overflow="fold")
     for item in proposal.modules:
         module = item.module
@@ -100,7 +100,6 @@ def run_plan(args: argparse.Namespace) -> int:
         table.add_row(
             module.name,
             module.path,
-            module.language,
             module.kind,
             port,
             item.runtime or "-",

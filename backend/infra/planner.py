@@ -58,7 +58,8 @@ class ModulePlan:
     """The container's command (None for a library, or the Java ENTRYPOINT)."""
     start_source: str | None
     runtime: str | None
-    """The runtime image (``python:3.12.4-slim-bookworm``), None for a library."""
+    """The image carrying the runtime the manifests ask for (``python:3.12.4-slim-bookworm``,
+    Go's and Rust's build image), None for a library."""
     runtime_source: str | None
     host_port: int | None
     notes: list[str] = field(default_factory=list)
