@@ -103,10 +103,10 @@ def _django(path: Path, deps: set[str]) -> Start | None:
     project = m.group(1).split(".")[0] if m else None
     if project and (path / project / "wsgi.py").is_file() and "gunicorn" in deps:
         target = f"{project}.wsgi:application"
-        argv = ("gunicorn", target, "--bind", f"0.0.0.0:{PORT}")
-        return Start(argv, target, "manage.py (Django) + gunicorn", 8000)
-    argv = ("python", "manage.py", "runserver", f"0.0.0.0:{PORT}", "--noreload")
-    return Start(argv, "manage.py runserver", "manage.py (Django)", 8000)
+        gunicorn = ("gunicorn", target, "--bind", f"0.0.0.0:{PORT}")
+        return Start(gunicorn, target, "manage.py (Django) + gunicorn", 8000)
+    runserver = ("python", "manage.py", "runserver", f"0.0.0.0:{PORT}", "--noreload")
+    return Start(runserver, "manage.py runserver", "manage.py (Django)", 8000)
 
 
 _ASGI = re.compile(r"^(\w+)\s*=\s*(?:fastapi\.|starlette\.applications\.)?(FastAPI|Starlette)\(")
@@ -128,8 +128,8 @@ def _app_object(sources: dict[str, str], deps: set[str]) -> Start | None:
         m = re.search(_ASGI.pattern, text, re.MULTILINE)
         if m:
             target = f"{_module_name(rel)}:{m.group(1)}"
-            argv = ("uvicorn", target, "--host", "0.0.0.0", "--port", PORT)
-            return Start(argv, target, f"{m.group(2)} app in {rel}", 8000)
+            uvicorn = ("uvicorn", target, "--host", "0.0.0.0", "--port", PORT)
+            return Start(uvicorn, target, f"{m.group(2)} app in {rel}", 8000)
     for rel in candidates:
         text = sources[rel]
         m = _FLASK.search(text)

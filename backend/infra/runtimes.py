@@ -187,13 +187,17 @@ def semver_allows(spec: str) -> Callable[[Version], bool]:
     return lambda v: any(conjunction(p, v) for p in alternatives if p) or not any(alternatives)
 
 
+def _same_major(version: Version) -> Callable[[Version], bool]:
+    return lambda candidate: candidate[0] == version[0]
+
+
 def node_runtime(path: Path, pkg: dict) -> Runtime:
     """``.nvmrc``/``.node-version`` (exact major) win over ``engines.node`` (a range)."""
     for name in (".nvmrc", ".node-version"):
         pinned = _first_line(path / name)
-        if pinned and parse(pinned):
-            major = (parse(pinned) or (0, 0))[0]
-            return choose("node", lambda c, m=major: c[0] == m, f"{name} {pinned}")
+        version = parse(pinned)
+        if version is not None:
+            return choose("node", _same_major(version), f"{name} {pinned}")
     engines = pkg.get("engines")
     spec = str(engines.get("node") or "").strip() if isinstance(engines, dict) else ""
     if spec:
