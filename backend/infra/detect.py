@@ -15,6 +15,7 @@ from pathlib import Path
 
 from backend.infra import entrypoints, runtimes
 from backend.infra.entrypoints import Start, not_entry, rank
+from backend.infra.gradle import GradleBuild, gradle_build
 from backend.infra.manifest_files import read_json as _json
 from backend.infra.manifest_files import read_text as _read
 from backend.infra.manifest_files import read_toml as _toml
@@ -46,6 +47,8 @@ _MANIFESTS: tuple[tuple[str, Language], ...] = (
     ("go.mod", "go"),
     ("Cargo.toml", "rust"),
     ("pom.xml", "java"),
+    ("build.gradle.kts", "java"),
+    ("build.gradle", "java"),
     ("pyproject.toml", "python"),
     ("requirements.txt", "python"),
     ("setup.py", "python"),
@@ -81,6 +84,8 @@ class ModuleFacts:
     artifact: str | None = None
     """Java: ``artifactId-version.jar``; Rust: the binary name; Go: the main package path."""
     deps: set[str] = field(default_factory=set)
+    gradle: GradleBuild | None = None
+    """Java: the Gradle build, when the module has no pom.xml."""
     start: Start | None = None
     """How the module starts (its argv), from what the repository declares."""
     runtime: Runtime | None = None
@@ -261,6 +266,10 @@ def _inspect_go(path: Path, facts: ModuleFacts, sources: dict[str, str]) -> None
 
 def _inspect_java(path: Path, facts: ModuleFacts, sources: dict[str, str]) -> None:
     pom = _read(path / "pom.xml")
+    gradle = None if pom else gradle_build(path)
+    if gradle is not None:
+        facts.gradle = gradle
+        pom = "spring-boot spring-boot-starter-web" if gradle.spring_web else ""
     without_parent = re.sub(r"<parent>[\s\S]*?</parent>", "", pom)
     without_deps = re.sub(r"<dependencies>[\s\S]*?</dependencies>", "", without_parent)
     artifact = re.search(r"<artifactId>([^<]+)</artifactId>", without_deps)
@@ -268,7 +277,9 @@ def _inspect_java(path: Path, facts: ModuleFacts, sources: dict[str, str]) -> No
     if artifact and version:
         facts.artifact = f"{artifact.group(1).strip()}-{version.group(1).strip()}.jar"
     java = re.search(r"<(?:java\.version|maven\.compiler\.release)>(\d+)<", pom)
-    facts.language_version = java.group(1) if java else None
+    facts.language_version = gradle.java_version if gradle else java.group(1) if java else None
+    if facts.language_version and int(facts.language_version) > 21:
+        facts.notes.append(f"Java {facts.language_version}: no pinned JDK that new; built with 21")
     spring = "spring-boot" in pom
     for rel, text in sources.items():
         if rel.endswith(".java") and re.search(r"public\s+static\s+void\s+main\s*\(", text):

@@ -14,6 +14,7 @@ import json
 
 from backend.infra.detect import ModuleFacts
 from backend.infra.entrypoints import Start
+from backend.infra.gradle import build_stage as gradle_stage
 from backend.infra.runtimes import GO_IMAGES, NODE_IMAGES, PYTHON_IMAGES, RUST_IMAGE, Runtime
 from backend.module_map import Module
 
@@ -87,7 +88,7 @@ def dockerignore(module: Module) -> str:
         "python": [".venv", "venv", "**/__pycache__", "**/*.pyc", ".pytest_cache", ".mypy_cache"],
         "node": ["node_modules", "npm-debug.log*", "coverage"],
         "go": ["bin", "*.test"],
-        "java": ["target", ".mvn/wrapper/maven-wrapper.jar"],
+        "java": ["target", ".mvn/wrapper/maven-wrapper.jar", "build", ".gradle"],
         "rust": ["target"],
     }[module.language]
     return "\n".join(common + extra) + "\n"
@@ -250,18 +251,30 @@ def _go(module: Module, facts: ModuleFacts) -> Stages:
     return build, DEBIAN_IMAGE, runtime, _cmd(["/app/app"])
 
 
+def java_version(facts: ModuleFacts) -> str:
+    """The JDK to build with: the lowest pinned one not older than the release compiled for
+    (a JDK compiles for older releases, never newer)."""
+    wanted = int(facts.language_version or 17)
+    fits = sorted(int(v) for v in JAVA_IMAGES if int(v) >= wanted)
+    return str(fits[0]) if fits else max(JAVA_IMAGES, key=int)
+
+
 def _java(module: Module, facts: ModuleFacts) -> Stages:
-    version = facts.language_version if facts.language_version in JAVA_IMAGES else "17"
+    version = java_version(facts)
     builder, runtime_image = JAVA_IMAGES[version]
-    jar = f"target/{facts.artifact}" if facts.artifact else "target/*.jar"
-    build = [
-        f"FROM {builder} AS build",
-        "WORKDIR /src",
-        "COPY pom.xml ./",
-        "RUN mvn -B -q dependency:go-offline",
-        "COPY src ./src",
-        f"RUN mvn -B -q package -DskipTests && cp {jar} /tmp/app.jar",
-    ]
+    if facts.gradle is not None:
+        image, lines = gradle_stage(facts.gradle, version)
+        build = [f"FROM {image} AS build", *lines]
+    else:
+        jar = f"target/{facts.artifact}" if facts.artifact else "target/*.jar"
+        build = [
+            f"FROM {builder} AS build",
+            "WORKDIR /src",
+            "COPY pom.xml ./",
+            "RUN mvn -B -q dependency:go-offline",
+            "COPY src ./src",
+            f"RUN mvn -B -q package -DskipTests && cp {jar} /tmp/app.jar",
+        ]
     runtime = [
         "WORKDIR /app",
         f"COPY --from=build --chown={RUNTIME_UID}:{RUNTIME_UID} /tmp/app.jar /app/app.jar",

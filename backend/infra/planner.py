@@ -15,7 +15,7 @@ from pathlib import Path, PurePosixPath
 from backend.exceptions import ValidationError
 from backend.infra.corrections import correct
 from backend.infra.detect import ModuleFacts, detect_modules, inspect_module
-from backend.infra.dockerfiles import dockerfile, dockerignore
+from backend.infra.dockerfiles import dockerfile, dockerignore, java_version
 from backend.infra.unsupported import Skipped, skipped_modules
 from backend.module_map import Module, ModuleMap, load_module_map
 
@@ -346,14 +346,17 @@ def _language_steps(module: Module, facts: ModuleFacts, directory: Path) -> list
         steps += _step("Test", "go test ./...")
         return steps
     if module.language == "java":
-        version = facts.language_version if facts.language_version in {"17", "21"} else "17"
+        gradle = facts.gradle
         steps = [
             f"      - uses: {ACTIONS['java']}",
             "        with:",
             "          distribution: temurin",
-            f'          java-version: "{version}"',
-            "          cache: maven",
+            f'          java-version: "{java_version(facts)}"',
+            f"          cache: {'gradle' if gradle else 'maven'}",
         ]
+        if gradle is not None:
+            tool = "./gradlew" if gradle.wrapper else "gradle"
+            return steps + _step("Build and test", f"{tool} --no-daemon build")
         return steps + _step("Build and test", "mvn -B verify")
     locked = " --locked" if facts.lockfile == "Cargo.lock" else ""
     return _step("Test", f"cargo test{locked}") + _step("Build", f"cargo build --release{locked}")

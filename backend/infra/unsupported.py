@@ -1,6 +1,6 @@
 """Modules the planner does not plan, found and named so they are never dropped silently.
 
-A repository's Ruby app or Gradle build is as much a module as its Go service: the plan
+A repository's Ruby or PHP app is as much a module as its Go service: the plan
 names each one it leaves out (and a second manifest it chose not to follow in a directory
 it did plan), so the operator knows the proposal is partial.
 """
@@ -18,8 +18,6 @@ _UNSUPPORTED: tuple[tuple[str, str], ...] = (
     ("Gemfile", "ruby"),
     ("composer.json", "php"),
     ("mix.exs", "elixir"),
-    ("build.gradle", "java (Gradle)"),
-    ("build.gradle.kts", "java (Gradle)"),
     ("build.sbt", "scala"),
     ("Package.swift", "swift"),
     ("pubspec.yaml", "dart"),

@@ -132,4 +132,4 @@ def test_summary_names_start_runtime_host_port_and_skipped_modules(
     printed = " ".join(capsys.readouterr().out.split())
     assert "port 8000 is taken on the host: published on 8001" in printed
     assert "not planned: legacy/Gemfile: ruby is not supported by the planner" in printed
-    assert "not planned: admin/build.gradle: java (Gradle) is not supported" in printed
+    assert "not planned: billing/composer.json: php is not supported" in printed

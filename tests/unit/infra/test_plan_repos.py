@@ -126,20 +126,33 @@ def test_two_services_on_one_port_get_distinct_host_ports() -> None:
     services = yaml.safe_load(plan(REPOS / "polyglot")[COMPOSE_PATH])["services"]
     ports = {name: service["ports"] for name, service in services.items()}
     assert ports == {
+        "admin": ["127.0.0.1:8080:8080"],
         "orders": ["127.0.0.1:8000:8000"],
         "users": ["127.0.0.1:8001:8000"],  # the container still listens on 8000
     }
+
+
+def test_gradle_spring_boot_module_is_planned() -> None:
+    files = plan(REPOS / "polyglot")
+    dockerfile = files["admin/Dockerfile"]
+    assert re.findall(r"(?m)^FROM (\S+)", dockerfile) == [
+        "gradle:8.10.2-jdk21",  # JavaLanguageVersion.of(21)
+        "eclipse-temurin:21.0.3_9-jre",
+    ]
+    assert "gradle --no-daemon -q bootJar -x test && cp build/libs/admin-0.1.0.jar" in dockerfile
+    assert _argv(dockerfile) == ["java", "-XX:MaxRAMPercentage=75", "-jar", "/app/app.jar"]
+    assert "gradle --no-daemon build" in files[WORKFLOW_PATH]
 
 
 def test_unsupported_modules_are_named_not_dropped() -> None:
     compose = plan(REPOS / "polyglot")[COMPOSE_PATH]
     header = compose[: compose.index("services:")]
     assert "legacy/Gemfile: ruby is not supported" in header
-    assert "admin/build.gradle: java (Gradle) is not supported" in header
+    assert "billing/composer.json: php is not supported" in header
     skipped = {str(s) for s in propose(REPOS / "polyglot").skipped}
     assert skipped == {
         "legacy/Gemfile: ruby is not supported by the planner",
-        "admin/build.gradle: java (Gradle) is not supported by the planner",
+        "billing/composer.json: php is not supported by the planner",
     }
 
 

@@ -170,3 +170,11 @@ def test_main_script_never_a_test_or_client(tmp_path: Path) -> None:
     start = inspect_module(repo, "python").start
     assert start is not None
     assert start.command(None) == ["python", "worker.py"]
+
+
+def test_java_release_newer_than_any_pinned_jdk_is_a_note(tmp_path: Path) -> None:
+    (tmp_path / "pom.xml").write_text(
+        "<project><artifactId>svc</artifactId><version>1.0</version>"
+        "<properties><java.version>23</java.version></properties></project>"
+    )
+    assert propose(tmp_path).modules[0].notes == ["Java 23: no pinned JDK that new; built with 21"]
