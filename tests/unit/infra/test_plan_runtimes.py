@@ -178,3 +178,20 @@ def test_java_release_newer_than_any_pinned_jdk_is_a_note(tmp_path: Path) -> Non
         "<properties><java.version>23</java.version></properties></project>"
     )
     assert propose(tmp_path).modules[0].notes == ["Java 23: no pinned JDK that new; built with 21"]
+
+
+def test_procfile_web_binds_the_port_for_any_language(tmp_path: Path) -> None:
+    repo = _node(
+        tmp_path,
+        {"name": "web", "dependencies": {"express": "4"}},
+        {"Procfile": "web: node web.js --port $PORT\nworker: node jobs.js\n", "web.js": ""},
+    )
+    module = propose(repo).modules[0]
+    assert module.start == ["node", "web.js", "--port", "3000"]
+    assert module.start_source == "Procfile web"
+
+
+def test_setup_py_module_is_planned_not_dropped(tmp_path: Path) -> None:
+    (tmp_path / "setup.py").write_text("from setuptools import setup\n\nsetup(name='tool')\n")
+    (tmp_path / "tool.py").write_text('if __name__ == "__main__":\n    print("ok")\n')
+    assert propose(tmp_path).modules[0].start == ["python", "tool.py"]
