@@ -193,5 +193,5 @@ def test_procfile_web_binds_the_port_for_any_language(tmp_path: Path) -> None:
 
 def test_setup_py_module_is_planned_not_dropped(tmp_path: Path) -> None:
     (tmp_path / "setup.py").write_text("from setuptools import setup\n\nsetup(name='tool')\n")
-    (tmp_path / "tool.py").write_text('if __name__ == "__main__":\n    print("ok")\n')
-    assert propose(tmp_path).modules[0].start == ["python", "tool.py"]
+    (tmp_path / "report.py").write_text('if __name__ == "__main__":\n    print("ok")\n')
+    assert propose(tmp_path).modules[0].start == ["python", "report.py"]
