@@ -1,8 +1,11 @@
-"""``cadencia infra plan REPO [--module-map FILE] --out DIR``: the Infra agent's proposal.
+"""``cadencia infra plan REPO [--module-map FILE] --out DIR [--force]``: the Infra agent's
+proposal.
 
 ``DIR`` mirrors the repository layout (each module's Dockerfile at its module path,
 ``compose.yaml`` and ``.github/workflows/`` at the root) so it can be copied over the
-repository. Exit 0 when written, 2 on bad input (raised as a ``CadenciaError``).
+repository. A file already in ``DIR`` is never overwritten without ``--force``: the command
+then writes nothing. Exit 0 when written, 2 on bad input or a refused overwrite (raised as
+a ``CadenciaError``).
 """
 
 from __future__ import annotations
@@ -36,6 +39,11 @@ def register(subparsers: Any) -> None:
         required=True,
         help="where to write the proposal, mirroring the repository layout",
     )
+    plan.add_argument(
+        "--force",
+        action="store_true",
+        help="overwrite files that already exist in DIR (default: refuse, write nothing)",
+    )
     plan.set_defaults(handler=run_plan)
 
 
@@ -44,9 +52,9 @@ def run_plan(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.table import Table
 
-    from backend.exceptions import PathError, ValidationError
+    from backend.exceptions import ConflictError, PathError, ValidationError
     from backend.infra.git import validate_path
-    from backend.infra.planner import module_file, plan, resolve_module_map
+    from backend.infra.planner import propose, resolve_module_map
     from backend.module_map import load_module_map
 
     repo = Path(args.repo)
@@ -61,28 +69,47 @@ def run_plan(args: argparse.Namespace) -> int:
     module_map = (
         load_module_map(Path(args.module_map)) if args.module_map else resolve_module_map(repo)
     )
-    files = plan(repo, module_map)
-    for rel, content in sorted(files.items()):
+    proposal = propose(repo, module_map)
+    files = proposal.files
+    for rel in files:
         validate_path(rel)
+    # Checked before the first write: a refusal leaves DIR exactly as it was.
+    blocked = [rel for rel in sorted(files) if (out / rel).is_dir()]
+    if blocked:
+        raise PathError(f"--out {out}: {', '.join(blocked)} exist as directories; nothing written")
+    existing = [rel for rel in sorted(files) if (out / rel).exists()]
+    if existing and not args.force:
+        raise ConflictError(
+            f"--out {out} already holds {len(existing)} of the proposed files "
+            f"({', '.join(existing)}); nothing written. Use --force to overwrite them."
+        )
+    for rel, content in sorted(files.items()):
         target = out / rel
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(content, encoding="utf-8")
 
     console = Console()
     table = Table(title=f"Infra plan for {repo}")
-    for column in ("module", "path", "language", "kind", "port", "Dockerfile"):
-        table.add_column(column)
-    for module in module_map.modules:
-        dockerfile = module_file(module, "Dockerfile")
+    for column in ("module", "path", "kind", "port", "runtime", "start"):
+        table.add_column(column, overflow="fold")
+    for item in proposal.modules:
+        module = item.module
+        port = "-" if module.port is None else str(module.port)
+        if item.host_port is not None and item.host_port != module.port:
+            port = f"{item.host_port}->{module.port}"
         table.add_row(
             module.name,
             module.path,
-            module.language,
             module.kind,
-            str(module.port or "-"),
-            dockerfile if dockerfile in files else "-",
+            port,
+            item.runtime or "-",
+            " ".join(item.start) if item.start else "-",
         )
     console.print(table)
+    for note in proposal.notes:
+        console.print(f"note: {note}", markup=False)
+    for skipped in proposal.skipped:
+        console.print(f"not planned: {skipped}", markup=False)
     console.print(f"wrote {len(files)} files to {out}:")
     for rel in sorted(files):
         console.print(f"  {rel}")

@@ -8,13 +8,18 @@ default (FastAPI/uvicorn 8000, Flask 5000, Express 3000, Spring Boot 8080).
 
 from __future__ import annotations
 
-import json
 import os
 import re
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from backend.infra import entrypoints, runtimes
+from backend.infra.entrypoints import Start, not_entry, rank
+from backend.infra.gradle import GradleBuild, gradle_build
+from backend.infra.manifest_files import read_json as _json
+from backend.infra.manifest_files import read_text as _read
+from backend.infra.manifest_files import read_toml as _toml
+from backend.infra.runtimes import Runtime
 from backend.module_map import Kind, Language, Module, ModuleMap
 
 SKIP_DIRS = frozenset(
@@ -42,8 +47,11 @@ _MANIFESTS: tuple[tuple[str, Language], ...] = (
     ("go.mod", "go"),
     ("Cargo.toml", "rust"),
     ("pom.xml", "java"),
+    ("build.gradle.kts", "java"),
+    ("build.gradle", "java"),
     ("pyproject.toml", "python"),
     ("requirements.txt", "python"),
+    ("setup.py", "python"),
     ("package.json", "node"),
 )
 _SOURCE_EXT: dict[Language, tuple[str, ...]] = {
@@ -76,6 +84,14 @@ class ModuleFacts:
     artifact: str | None = None
     """Java: ``artifactId-version.jar``; Rust: the binary name; Go: the main package path."""
     deps: set[str] = field(default_factory=set)
+    gradle: GradleBuild | None = None
+    """Java: the Gradle build, when the module has no pom.xml."""
+    start: Start | None = None
+    """How the module starts (its argv), from what the repository declares."""
+    runtime: Runtime | None = None
+    """The language runtime the manifests ask for, and its image."""
+    notes: list[str] = field(default_factory=list)
+    """What the planner could not honour: shown to the operator, never dropped."""
 
     @property
     def kind(self) -> Kind:
@@ -126,6 +142,12 @@ def inspect_module(path: Path, language: Language) -> ModuleFacts:
         "rust": _inspect_rust,
     }[language]
     inspector(path, facts, sources)
+    if facts.start is not None and facts.entry is None:
+        facts.entry = facts.start.entry
+    if facts.runtime is not None:
+        facts.language_version = facts.runtime.version
+        if facts.runtime.note:
+            facts.notes.append(facts.runtime.note)
     if facts.port is None:
         facts.port = _port_from_dockerfile(path)
     return facts
@@ -141,13 +163,11 @@ def _inspect_python(path: Path, facts: ModuleFacts, sources: dict[str, str]) -> 
     deps = _python_deps(path)
     facts.deps = deps
     project = _toml(path / "pyproject.toml").get("project", {})
-    facts.language_version = _first_version(str(project.get("requires-python", "")))
+    facts.runtime = runtimes.python_runtime(path, project)
+    facts.start = entrypoints.python_start(path, sources, deps, project)
     for rel, text in sources.items():
-        m = re.search(r"^(\w+)\s*=\s*(?:fastapi\.)?(FastAPI|Starlette)\(", text, re.MULTILINE)
-        if m and facts.entry is None:
-            module = rel[:-3].replace("/", ".")
-            module = module.removeprefix("src.")
-            facts.entry = f"{module}:{m.group(1)}"
+        if not_entry(rel):
+            continue
         port = _search_port(
             text,
             [
@@ -158,17 +178,8 @@ def _inspect_python(path: Path, facts: ModuleFacts, sources: dict[str, str]) -> 
         )
         if port and facts.port is None:
             facts.port = port
-        main_guard = '__name__ == "__main__"' in text.replace("'", '"')
-        if facts.entry is None and main_guard and "/" not in rel:
-            facts.entry = rel
-    scripts = project.get("scripts", {})
-    if facts.entry is None and isinstance(scripts, dict) and scripts:
-        facts.entry = f"script:{next(iter(scripts))}"
-    if facts.port is None:
-        if deps & {"fastapi", "uvicorn", "starlette", "django"} and facts.entry:
-            facts.port = 8000
-        elif "flask" in deps and facts.entry:
-            facts.port = 5000
+    if facts.start is not None and facts.port is None:
+        facts.port = facts.start.default_port
 
 
 def _inspect_node(path: Path, facts: ModuleFacts, sources: dict[str, str]) -> None:
@@ -181,20 +192,18 @@ def _inspect_node(path: Path, facts: ModuleFacts, sources: dict[str, str]) -> No
     facts.deps = set(pkg.get("dependencies") or {})
     facts.scripts = set(scripts)
     facts.build_script = "build" in scripts
-    facts.language_version = _first_version(str((pkg.get("engines") or {}).get("node", "")))
-    start = str(scripts.get("start", ""))
-    m = re.search(r"\bnode\s+(?:--\S+\s+)*([\w./-]+\.(?:c|m)?js)\b", start)
-    if m:
-        facts.entry = m.group(1).removeprefix("./")
-    elif isinstance(pkg.get("main"), str):
-        facts.entry = pkg["main"].removeprefix("./")
-    elif (path / "index.js").is_file():
-        facts.entry = "index.js"
-    for text in sources.values():
+    facts.runtime = runtimes.node_runtime(path, pkg)
+    facts.start, facts.notes = entrypoints.node_start(path, pkg)
+    entry = facts.start.entry if facts.start else ""
+    if entry and entry not in sources and (path / entry).is_file():
+        sources = {entry: _read(path / entry), **sources}  # `bin/www` has no extension
+    for rel, text in sources.items():
+        if not_entry(rel):
+            continue
         port = _search_port(
             text,
             [
-                r"PORT\s*(?:\|\||\?\?)\s*(\d{2,5})",
+                r"PORT\s*(?:\|\||\?\?)\s*[\"']?(\d{2,5})",
                 r"\.listen\(\s*(\d{2,5})",
                 r"port\s*[:=]\s*(\d{2,5})",
             ],
@@ -202,24 +211,45 @@ def _inspect_node(path: Path, facts: ModuleFacts, sources: dict[str, str]) -> No
         if port:
             facts.port = port
             break
+    if facts.port is None and facts.start and facts.start.source == "Procfile web":
+        facts.port = facts.start.default_port
     if (
         facts.port is None
-        and facts.deps & {"express", "fastify", "koa", "@hapi/hapi"}
-        and facts.entry
+        and facts.deps & {"express", "fastify", "koa", "@hapi/hapi", "next"}
+        and facts.start
     ):
         facts.port = 3000
 
 
 def _inspect_go(path: Path, facts: ModuleFacts, sources: dict[str, str]) -> None:
-    gomod = _read(path / "go.mod")
-    m = re.search(r"^go\s+(\d+\.\d+)", gomod, re.MULTILINE)
-    facts.language_version = m.group(1) if m else None
+    facts.runtime = runtimes.go_runtime(_read(path / "go.mod"))
     facts.lockfile = "go.sum" if (path / "go.sum").is_file() else None
+    mains = sorted(
+        {
+            Path(rel).parent.as_posix()
+            for rel, text in sources.items()
+            if not rel.endswith("_test.go")
+            and re.search(r"^package\s+main\b", text, re.MULTILINE)
+            and "func main()" in text
+        }
+    )
+    servers = [d for d in mains if not not_entry(d)]
+    if servers:
+        module_line = re.search(r"^module\s+(\S+)", _read(path / "go.mod"), re.MULTILINE)
+        own = module_line.group(1).rsplit("/", 1)[-1] if module_line else path.resolve().name
+        # `cmd/<module name>` is the Go convention for a repository's own binary.
+        pick = min(servers, key=lambda d: (Path(d).name != own, d != ".", rank(Path(d).name)))
+        facts.artifact = "." if pick == "." else f"./{pick}"
+        facts.entry = facts.artifact
+        facts.start = Start(("/app/app",), facts.artifact, f"package main in {facts.artifact}")
+        others = [f"./{d}" for d in mains if d != pick]
+        if others:
+            facts.notes.append(
+                f"built {facts.artifact}; other main packages not deployed: {', '.join(others)}"
+            )
     for rel, text in sorted(sources.items()):
-        if re.search(r"^package\s+main\b", text, re.MULTILINE) and "func main()" in text:
-            parent = Path(rel).parent.as_posix()
-            facts.artifact = "." if parent == "." else f"./{parent}"
-            facts.entry = facts.artifact
+        if not_entry(rel) or rel.endswith("_test.go"):
+            continue
         port = _search_port(
             text,
             [
@@ -236,6 +266,10 @@ def _inspect_go(path: Path, facts: ModuleFacts, sources: dict[str, str]) -> None
 
 def _inspect_java(path: Path, facts: ModuleFacts, sources: dict[str, str]) -> None:
     pom = _read(path / "pom.xml")
+    gradle = None if pom else gradle_build(path)
+    if gradle is not None:
+        facts.gradle = gradle
+        pom = "spring-boot spring-boot-starter-web" if gradle.spring_web else ""
     without_parent = re.sub(r"<parent>[\s\S]*?</parent>", "", pom)
     without_deps = re.sub(r"<dependencies>[\s\S]*?</dependencies>", "", without_parent)
     artifact = re.search(r"<artifactId>([^<]+)</artifactId>", without_deps)
@@ -243,7 +277,9 @@ def _inspect_java(path: Path, facts: ModuleFacts, sources: dict[str, str]) -> No
     if artifact and version:
         facts.artifact = f"{artifact.group(1).strip()}-{version.group(1).strip()}.jar"
     java = re.search(r"<(?:java\.version|maven\.compiler\.release)>(\d+)<", pom)
-    facts.language_version = java.group(1) if java else None
+    facts.language_version = gradle.java_version if gradle else java.group(1) if java else None
+    if facts.language_version and int(facts.language_version) > 21:
+        facts.notes.append(f"Java {facts.language_version}: no pinned JDK that new; built with 21")
     spring = "spring-boot" in pom
     for rel, text in sources.items():
         if rel.endswith(".java") and re.search(r"public\s+static\s+void\s+main\s*\(", text):
@@ -262,12 +298,20 @@ def _inspect_java(path: Path, facts: ModuleFacts, sources: dict[str, str]) -> No
 
 def _inspect_rust(path: Path, facts: ModuleFacts, sources: dict[str, str]) -> None:
     cargo = _toml(path / "Cargo.toml")
+    facts.runtime = runtimes.rust_runtime(path, cargo)
     facts.lockfile = "Cargo.lock" if (path / "Cargo.lock").is_file() else None
-    bins = cargo.get("bin") or []
-    name = bins[0].get("name") if bins else (cargo.get("package") or {}).get("name")
-    facts.artifact = str(name) if name else None
-    if "src/main.rs" in sources or bins:
+    package = str((cargo.get("package") or {}).get("name") or "")
+    bins = [str(b.get("name")) for b in cargo.get("bin") or [] if b.get("name")]
+    bins += [Path(rel).stem for rel in sources if re.fullmatch(r"src/bin/[\w-]+\.rs", rel)]
+    if "src/main.rs" in sources and package:
+        bins.append(package)
+    servers = sorted({b for b in bins if not not_entry(b)})
+    if servers:
+        facts.artifact = min(servers, key=lambda b: (b != package, rank(b)))
         facts.entry = facts.artifact
+        facts.start = Start(("/app/app",), facts.artifact, f"binary {facts.artifact}")
+    else:
+        facts.artifact = package or None
     for text in sources.values():
         port = _search_port(
             text,
@@ -336,11 +380,6 @@ def _python_deps(path: Path) -> set[str]:
     return deps
 
 
-def _first_version(spec: str) -> str | None:
-    m = re.search(r"(\d+(?:\.\d+)?)", spec)
-    return m.group(1) if m else None
-
-
 def _slug(text: str) -> str:
     slug = re.sub(r"[^a-z0-9-]+", "-", text.lower()).strip("-")
     return slug[:63] or "app"
@@ -353,25 +392,3 @@ def _unique_name(name: str, used: set[str]) -> str:
         n += 1
     used.add(candidate)
     return candidate
-
-
-def _read(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return ""
-
-
-def _toml(path: Path) -> dict:
-    try:
-        return tomllib.loads(_read(path)) if path.is_file() else {}
-    except tomllib.TOMLDecodeError:
-        return {}
-
-
-def _json(path: Path) -> dict:
-    try:
-        data = json.loads(_read(path) or "{}")
-    except json.JSONDecodeError:
-        return {}
-    return data if isinstance(data, dict) else {}

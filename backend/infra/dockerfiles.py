@@ -11,25 +11,19 @@ out of the picture.
 from __future__ import annotations
 
 import json
-import re
 
 from backend.infra.detect import ModuleFacts
+from backend.infra.entrypoints import Start
+from backend.infra.gradle import build_stage as gradle_stage
+from backend.infra.runtimes import GO_IMAGES, NODE_IMAGES, PYTHON_IMAGES, RUST_IMAGE, Runtime
 from backend.module_map import Module
 
 RUNTIME_UID = 10001
 
-PYTHON_IMAGES = {"3.11": "python:3.11.9-slim-bookworm", "3.12": "python:3.12.4-slim-bookworm"}
-NODE_IMAGES = {"20": "node:20.18.0-bookworm-slim", "22": "node:22.11.0-bookworm-slim"}
-GO_IMAGES = {
-    "1.21": "golang:1.21.12-bookworm",
-    "1.22": "golang:1.22.5-bookworm",
-    "1.23": "golang:1.23.2-bookworm",
-}
 JAVA_IMAGES = {
     "17": ("maven:3.9.8-eclipse-temurin-17", "eclipse-temurin:17.0.11_9-jre"),
     "21": ("maven:3.9.8-eclipse-temurin-21", "eclipse-temurin:21.0.3_9-jre"),
 }
-RUST_IMAGE = "rust:1.79.0-slim-bookworm"
 DEBIAN_IMAGE = "debian:12.6-slim"
 
 # Pinned replacements for `correct()` when a finding names an unpinned/`latest` image.
@@ -94,7 +88,7 @@ def dockerignore(module: Module) -> str:
         "python": [".venv", "venv", "**/__pycache__", "**/*.pyc", ".pytest_cache", ".mypy_cache"],
         "node": ["node_modules", "npm-debug.log*", "coverage"],
         "go": ["bin", "*.test"],
-        "java": ["target", ".mvn/wrapper/maven-wrapper.jar"],
+        "java": ["target", ".mvn/wrapper/maven-wrapper.jar", "build", ".gradle"],
         "rust": ["target"],
     }[module.language]
     return "\n".join(common + extra) + "\n"
@@ -130,23 +124,24 @@ def _cmd(argv: list[str], *, entrypoint: bool = False) -> str:
     return f"{'ENTRYPOINT' if entrypoint else 'CMD'} {json.dumps(argv)}"
 
 
-def _pick(images: dict[str, str], version: str | None, default: str) -> str:
-    if version:
-        for key in sorted(images, key=lambda k: [int(p) for p in k.split(".")]):
-            if _version_tuple(key) >= _version_tuple(version):
-                return images[key]
-    return images[default]
+def _image(facts: ModuleFacts, table: dict[str, str], default: str) -> str:
+    runtime: Runtime | None = facts.runtime
+    return runtime.image if runtime is not None else table[default]
 
 
-def _version_tuple(text: str) -> tuple[int, ...]:
-    return tuple(int(p) for p in re.findall(r"\d+", text)[:2])
+def start_command(module: Module, facts: ModuleFacts) -> list[str] | None:
+    """The module's argv: the detected start unless a module map names another entry."""
+    start: Start | None = facts.start
+    if module.entry and (start is None or module.entry != start.entry):
+        return None  # the map's own entry: the language builder interprets it
+    return start.command(module.port) if start is not None else None
 
 
 Stages = tuple[list[str], str, list[str], str]
 
 
 def _python(module: Module, facts: ModuleFacts) -> Stages:
-    image = _pick(PYTHON_IMAGES, facts.language_version, "3.11")
+    image = _image(facts, PYTHON_IMAGES, "3.11")
     build = [
         f"FROM {image} AS build",
         "ENV PIP_DISABLE_PIP_VERSION_CHECK=1 \\",
@@ -180,7 +175,10 @@ def _python(module: Module, facts: ModuleFacts) -> Stages:
         f"COPY --from=build --chown={RUNTIME_UID}:{RUNTIME_UID} /app /app",
     ]
     entry = module.entry or facts.entry or ""
-    if ":" in entry and not entry.startswith("script:") and module.port is not None:
+    detected = start_command(module, facts)
+    if detected is not None:
+        argv = detected
+    elif ":" in entry and not entry.startswith("script:") and module.port is not None:
         # Inside the container the server must listen on all interfaces; compose publishes
         # the port on the host's loopback only.
         argv = ["uvicorn", entry, "--host", "0.0.0.0", "--port", str(module.port)]
@@ -194,7 +192,7 @@ def _python(module: Module, facts: ModuleFacts) -> Stages:
 
 
 def _node(module: Module, facts: ModuleFacts) -> Stages:
-    image = _pick(NODE_IMAGES, facts.language_version, "20")
+    image = _image(facts, NODE_IMAGES, "20")
     lock = facts.lockfile
     if lock == "yarn.lock":
         copy = "COPY package.json yarn.lock ./"
@@ -219,18 +217,21 @@ def _node(module: Module, facts: ModuleFacts) -> Stages:
         prune = "npm prune --omit=dev && npm cache clean --force"
     build = [f"FROM {image} AS build", "WORKDIR /app", copy, f"RUN {install}", "COPY . ."]
     build.append(f"RUN {build_cmd} && {prune}" if facts.build_script else f"RUN {prune}")
+    argv = start_command(module, facts) or ["node", module.entry or facts.entry or "index.js"]
     env = "ENV NODE_ENV=production" + (f" \\\n    PORT={module.port}" if module.port else "")
+    if argv[0] == "npm":
+        # npm writes its cache and logs under $HOME; the root filesystem is read-only.
+        env += " \\\n    npm_config_cache=/tmp/.npm"
     runtime = [
         env,
         "WORKDIR /app",
         f"COPY --from=build --chown={RUNTIME_UID}:{RUNTIME_UID} /app /app",
     ]
-    entry = module.entry or facts.entry or "index.js"
-    return build, image, runtime, _cmd(["node", entry])
+    return build, image, runtime, _cmd(argv)
 
 
 def _go(module: Module, facts: ModuleFacts) -> Stages:
-    image = _pick(GO_IMAGES, facts.language_version, "1.22")
+    image = _image(facts, GO_IMAGES, "1.22")
     mods = "COPY go.mod go.sum ./" if facts.lockfile == "go.sum" else "COPY go.mod ./"
     target = (
         module.entry if module.entry and module.entry.startswith(".") else (facts.artifact or ".")
@@ -250,18 +251,30 @@ def _go(module: Module, facts: ModuleFacts) -> Stages:
     return build, DEBIAN_IMAGE, runtime, _cmd(["/app/app"])
 
 
+def java_version(facts: ModuleFacts) -> str:
+    """The JDK to build with: the lowest pinned one not older than the release compiled for
+    (a JDK compiles for older releases, never newer)."""
+    wanted = int(facts.language_version or 17)
+    fits = sorted(int(v) for v in JAVA_IMAGES if int(v) >= wanted)
+    return str(fits[0]) if fits else max(JAVA_IMAGES, key=int)
+
+
 def _java(module: Module, facts: ModuleFacts) -> Stages:
-    version = facts.language_version if facts.language_version in JAVA_IMAGES else "17"
+    version = java_version(facts)
     builder, runtime_image = JAVA_IMAGES[version]
-    jar = f"target/{facts.artifact}" if facts.artifact else "target/*.jar"
-    build = [
-        f"FROM {builder} AS build",
-        "WORKDIR /src",
-        "COPY pom.xml ./",
-        "RUN mvn -B -q dependency:go-offline",
-        "COPY src ./src",
-        f"RUN mvn -B -q package -DskipTests && cp {jar} /tmp/app.jar",
-    ]
+    if facts.gradle is not None:
+        image, lines = gradle_stage(facts.gradle, version)
+        build = [f"FROM {image} AS build", *lines]
+    else:
+        jar = f"target/{facts.artifact}" if facts.artifact else "target/*.jar"
+        build = [
+            f"FROM {builder} AS build",
+            "WORKDIR /src",
+            "COPY pom.xml ./",
+            "RUN mvn -B -q dependency:go-offline",
+            "COPY src ./src",
+            f"RUN mvn -B -q package -DskipTests && cp {jar} /tmp/app.jar",
+        ]
     runtime = [
         "WORKDIR /app",
         f"COPY --from=build --chown={RUNTIME_UID}:{RUNTIME_UID} /tmp/app.jar /app/app.jar",
@@ -274,7 +287,7 @@ def _rust(module: Module, facts: ModuleFacts) -> Stages:
     binary = facts.artifact or module.name
     locked = " --locked" if facts.lockfile == "Cargo.lock" else ""
     build = [
-        f"FROM {RUST_IMAGE} AS build",
+        f"FROM {_image(facts, {'': RUST_IMAGE}, '')} AS build",
         "WORKDIR /src",
         "COPY . .",
         f"RUN cargo build --release{locked} && install -D target/release/{binary} /out/app",

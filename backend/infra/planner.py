@@ -8,15 +8,18 @@ LLM provider can replace this planner through the same two calls.
 
 from __future__ import annotations
 
+import json
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from backend.exceptions import ValidationError
 from backend.infra.corrections import correct
 from backend.infra.detect import ModuleFacts, detect_modules, inspect_module
-from backend.infra.dockerfiles import dockerfile, dockerignore
+from backend.infra.dockerfiles import dockerfile, dockerignore, java_version
+from backend.infra.unsupported import Skipped, skipped_modules
 from backend.module_map import Module, ModuleMap, load_module_map
 
-__all__ = ["COMPOSE_PATH", "WORKFLOW_PATH", "correct", "module_file", "plan"]
+__all__ = ["COMPOSE_PATH", "WORKFLOW_PATH", "Plan", "correct", "module_file", "plan", "propose"]
 
 COMPOSE_PATH = "compose.yaml"
 WORKFLOW_PATH = ".github/workflows/ci.yml"
@@ -46,7 +49,43 @@ def resolve_module_map(repo: Path, module_map: ModuleMap | Path | None = None) -
     return detect_modules(repo)
 
 
+@dataclass(frozen=True)
+class ModulePlan:
+    """What the proposal does with one module: how it starts, on what, on which port."""
+
+    module: Module
+    start: list[str] | None
+    """The container's command (None for a library, or the Java ENTRYPOINT)."""
+    start_source: str | None
+    runtime: str | None
+    """The image carrying the runtime the manifests ask for (``python:3.12.4-slim-bookworm``,
+    Go's and Rust's build image), None for a library."""
+    runtime_source: str | None
+    host_port: int | None
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The proposed files and everything the operator must know about them."""
+
+    files: dict[str, str]
+    modules: list[ModulePlan]
+    skipped: list[Skipped]
+    """Manifests the plan does not follow: reported, never dropped silently."""
+
+    @property
+    def notes(self) -> list[str]:
+        """Every note, prefixed with its module."""
+        return [f"{m.module.name}: {n}" for m in self.modules for n in m.notes]
+
+
 def plan(repo: Path, module_map: ModuleMap | Path | None = None) -> dict[str, str]:
+    """Propose the infra files for ``repo`` (see :func:`propose`); path → content."""
+    return propose(repo, module_map).files
+
+
+def propose(repo: Path, module_map: ModuleMap | Path | None = None) -> Plan:
     """Propose the infra files for ``repo``.
 
     Args:
@@ -54,7 +93,8 @@ def plan(repo: Path, module_map: ModuleMap | Path | None = None) -> dict[str, st
         module_map: a map, a path to a map file, or ``None`` to detect from manifests.
 
     Returns:
-        Repository-relative POSIX path → file content.
+        The files (repository-relative POSIX path → content), what each module runs, and
+        the manifests left out.
 
     Raises:
         ValidationError: ``repo`` is not a directory, the map is invalid, a module path does
@@ -63,8 +103,13 @@ def plan(repo: Path, module_map: ModuleMap | Path | None = None) -> dict[str, st
     if not repo.is_dir():
         raise ValidationError(f"repository {repo} is not a directory", repo=str(repo))
     modules = resolve_module_map(repo, module_map).modules
+    skipped = skipped_modules(repo, {m.path for m in modules})
     if not modules:
-        raise ValidationError(f"no module found in {repo} (no known manifest)", repo=str(repo))
+        found = "; ".join(str(s) for s in skipped)
+        raise ValidationError(
+            f"no module found in {repo} (no known manifest{': ' + found if found else ''})",
+            repo=str(repo),
+        )
     facts: dict[str, ModuleFacts] = {}
     for module in modules:
         directory = repo / module.path
@@ -79,19 +124,79 @@ def plan(repo: Path, module_map: ModuleMap | Path | None = None) -> dict[str, st
     for module in deployable:
         files[module_file(module, "Dockerfile")] = dockerfile(module, facts[module.name])
         files[module_file(module, ".dockerignore")] = dockerignore(module)
+    host_ports = _host_ports(deployable)
     if deployable:
-        files[COMPOSE_PATH] = compose(deployable)
+        files[COMPOSE_PATH] = compose(deployable, host_ports, skipped)
     files[WORKFLOW_PATH] = workflow(modules, facts, repo)
-    return files
+    plans = []
+    for module in modules:
+        f = facts[module.name]
+        notes = list(f.notes)
+        host = host_ports.get(module.name)
+        if host is not None and host != module.port:
+            notes.append(f"port {module.port} is taken on the host: published on {host}")
+        docker = files.get(module_file(module, "Dockerfile"), "")
+        library = module.kind == "library"
+        plans.append(
+            ModulePlan(
+                module=module,
+                start=_argv(docker),
+                start_source=None if library or f.start is None else f.start.source,
+                runtime=None
+                if library
+                else _runtime_image(files[module_file(module, "Dockerfile")]),
+                runtime_source=None if f.runtime is None else f.runtime.source,
+                host_port=host,
+                notes=notes,
+            )
+        )
+    return Plan(files=files, modules=plans, skipped=skipped)
 
 
-def compose(modules: list[Module]) -> str:
-    """``compose.yaml``: hardened services; ports published on the host's loopback only."""
+def _argv(text: str) -> list[str] | None:
+    for line in reversed(text.splitlines()):
+        if line.startswith(("CMD [", "ENTRYPOINT [")):
+            return list(json.loads(line.split(" ", 1)[1]))
+    return None
+
+
+def _runtime_image(text: str) -> str | None:
+    images = [line.split()[1] for line in text.splitlines() if line.startswith("FROM ")]
+    return images[-1] if images else None
+
+
+def _host_ports(modules: list[Module]) -> dict[str, int]:
+    """A distinct host port per published service: the module's own port when free, else
+    the next free one (two services on 8000 cannot both bind 127.0.0.1:8000)."""
+    taken: set[int] = set()
+    out: dict[str, int] = {}
+    for module in modules:
+        if module.kind != "service" or module.port is None:
+            continue
+        port = module.port
+        while port in taken:
+            port = port + 1 if port < 65535 else 1024
+        taken.add(port)
+        out[module.name] = port
+    return out
+
+
+def compose(
+    modules: list[Module],
+    host_ports: dict[str, int] | None = None,
+    skipped: list[Skipped] | None = None,
+) -> str:
+    """``compose.yaml``: hardened services; ports published on the host's loopback only,
+    one host port per service; the manifests left out are named in its header."""
+    host_ports = _host_ports(modules) if host_ports is None else host_ports
     lines = [
         "# Generated by the Cadência Infra planner.",
         "# Ports are published on 127.0.0.1 only; expose wider on purpose, behind a proxy.",
-        "services:",
     ]
+    if skipped:
+        lines.append("# Not planned (add them by hand):")
+        lines += [f"#   {s}" for s in skipped]
+    lines.append("services:")
     for module in modules:
         context = "." if module.path == "." else f"./{module.path}"
         lines += [
@@ -104,7 +209,7 @@ def compose(modules: list[Module]) -> str:
         if module.kind == "service" and module.port is not None:
             lines += [
                 "    ports:",
-                f'      - "127.0.0.1:{module.port}:{module.port}"',
+                f'      - "127.0.0.1:{host_ports.get(module.name, module.port)}:{module.port}"',
                 "    environment:",
                 f'      PORT: "{module.port}"',
             ]
@@ -184,7 +289,7 @@ def _step(name: str, run: str) -> list[str]:
 def _language_steps(module: Module, facts: ModuleFacts, directory: Path) -> list[str]:
     path = module.path
     if module.language == "python":
-        version = facts.language_version if facts.language_version in {"3.11", "3.12"} else "3.11"
+        version = facts.language_version or "3.11"  # the Dockerfile's version too
         steps = [
             f"      - uses: {ACTIONS['python']}",
             "        with:",
@@ -241,14 +346,17 @@ def _language_steps(module: Module, facts: ModuleFacts, directory: Path) -> list
         steps += _step("Test", "go test ./...")
         return steps
     if module.language == "java":
-        version = facts.language_version if facts.language_version in {"17", "21"} else "17"
+        gradle = facts.gradle
         steps = [
             f"      - uses: {ACTIONS['java']}",
             "        with:",
             "          distribution: temurin",
-            f'          java-version: "{version}"',
-            "          cache: maven",
+            f'          java-version: "{java_version(facts)}"',
+            f"          cache: {'gradle' if gradle else 'maven'}",
         ]
+        if gradle is not None:
+            tool = "./gradlew" if gradle.wrapper else "gradle"
+            return steps + _step("Build and test", f"{tool} --no-daemon build")
         return steps + _step("Build and test", "mvn -B verify")
     locked = " --locked" if facts.lockfile == "Cargo.lock" else ""
     return _step("Test", f"cargo test{locked}") + _step("Build", f"cargo build --release{locked}")

@@ -100,3 +100,36 @@ def test_bad_inputs_exit_2_and_write_nothing(
     assert main(["infra", "plan", str(repo), "--out", str(repo / ".git" / "hooks")]) == 2
     assert ".git" in _err(capsys)
     assert list((repo / ".git").iterdir()) == []
+
+
+PLAN_REPOS = Path(__file__).resolve().parents[2] / "fixtures" / "plan_repos"
+
+
+def test_out_refuses_to_overwrite_without_force(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "out"
+    (out / ".github").mkdir(parents=True)
+    (out / "Dockerfile").write_text("FROM scratch\n# hand-written\n")
+    before = sorted(p.relative_to(out).as_posix() for p in out.rglob("*"))
+
+    assert main(["infra", "plan", str(SAMPLES / "go-svc"), "--out", str(out)]) == 2
+    err = _err(capsys)
+    assert "already holds 1 of the proposed files (Dockerfile)" in err
+    assert "nothing written" in err
+    assert "--force" in err
+    assert (out / "Dockerfile").read_text() == "FROM scratch\n# hand-written\n"
+    assert sorted(p.relative_to(out).as_posix() for p in out.rglob("*")) == before
+
+    assert main(["infra", "plan", str(SAMPLES / "go-svc"), "--out", str(out), "--force"]) == 0
+    assert "EXPOSE 8080" in (out / "Dockerfile").read_text()
+
+
+def test_summary_names_start_runtime_host_port_and_skipped_modules(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["infra", "plan", str(PLAN_REPOS / "polyglot"), "--out", str(tmp_path)]) == 0
+    printed = " ".join(capsys.readouterr().out.split())
+    assert "port 8000 is taken on the host: published on 8001" in printed
+    assert "not planned: legacy/Gemfile: ruby is not supported by the planner" in printed
+    assert "not planned: billing/composer.json: php is not supported" in printed

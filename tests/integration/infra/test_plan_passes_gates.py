@@ -123,3 +123,16 @@ def test_cli_output_dir_mirrors_layout_and_passes_gates(tmp_path: Path) -> None:
     assert (out / "services/api/Dockerfile").is_file()
     assert (out / WORKFLOW_PATH).is_file()
     _assert_real_pass(run_gates(out))
+
+
+def test_plan_repos_proposals_pass_gates_in_one_run() -> None:
+    """Every sample of ``plan_repos`` at once (one scanner run, each under its own prefix):
+    the new start commands and runtime images pass the same gates."""
+    repos = SAMPLES.parent / "plan_repos"
+    files = {
+        f"{repo.name}/{rel}": text
+        for repo in sorted(p for p in repos.iterdir() if p.is_dir())
+        for rel, text in plan(repo).items()
+    }
+    assert len({path.split("/", 1)[0] for path in files}) == 11
+    _assert_real_pass(run_gates(files))

@@ -1,0 +1,36 @@
+"""Read a repository's manifests leniently: a broken manifest is empty, never a crash.
+
+The planner reads repositories it did not write; one malformed ``package.json`` must not
+stop the plan of every other module.
+"""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from pathlib import Path
+
+
+def read_text(path: Path) -> str:
+    """The file's text (undecodable bytes replaced), or ``""`` when it cannot be read."""
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+def read_toml(path: Path) -> dict:
+    """The TOML table, or ``{}`` when missing or invalid."""
+    try:
+        return tomllib.loads(read_text(path)) if path.is_file() else {}
+    except tomllib.TOMLDecodeError:
+        return {}
+
+
+def read_json(path: Path) -> dict:
+    """The JSON object, or ``{}`` when missing, invalid or not an object."""
+    try:
+        data = json.loads(read_text(path) or "{}")
+    except json.JSONDecodeError:
+        return {}
+    return data if isinstance(data, dict) else {}
