@@ -80,6 +80,7 @@ def _is_wildcard(text: str) -> bool:
     return "*" in text or "?" in text
 
 
+@lru_cache(maxsize=32768)  # Action "*" asks for all ~18,000 actions, per statement
 def _is_data_action(action: str) -> bool:
     action = action.lower()
     return action not in _STAR_ONLY and any(fnmatchcase(action, p) for p in _DATA_PATTERNS)
