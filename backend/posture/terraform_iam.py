@@ -30,6 +30,7 @@ _DOC_REF = re.compile(r"^\$\{\s*data\.aws_iam_policy_document\.([\w-]+)\.json\s*
 _FILE_REF = re.compile(r'^\$\{\s*file\(\s*"(?:\$\{path\.module\}/)?([^"]+)"\s*\)\s*\}$')
 _ROLE_REF = re.compile(r"^\$\{\s*aws_iam_role\.([\w-]+)(?:\[[^\]]*\])?\.(?:id|name|arn)\s*\}$")
 _POLICY_REF = re.compile(r"^\$\{\s*aws_iam_policy\.([\w-]+)(?:\[[^\]]*\])?\.(?:arn|id)\s*\}$")
+_VAR_ONLY = re.compile(r"^\$\{\s*var\.[\w-]+\s*\}$")
 _DATA_POLICY_REF = re.compile(r"^\$\{\s*data\.aws_iam_policy\.([\w-]+)\.(?:arn|id)\s*\}$")
 # (resource type, attribute naming the principal, principal kind)
 _INLINE = (
@@ -204,6 +205,11 @@ class _Extractor:
         doc, note = self.document(value, origin)
         if doc is None:
             self.not_evaluated(origin, name, note or "unknown form", roles)
+            if isinstance(value, str) and _VAR_ONLY.match(value):
+                # Inside a module: the caller supplies the document, and the caller's
+                # module input is where it is read and judged.
+                self.result.findings[-1].severity = "warning"
+                self.result.findings[-1].message += " (a module input: judged at the call)"
             return
         label = f"{name} ({note})" if note else name
         unresolved = self.renderer.unresolved[before:]
