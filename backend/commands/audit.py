@@ -26,7 +26,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "audit",
         help="least-privilege audits (exit 1 on a violation)",
         description="Least-privilege audits. Each exits 0 when clean, 1 on a violation, "
-        "2 when its input cannot be read.",
+        "2 when its input cannot be read (audit iam: 3 when no policy was found).",
     )
     sub = parser.add_subparsers(dest="audit_command", metavar="AUDIT", required=True)
     register_iam(sub)
@@ -45,7 +45,12 @@ def register_iam(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]
         "roles other than emitir-reembolso's reaching the gateway secret, grants a tool "
         "never uses (plus parliament's general checks).",
     )
-    parser.add_argument("paths", nargs="+", metavar="PATH", help="policy .json file or .tf dir")
+    parser.add_argument(
+        "paths",
+        nargs="+",
+        metavar="PATH",
+        help="policy .json/.yaml file (CloudFormation too), .tf file or Terraform dir",
+    )
     parser.add_argument(
         "--tool",
         default=None,
@@ -56,8 +61,11 @@ def register_iam(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]
     parser.set_defaults(handler=run_iam)
 
 
+NO_POLICY_EXIT = 3
+
+
 def run_iam(args: argparse.Namespace) -> int:
-    """Run the IAM audit; 0 clean, 1 violation (errors from the paths propagate → 2)."""
+    """Run the IAM audit; 0 clean, 1 violation, 3 no policy found (input errors → 2)."""
     from backend.posture.iam import audit_iam
     from backend.posture.iam_tools import parse_tool
 
@@ -67,7 +75,7 @@ def run_iam(args: argparse.Namespace) -> int:
         print(json.dumps(report.model_dump(mode="json"), indent=2, ensure_ascii=False))
     else:
         _print_iam(report)
-    return 1 if report.verdict == "fail" else 0
+    return {"fail": 1, "no_policy": NO_POLICY_EXIT}.get(report.verdict, 0)
 
 
 def _print_iam(report: IamReport) -> None:
@@ -76,16 +84,21 @@ def _print_iam(report: IamReport) -> None:
     from rich.markup import escape
 
     console = Console(soft_wrap=True)
-    files = sorted({p.file for p in report.policies} | {f.file for f in report.findings})
+    read = {r.file: r.policies for r in report.files}
+    files = sorted(
+        set(read) | {p.file for p in report.policies} | {f.file for f in report.findings}
+    )
     for file in files:
         findings = [f for f in report.findings if f.file == file]
         policies = sorted({(p.policy, p.role, p.tool) for p in report.policies if p.file == file})
         policies += sorted({(f.policy, f.role, f.tool) for f in findings} - set(policies), key=str)
         errors = sum(f.severity == "error" for f in findings)
+        found = read.get(file, 0)
+        if not found and not findings:
+            console.print(f"\n[bold yellow]none[/] [bold]{escape(file)}[/] — no policy found")
+            continue
         mark = "[bold red]FAIL[/]" if errors else "[bold green]ok[/]"
-        console.print(
-            f"\n{mark} [bold]{escape(file)}[/] — {len(policies)} policies, {errors} errors"
-        )
+        console.print(f"\n{mark} [bold]{escape(file)}[/] — {found} policies, {errors} errors")
         for policy, role, tool in policies:
             who = f"role {role}" if role else "no role known (treated as shared by all tools)"
             console.print(f"  [bold]{escape(policy)}[/] · {escape(who)} · {tool or 'any tool'}")
@@ -97,7 +110,19 @@ def _print_iam(report: IamReport) -> None:
                     console.print(f"      {level} [dim]{f.rule}[/] {escape(f.message)}")
     errors = len(report.errors)
     warnings = len(report.findings) - errors
-    if report.verdict == "fail":
-        console.print(f"\n[bold red]audit iam: FAIL[/] — {errors} violations, {warnings} warnings")
+    total = sum(read.values())
+    if report.verdict == "no_policy":
+        console.print(
+            f"\n[bold yellow]audit iam: no policy found[/] in {len(read)} files — "
+            "nothing was audited"
+        )
+    elif report.verdict == "fail":
+        console.print(
+            f"\n[bold red]audit iam: FAIL[/] — {errors} violations, {warnings} warnings "
+            f"({total} policies in {len(read)} files)"
+        )
     else:
-        console.print(f"\n[bold green]audit iam: pass[/] — 0 violations, {warnings} warnings")
+        console.print(
+            f"\n[bold green]audit iam: pass[/] — 0 violations, {warnings} warnings "
+            f"({total} policies in {len(read)} files)"
+        )

@@ -43,6 +43,9 @@ def _configure() -> None:
         return
     import parliament
 
+    from backend.posture.iam_speed import install
+
+    install()
     override = Path(parliament.__file__).parent / "community_auditors" / "config_override.yaml"
     parliament.override_config(str(override))
     _configured = True

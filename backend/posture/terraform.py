@@ -57,6 +57,7 @@ class TerraformConfig:
     variables: dict[str, dict[str, Any]] = field(default_factory=dict)
     locals: dict[str, Any] = field(default_factory=dict)
     providers: list[dict[str, Any]] = field(default_factory=list)
+    modules: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def of_type(self, type_: str, kind: str = "resource") -> list[Block]:
         """Blocks of one type, in address order."""
@@ -118,6 +119,8 @@ def load_directory(directory: Path) -> TerraformConfig:
             config.variables.update(entry)
         for entry in tree.get("locals", []):
             config.locals.update(entry)
+        for entry in tree.get("module", []):
+            config.modules.update(entry)
         for entry in tree.get("provider", []):
             config.providers.extend(body for name, body in entry.items() if name == "aws")
     return config
@@ -133,6 +136,9 @@ class Renderer:
     def __init__(self, config: TerraformConfig) -> None:
         self.config = config
         self.unresolved: list[str] = []
+        # Iteration values while one for_each/count/dynamic element is rendered:
+        # "each.key", "each.value", "count.index", "statement.value"...
+        self.scope: dict[str, str] = {}
         self._depth = 0
         self.region = DEFAULT_REGION
         for provider in config.providers:
@@ -168,6 +174,54 @@ class Renderer:
 
         return _REF.sub(replace, text)
 
+    def collection(self, value: Any) -> list[tuple[str, str]] | None:
+        """The ``(key, value)`` pairs of a ``for_each``/``count`` value, if static.
+
+        Literal lists, sets, maps, ``toset([...])`` and variables/locals with such a
+        default are evaluated; anything else (a resource attribute, a function of
+        one) is ``None``: the caller reports the block as unevaluable.
+        """
+        if isinstance(value, bool):
+            return None
+        if isinstance(value, int):
+            return [(str(i), str(i)) for i in range(value)]
+        if isinstance(value, list):
+            items = [self.render(v) for v in value]
+            if all(isinstance(v, (str, int, float)) for v in items):
+                return [(str(v), str(v)) for v in items]
+            return None
+        if isinstance(value, dict):
+            pairs = [(str(k), self.render(v)) for k, v in value.items()]
+            if all(isinstance(v, (str, int, float)) for _, v in pairs):
+                return [(k, str(v)) for k, v in pairs]
+            return None
+        if not isinstance(value, str):
+            return None
+        match = re.fullmatch(
+            r"\$\{\s*(?:toset|tolist)?\((.*)\)\s*\}|\$\{\s*(\[.*\])\s*\}", value, re.S
+        )
+        if match:
+            inner = match.group(1) or match.group(2)
+            try:
+                return self.collection(parse_hcl(f"__v = {inner}\n", "for_each").get("__v"))
+            except ValidationError:
+                return None
+        ref = re.fullmatch(r"\$\{\s*(var|local)\.([\w-]+)\s*\}", value)
+        if ref and self._depth < 10:
+            found = (
+                self.config.variables.get(ref.group(2), {}).get("default")
+                if ref.group(1) == "var"
+                else self.config.locals.get(ref.group(2))
+            )
+            self._depth += 1
+            try:
+                return None if found is None else self.collection(found)
+            finally:
+                self._depth -= 1
+        if re.fullmatch(r"\d+", value):
+            return self.collection(int(value))
+        return None
+
     def _name(self, block: Block, *keys: str) -> str:
         for key in keys:
             value = block.body.get(key)
@@ -180,6 +234,8 @@ class Renderer:
         parts = _INDEX.sub("", expression).split(".")
         region, account = self.region, ACCOUNT
         head = parts[0]
+        if ".".join(parts) in self.scope:
+            return self.scope[".".join(parts)]
         if head == "var" and len(parts) >= 2:
             default = self.config.variables.get(parts[1], {}).get("default")
             return str(self.render(default)) if isinstance(default, (str, int, float)) else None

@@ -1,31 +1,129 @@
-"""A floor under parliament: wildcard grants it does not report.
+"""IAM wherever a PR writes it, judged by the rules of ``cadencia audit iam``.
 
-parliament (1.6.4) reports nothing for ``"Action": "*", "Resource": "*"`` — full
-admin — nor for an ``Allow`` with ``NotAction``. These in-process checks fail such
-statements in any IAM policy JSON of the copy.
+The policies are found by the audit's own readers (:mod:`backend.posture.iam_documents`
+for JSON/YAML, CloudFormation included, BOMs included; :mod:`backend.posture.terraform_iam`
+for Terraform: ``jsonencode``, heredocs, ``aws_iam_policy_document``, user/group/role
+policies, attachments, ``managed_policy_arns``, module inputs), then judged by the
+audit's general rules (everything but the Lab 87 tool table) and, for the policies the
+``parliament`` scanner cannot see (anything but a plain UTF-8 policy JSON), by
+parliament in this process. An audit error fails the gate; an audit warning is advice.
+
+A file that should hold IAM but cannot be read (broken HCL, a binary ``.json``) is an
+error too: what the gate cannot read, it cannot pass.
+
+The floor under parliament stays: parliament (1.6.4) reports nothing for
+``"Action": "*", "Resource": "*"`` nor for ``Allow`` with ``NotAction``.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
+from pathlib import Path, PurePosixPath
 
+from backend.exceptions import CadenciaError
 from backend.gates.findings import Finding, ScanResult
 from backend.gates.scanners._base import ScanContext
 from backend.gates.targets import is_iam_policy
+from backend.posture.iam_documents import POLICY_SUFFIXES, load_file, read_text
+from backend.posture.iam_model import IamFinding, PolicySource
 
 TOOL = "iam-floor"
+# YAML/JSON that is not a policy is common (package.json, workflows): only files whose
+# text mentions a policy are read, so an unrelated broken file is not an IAM finding.
+_MARKERS = ("Statement", "AWS::IAM::", "PolicyDocument", "ManagedPolicyArns")
 
 
 def scan(ctx: ScanContext) -> ScanResult | None:
-    """Check every IAM policy JSON of the copy; ``None`` when there is none."""
-    targets = [f for f in ctx.files if is_iam_policy(ctx.root, f)]
-    if not targets:
+    """Check every IAM policy of the copy; ``None`` when there is none to check."""
+    terraform_dirs = sorted({str(PurePosixPath(f).parent) for f in ctx.files if f.endswith(".tf")})
+    documents = [
+        f for f in ctx.files if f.endswith(POLICY_SUFFIXES) and _mentions_iam(ctx.root / f)
+    ]
+    if not terraform_dirs and not documents:
         return None
+    from backend.posture.iam import audit_sources, read_terraform
+    from backend.posture.iam_parliament import parliament_findings
+
+    sources: list[PolicySource] = []
+    found: list[IamFinding] = []
     findings: list[Finding] = []
-    for rel in targets:
-        findings.extend(check_policy(json.loads((ctx.root / rel).read_text(encoding="utf-8")), rel))
+    for rel in documents:
+        try:
+            read, extra = load_file(ctx.root / rel)
+        except CadenciaError as exc:
+            findings.append(_finding(rel, "iam-unreadable", f"cannot be audited: {exc}"))
+            continue
+        sources += read
+        found += extra
+    for rel_dir in terraform_dirs:
+        directory = ctx.root / rel_dir
+        if not any(directory.glob("*.tf")):
+            continue
+        try:
+            read, extra = read_terraform(directory, lab_rules=False)
+        except CadenciaError as exc:
+            findings.append(
+                _finding(rel_dir, "iam-unreadable", f"Terraform cannot be audited: {exc}")
+            )
+            continue
+        sources += read
+        found += extra
+    covered = [s for s in sources if is_iam_policy(ctx.root, _relative(ctx.root, s.file))]
+    others = [s for s in sources if s not in covered]
+    try:
+        found += audit_sources(covered, lab_rules=False, parliament=False)
+        for source in others:
+            own = audit_sources([source], lab_rules=False, parliament=False)
+            found += own
+            # parliament costs ~2 s on "Action: *"; a policy our rules already fail
+            # cannot fail harder, so it runs only where it may decide the verdict.
+            if not any(f.severity == "error" for f in own):
+                found += parliament_findings(source)
+    except CadenciaError as exc:  # a statement that is not an object, no Statement list
+        findings.append(_finding("", "iam-unreadable", f"a policy cannot be audited: {exc}"))
+    for source in sources:
+        findings += check_policy(source.document, _relative(ctx.root, source.file))
+    findings += [_from_audit(ctx.root, f) for f in found if not _floor_covers(f)]
     return ScanResult.from_findings(TOOL, findings)
+
+
+def _mentions_iam(path: Path) -> bool:
+    try:
+        text = read_text(path)
+    except CadenciaError:
+        # Binary or unknown encoding: a .json the gate cannot decode may hide a policy.
+        return path.suffix == ".json"
+    return any(marker in text for marker in _MARKERS)
+
+
+def _floor_covers(finding: IamFinding) -> bool:
+    """The floor's own finding says the same (``Action "*"``, ``Allow`` + ``NotAction``)."""
+    return (finding.rule == "wildcard_action" and finding.message.startswith('action "*" ')) or (
+        finding.rule == "not_element_allow" and "NotAction" in finding.message
+    )
+
+
+def _relative(root: Path, file: str) -> str:
+    try:
+        return Path(file).relative_to(root).as_posix()
+    except ValueError:
+        return file
+
+
+def _from_audit(root: Path, finding: IamFinding) -> Finding:
+    where = (
+        finding.policy
+        if finding.statement.startswith("(")
+        else (f"{finding.policy} {finding.statement}")
+    )
+    return Finding(
+        file=_relative(root, finding.file),
+        line=None,
+        tool=TOOL,
+        rule=f"iam-{finding.rule.replace('_', '-').replace(':', '-').lower()}",
+        severity="error" if finding.severity == "error" else "info",
+        message=f"{where}: {finding.message}",
+    )
 
 
 def check_policy(policy: Mapping[str, object], file: str = "policy.json") -> list[Finding]:

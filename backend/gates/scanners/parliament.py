@@ -37,6 +37,8 @@ from pathlib import Path
 import parliament
 from parliament import analyze_policy_string, config, enhance_finding, override_config
 from parliament.cli import is_finding_filtered
+from backend.posture.iam_speed import install
+install()
 override_config(Path(parliament.__file__).parent / "community_auditors" / "config_override.yaml")
 for path in sys.argv[1:]:
     policy = analyze_policy_string(
