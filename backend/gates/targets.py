@@ -10,7 +10,7 @@ from pathlib import Path, PurePosixPath
 _DOCKER_WORD = r"(?:dockerfile|containerfile)"
 _DOCKERFILE = re.compile(rf"^{_DOCKER_WORD}(?:[-_.].+)?$|^.+[-_.]{_DOCKER_WORD}$", re.IGNORECASE)
 _NOT_DOCKERFILE = re.compile(
-    r"\.(?:dockerignore|md|rst|adoc|html?|json|ya?ml|toml|py|sh|go|js|ts|rb|lock|patch|diff)$",
+    r"\.(?:dockerignore|md|rst|adoc|html?|json|ya?ml|toml|py|sh|go|js|ts|rb|lock|patch|diff|vim|el)$",
     re.IGNORECASE,
 )
 """Names like ``Dockerfile.dockerignore`` or ``dockerfile.py``: a Dockerfile's companion
@@ -37,7 +37,8 @@ def looks_like_dockerfile(text: str) -> bool:
     The whole ``FROM`` line must be an image reference (``AS name`` at most), so
     Python's ``from x import y`` is not taken for one.
     """
-    for raw in text.splitlines():
+    # a FROM split over lines ("FROM \\" then the image) is still one instruction
+    for raw in re.sub(r"[\\`][ \t]*\r?\n", " ", text).splitlines():
         line = raw.strip()
         if not line or line.startswith("#"):
             if _DIRECTIVE.match(line) and "docker" in line.lower():

@@ -39,6 +39,7 @@ def test_dockerfile_names_in_any_case(name: str) -> None:
         "dockerfiles.py",
         "docs/Dockerfile.md",
         "mydockerfile",
+        "syntax/dockerfile.vim",
         "compose.yaml",
     ],
 )
@@ -53,6 +54,7 @@ def test_companions_and_code_about_dockerfiles_are_not_dockerfiles_by_name(name:
         ("# syntax=docker/dockerfile:1.7\nARG V=1\n", True),
         ("\n# build image\nARG PY=3.12\nfrom python:${PY} as build\n", True),
         ("FROM --platform=$BUILDPLATFORM golang:1.22 AS build\n", True),
+        ("FROM \\\n  python:3.12 \\\n  AS build\n", True),
         ("from __future__ import annotations\n", False),
         ("# comment\nfrom os import path\n", False),
         ("SELECT *\nFROM users\n", False),
