@@ -13,6 +13,7 @@ from backend.gates.runner import GateReport, run_gates, run_qa
 from .samples import FAKE_AWS_KEY
 
 LATEST = "FROM python:latest\nUSER 10001\n"
+CURL_SH = "RUN curl -fsSL https://get.example.com/install.sh | sh\n"
 HEREDOC = "FROM python:3.12-slim\nCOPY <<EOF /app/motd\nhello\nEOF\nUSER 10001\n"
 NAMES = ("svc/dockerfile", "Dockerfile-prod", "app_Dockerfile", "x.dockerfile", "Containerfile")
 
@@ -27,7 +28,7 @@ def report(scanners: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -
         "assets/logo.png": b"\x89PNG\r\n\x1a\n\x00\x00" + FAKE_AWS_KEY.encode() + b"\x00\x01",
         "build/image.txt": b"# syntax=docker/dockerfile:1\n" + LATEST.encode(),
         "shared/base.txt": b"FROM python:3.12-slim\nUSER root\n",
-        **{name: LATEST.encode() for name in NAMES},
+        **{name: (LATEST + CURL_SH).encode() for name in NAMES},
     }
     for rel, data in files.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -58,6 +59,11 @@ def test_dockerfiles_by_any_name_or_by_content_are_linted(report: GateReport, fi
     assert {("hadolint", "DL3007"), ("dockerfile", "dockerfile-latest-tag")} <= rules_on(
         report, file
     )
+
+
+@pytest.mark.parametrize("file", NAMES)
+def test_semgrep_dockerfile_rules_see_every_name(report: GateReport, file: str) -> None:
+    assert ("semgrep", "dockerfile-curl-pipe-shell") in rules_on(report, file)
 
 
 def test_a_symlink_inside_the_pr_is_scanned_under_its_name(report: GateReport) -> None:
