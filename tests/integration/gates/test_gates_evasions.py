@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from backend.gates.runner import GateReport, run_gates, run_qa
+from backend.gates.runner import GateReport, run_gates
 
 from .samples import FAKE_AWS_KEY
 
@@ -29,6 +29,8 @@ def report(scanners: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -
         "build/image.txt": b"# syntax=docker/dockerfile:1\n" + LATEST.encode(),
         "shared/base.txt": b"FROM python:3.12-slim\nUSER root\n",
         **{name: (LATEST + CURL_SH).encode() for name in NAMES},
+        "heredoc/ok/Dockerfile": HEREDOC.encode(),
+        "heredoc/root/Dockerfile": HEREDOC.replace("10001", "0").encode(),
     }
     for rel, data in files.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -83,14 +85,10 @@ def test_a_symlink_leaving_the_pr_blocks_and_is_reported(report: GateReport) -> 
 
 
 def test_hadolint_failing_to_parse_a_heredoc_does_not_block_and_the_checks_still_run(
-    scanners: dict[str, str],
+    report: GateReport,
 ) -> None:
-    result = run_qa({"ok/Dockerfile": HEREDOC, "root/Dockerfile": HEREDOC.replace("10001", "0")})
-    by_file = {
-        file: {(f.tool, f.rule, f.severity) for f in result.findings if f.file == file}
-        for file in ("ok/Dockerfile", "root/Dockerfile")
+    ok = {
+        (f.tool, f.rule, f.severity) for f in report.findings if f.file == "heredoc/ok/Dockerfile"
     }
-    assert by_file["ok/Dockerfile"] == {("hadolint", "DL1000", "info")}
-    assert ("dockerfile", "dockerfile-root-user", "error") in by_file["root/Dockerfile"]
-    assert result.status == "fail"
-    assert run_qa({"Dockerfile": HEREDOC}).status == "pass"
+    assert ok == {("hadolint", "DL1000", "info")}
+    assert ("dockerfile", "dockerfile-root-user") in rules_on(report, "heredoc/root/Dockerfile")
