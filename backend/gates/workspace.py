@@ -266,7 +266,8 @@ def _copy_link(
             f"symlink -> {raw}: its target is scanned under this name",
         )
     elif target.is_dir():
-        if any(target == seen or target in seen.parents for seen in chain):
+        here = Path(os.path.realpath(link.parent))
+        if any(target == seen or target in seen.parents for seen in (*chain, here)):
             copied.ignored.append(rel.as_posix())
             copied.note(
                 rel,

@@ -132,6 +132,7 @@ def test_symlinks_inside_the_tree_are_scanned_under_their_own_name(tmp_path: Pat
     (src / ".github").mkdir()
     (src / ".github" / "workflows").symlink_to("../ci")
     (src / "again").symlink_to(".")
+    (src / "ci" / "up").symlink_to("../ci")
     (src / "gone.env").symlink_to("missing.env")
     with prepared_copy(src) as ws:
         assert ws.files == (
@@ -147,9 +148,11 @@ def test_symlinks_inside_the_tree_are_scanned_under_their_own_name(tmp_path: Pat
         ("deploy/Dockerfile", "symlink-followed", "info"),
         (".github/workflows", "symlink-followed", "info"),
         ("again", "symlink-loop", "info"),
+        ("ci/up", "symlink-loop", "info"),
+        (".github/workflows/up", "symlink-loop", "info"),
         ("gone.env", "symlink-broken", "info"),
     }
-    assert ws.ignored == ("again", "gone.env")
+    assert ws.ignored == (".github/workflows/up", "again", "ci/up", "gone.env")
 
 
 def test_a_symlink_leaving_the_tree_is_a_blocking_finding_and_never_read(tmp_path: Path) -> None:
