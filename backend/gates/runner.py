@@ -35,6 +35,7 @@ from backend.gates.scanners import (
     terraform,
 )
 from backend.gates.scanners._base import DEFAULT_TIMEOUT_S, ScanContext
+from backend.gates.workspace import TOOL as WORKSPACE
 from backend.gates.workspace import Workspace, prepared_copy
 from backend.settings import Settings
 
@@ -205,6 +206,8 @@ def _run(
                 (gate, pool.submit(_safe_scan, name, scanner, ctx)) for gate, name, scanner in jobs
             ]
             outcomes = [(gate, future.result()) for gate, future in futures]
+        if ws.findings:  # symlinks and encodings: reported once, in the last gate run
+            outcomes.append((gates[-1], ScanResult.from_findings(WORKSPACE, list(ws.findings))))
         results = tuple(
             GateResult(
                 gate=gate, scans=tuple(r for g, r in outcomes if g == gate and r is not None)

@@ -19,6 +19,7 @@ from typing import Any
 
 import yaml
 
+from backend.gates.targets import is_dockerfile
 from backend.infra.dockerfiles import PINNED_BY_REPOSITORY, RUNTIME_UID
 
 Finding = dict[str, object]
@@ -97,8 +98,7 @@ def _is_secret(finding: Finding) -> bool:
 
 
 def _is_dockerfile(path: str) -> bool:
-    name = PurePosixPath(path).name
-    return name.startswith("Dockerfile") or name.endswith(".Dockerfile")
+    return is_dockerfile(path)  # the gate's own rule, so a flagged Dockerfile is corrected
 
 
 def _is_compose(path: str) -> bool:

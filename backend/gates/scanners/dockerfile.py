@@ -1,8 +1,9 @@
 """Built-in Dockerfile checks (``dockerfile-parse``): they run even without hadolint.
 
-Checks: the final stage runs as root (no ``USER``, or ``USER root``/``0``), base
-images on ``latest`` or with no tag/digest at all, and ``ADD`` of a remote URL
-without ``--checksum``.
+Checks: the final image runs as root (its effective user, resolved across stages,
+``ARG``/``ENV`` and known non-root base images: :mod:`.dockerfile_user`), base images
+on ``latest`` or with no tag/digest at all, and ``ADD`` of a remote URL without
+``--checksum``.
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ from dockerfile_parse import DockerfileParser
 
 from backend.gates.findings import Finding, ScanResult
 from backend.gates.scanners._base import ScanContext
-from backend.gates.targets import is_dockerfile
+from backend.gates.scanners.dockerfile_user import blank_heredocs, final_user
+from backend.gates.targets import dockerfile_targets
 
 TOOL = "dockerfile"
 _URL = re.compile(r"^(https?|ftp)://|^git@", re.IGNORECASE)
@@ -22,7 +24,7 @@ _URL = re.compile(r"^(https?|ftp)://|^git@", re.IGNORECASE)
 
 def scan(ctx: ScanContext) -> ScanResult | None:
     """Check every Dockerfile of the copy; ``None`` when there is none."""
-    targets = [f for f in ctx.files if is_dockerfile(f)]
+    targets = dockerfile_targets(ctx.root, ctx.files)
     if not targets:
         return None
     findings: list[Finding] = []
@@ -34,7 +36,8 @@ def scan(ctx: ScanContext) -> ScanResult | None:
 
 def check_dockerfile(text: str, file: str = "Dockerfile") -> list[Finding]:
     """Run the built-in checks on one Dockerfile's text."""
-    parser = DockerfileParser(fileobj=io.BytesIO(text.encode("utf-8")))
+    # heredoc bodies are content, not instructions (a "USER 1000" in one is no USER)
+    parser = DockerfileParser(fileobj=io.BytesIO(blank_heredocs(text).encode("utf-8")))
     structure = parser.structure
     froms = [item for item in structure if item["instruction"] == "FROM"]
     if not froms:
@@ -86,34 +89,46 @@ def _check_image(image: str, aliases: set[str], file: str, line: int) -> list[Fi
 
 
 def _check_user(structure: list[dict[str, object]], final_from: object, file: str) -> list[Finding]:
-    users = [
-        item
-        for item in structure
-        if item["instruction"] == "USER" and _int(item["startline"]) > _int(final_from)
-    ]
-    if not users:
+    user = final_user(structure)
+    if user.who == "non-root":
+        return []
+    if user.line is None:
+        base = f"its base image {user.via!r} runs" if user.via else "it runs"
         return [
             _finding(
                 file,
                 _int(final_from) + 1,
                 "dockerfile-no-user",
                 "error",
-                "final stage has no USER: the container runs as root; add a non-root numeric USER",
+                f"final stage has no USER ({base} as root by default): the container runs "
+                "as root; add a non-root numeric USER",
             )
         ]
-    last = users[-1]
-    who = str(last["value"]).strip().split(":", 1)[0].strip()
-    if who in {"root", "0"}:
+    spelled = repr(user.spelled)
+    if user.value is not None and user.value != user.spelled:
+        spelled += f" (= {user.value!r})"
+    inherited = f", inherited from stage {user.via!r}" if user.via else ""
+    if user.who == "root":
         return [
             _finding(
                 file,
-                _int(last["startline"]) + 1,
+                user.line,
                 "dockerfile-root-user",
                 "error",
-                f"final USER is {who!r}: the container runs as root; use a non-root numeric USER",
+                f"final USER is {spelled}{inherited}: the container runs as root; "
+                "use a non-root numeric USER",
             )
         ]
-    return []
+    return [
+        _finding(
+            file,
+            user.line,
+            "dockerfile-user-unresolved",
+            "error",
+            f"final USER {spelled}{inherited} uses a variable with no value: who the "
+            "container runs as cannot be told; give the ARG/ENV a non-root default",
+        )
+    ]
 
 
 def _check_add(structure: list[dict[str, object]], file: str) -> list[Finding]:

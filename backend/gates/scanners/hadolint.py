@@ -13,10 +13,11 @@ from backend.gates.scanners._base import (
     run_tool,
     tail,
 )
-from backend.gates.targets import is_dockerfile
+from backend.gates.targets import dockerfile_targets
 
 TOOL = "hadolint"
 CONFIG = RULES_DIR / "hadolint.yaml"
+PARSE_ERROR = "DL1000"
 _SEVERITY: dict[str, Severity] = {
     "error": "error",
     "warning": "warning",
@@ -41,7 +42,7 @@ def command(binary: str, targets: list[str]) -> list[str]:
 
 def scan(ctx: ScanContext) -> ScanResult | None:
     """Lint every Dockerfile of the copy; ``None`` when there is none."""
-    targets = [f for f in ctx.files if is_dockerfile(f)]
+    targets = dockerfile_targets(ctx.root, ctx.files)
     if not targets:
         return None
     binary = find_binary(TOOL)
@@ -66,14 +67,29 @@ def parse(stdout: str, stderr: str = "") -> list[Finding]:
         raise ToolFailed(f"hadolint gave no JSON: {tail(stderr or stdout)}") from exc
     if not isinstance(items, list):
         raise ToolFailed("hadolint JSON is not a list")
-    return [
-        Finding(
-            file=str(item.get("file", "")),
-            line=int(item["line"]) if item.get("line") is not None else None,
-            tool=TOOL,
-            rule=str(item.get("code", "hadolint")),
-            severity=_SEVERITY.get(str(item.get("level", "")), "warning"),
-            message=str(item.get("message", "")),
+    return [_finding(item) for item in items]
+
+
+def _finding(item: dict[str, object]) -> Finding:
+    rule = str(item.get("code", "hadolint"))
+    line = item.get("line")
+    severity = _SEVERITY.get(str(item.get("level", "")), "warning")
+    message = str(item.get("message", ""))
+    if rule == PARSE_ERROR:
+        # hadolint's parser lags BuildKit (heredocs, new flags): its failure says nothing
+        # about the Dockerfile, which the built-in checks (scanners/dockerfile.py) still
+        # judge; a file that is truly not a Dockerfile fails those ("no FROM").
+        severity = "info"
+        why = message.splitlines()[0] if message else "no detail"
+        message = (
+            f"hadolint cannot parse this file ({why}); its rules did not run here, "
+            "the built-in Dockerfile checks did"
         )
-        for item in items
-    ]
+    return Finding(
+        file=str(item.get("file", "")),
+        line=int(line) if isinstance(line, int | str) else None,
+        tool=TOOL,
+        rule=rule,
+        severity=severity,
+        message=message,
+    )

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 
+from backend.gates.encodings import decode
 from backend.gates.findings import Finding, ScanResult
 from backend.gates.scanners._base import ScanContext
 
@@ -39,15 +40,17 @@ PATTERNS: tuple[tuple[str, re.Pattern[str], str], ...] = (
 
 
 def scan(ctx: ScanContext) -> ScanResult | None:
-    """Scan every text file of the copy; ``None`` when the copy is empty."""
+    """Scan every file of the copy (whatever its encoding); ``None`` when the copy is empty."""
     if not ctx.files:
         return None
     findings: list[Finding] = []
     for rel in ctx.files:
         try:
-            text = (ctx.root / rel).read_text(encoding="utf-8")
-        except (UnicodeDecodeError, OSError):
+            data = (ctx.root / rel).read_bytes()
+        except OSError:
             continue
+        # the gate's copy is UTF-8 already; anything else is still read, never skipped
+        text = decode(data).text
         findings.extend(find_secrets(text, rel))
     return ScanResult.from_findings(TOOL, findings)
 

@@ -54,6 +54,55 @@ def test_dockerfile_checks(text: str, expected: list[tuple[str, int]]) -> None:
 
 
 @pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("FROM a:1\nUSER 00\n", [("dockerfile-root-user", 2)]),
+        ("FROM a:1\nUSER +0\n", [("dockerfile-root-user", 2)]),
+        ("FROM a:1\nUSER 0:0\n", [("dockerfile-root-user", 2)]),
+        ("FROM a:1\nUSER root:root\n", [("dockerfile-root-user", 2)]),
+        ("from a:1\nuser 0\n", [("dockerfile-root-user", 2)]),
+        ("ARG U=root\nFROM a:1\nARG U\nUSER $U\n", [("dockerfile-root-user", 4)]),
+        ("FROM a:1\nARG U\nUSER ${U:-root}\n", [("dockerfile-root-user", 3)]),
+        ("FROM a:1\nARG U=\nUSER ${U:-0}\n", [("dockerfile-root-user", 3)]),
+        ("FROM a:1\nENV U=0\nUSER ${U}:${U}\n", [("dockerfile-root-user", 3)]),
+        ("FROM a:1\nENV U root\nUSER $U\n", [("dockerfile-root-user", 3)]),
+        ("FROM a:1 AS base\nENV U=0\nFROM base\nUSER $U\n", [("dockerfile-root-user", 4)]),
+        ("FROM a:1 AS b\nUSER 0\nFROM b AS c\nFROM c\n", [("dockerfile-root-user", 2)]),
+        ("FROM a:1\nARG U\nUSER $U\n", [("dockerfile-user-unresolved", 3)]),
+        ("ARG U=1000\nFROM a:1\nUSER $U\n", [("dockerfile-user-unresolved", 3)]),
+        ("FROM a:1\nUSER ${U#x}\n", [("dockerfile-user-unresolved", 2)]),
+        ("FROM a:1\nRUN <<EOF\nUSER 1000\nEOF\n", [("dockerfile-no-user", 1)]),
+        ("FROM gcr.io/distroless/static:nonroot\nUSER root\n", [("dockerfile-root-user", 2)]),
+        ("FROM gcr.io/distroless/static-debian12:debug\n", [("dockerfile-no-user", 1)]),
+        ("FROM cgr.dev/chainguard/wolfi-base:1\n", [("dockerfile-no-user", 1)]),
+    ],
+)
+def test_root_is_found_however_it_is_spelled(text: str, expected: list[tuple[str, int]]) -> None:
+    assert rules(check_dockerfile(text)) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "FROM gcr.io/distroless/static-debian12:nonroot\n",
+        "FROM gcr.io/distroless/python3-debian12:debug-nonroot\n",
+        "FROM gcr.io/distroless/base:nonroot@sha256:0123\n",
+        "FROM cgr.dev/chainguard/python:3.12\n",
+        "FROM python:3.12 AS base\nUSER 10001\nFROM base\nRUN echo hi\n",
+        "FROM python:3.12 AS b\nUSER 10001\nFROM b AS c\nFROM c\n",
+        "FROM a:1\nARG U=10001\nUSER $U\n",
+        "FROM a:1\nARG U\nUSER ${U:-10001}\n",
+        "ARG U=10001\nFROM a:1\nARG U\nUSER ${U}:${U}\n",
+        "FROM a:1\nENV HOME=/app UID=10001\nUSER $UID\n",
+        "FROM python:3.12\nCOPY <<EOF /app/x\nUSER root\nEOF\nUSER 10001\n",
+        "FROM python:3.12\nRUN <<-EOT bash\n\tUSER 0\n\tEOT\nUSER app\n",
+    ],
+)
+def test_non_root_final_images_are_not_flagged(text: str) -> None:
+    assert check_dockerfile(text) == []
+
+
+@pytest.mark.parametrize(
     ("spec", "exposed"),
     [
         ("8000", True),

@@ -30,6 +30,20 @@ def test_hadolint_levels_map_and_info_does_not_fail() -> None:
     assert ScanResult.from_findings("hadolint", found).status == "fail"
 
 
+def test_hadolint_cannot_parse_is_advice_not_a_block() -> None:
+    out = json.dumps(
+        [
+            {"code": "DL1000", "level": "error", "line": 5, "file": "Dockerfile",
+             "message": "unexpected 'C'\nexpecting a new line"},
+        ]
+    )  # fmt: skip
+    found = hadolint.parse(out)
+    assert [(f.rule, f.line, f.severity) for f in found] == [("DL1000", 5, "info")]
+    assert "unexpected 'C'" in found[0].message
+    assert "built-in Dockerfile checks" in found[0].message
+    assert ScanResult.from_findings("hadolint", found).status == "pass"
+
+
 @pytest.mark.parametrize("out", ["", "not json", "{}"])
 def test_hadolint_garbage_is_not_a_pass(out: str) -> None:
     with pytest.raises(ToolFailed):

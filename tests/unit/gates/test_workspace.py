@@ -119,3 +119,56 @@ def test_directory_copy_skips_git_and_symlinks(tmp_path: Path) -> None:
 )
 def test_inline_suppressions_are_stripped_line_by_line(text: str, expected: str) -> None:
     assert strip_inline_suppressions(text) == expected
+
+
+def test_symlinks_inside_the_tree_are_scanned_under_their_own_name(tmp_path: Path) -> None:
+    src = tmp_path / "repo"
+    (src / "shared").mkdir(parents=True)
+    (src / "shared" / "base.txt").write_text("FROM python:3.12\nUSER root\n")
+    (src / "ci").mkdir()
+    (src / "ci" / "build.yml").write_text("on: pull_request_target\n")
+    (src / "deploy").mkdir()
+    (src / "deploy" / "Dockerfile").symlink_to("../shared/base.txt")
+    (src / ".github").mkdir()
+    (src / ".github" / "workflows").symlink_to("../ci")
+    (src / "again").symlink_to(".")
+    (src / "ci" / "up").symlink_to("../ci")
+    (src / "gone.env").symlink_to("missing.env")
+    with prepared_copy(src) as ws:
+        assert ws.files == (
+            ".github/workflows/build.yml",
+            "ci/build.yml",
+            "deploy/Dockerfile",
+            "shared/base.txt",
+        )
+        assert (ws.root / "deploy" / "Dockerfile").read_text() == "FROM python:3.12\nUSER root\n"
+        assert not any(p.is_symlink() for p in ws.root.rglob("*"))
+        notes = {(f.file, f.rule, f.severity) for f in ws.findings}
+    assert notes == {
+        ("deploy/Dockerfile", "symlink-followed", "info"),
+        (".github/workflows", "symlink-followed", "info"),
+        ("again", "symlink-loop", "info"),
+        ("ci/up", "symlink-loop", "info"),
+        (".github/workflows/up", "symlink-loop", "info"),
+        ("gone.env", "symlink-broken", "info"),
+    }
+    assert ws.ignored == (".github/workflows/up", "again", "ci/up", "gone.env")
+
+
+def test_a_symlink_leaving_the_tree_is_a_blocking_finding_and_never_read(tmp_path: Path) -> None:
+    src = tmp_path / "repo"
+    (src / "keys").mkdir(parents=True)
+    outside = tmp_path / "id_rsa"
+    outside.write_text("secret\n")
+    (src / "keys" / "deploy.pem").symlink_to(outside)
+    (src / "etc").symlink_to("/etc")
+    (src / "up").symlink_to("../repo/../id_rsa")
+    with prepared_copy(src) as ws:
+        assert ws.files == ()
+        found = [(f.file, f.rule, f.severity) for f in ws.findings]
+    assert found == [
+        ("etc", "symlink-outside-pr", "error"),
+        ("keys/deploy.pem", "symlink-outside-pr", "error"),
+        ("up", "symlink-outside-pr", "error"),
+    ]
+    assert all(f.blocking for f in ws.findings)
