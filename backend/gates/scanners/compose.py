@@ -77,11 +77,11 @@ def _check(loader: Loader, file: str, text: str | None = None) -> list[Finding]:
     project = loader.project(file, text)
     findings = [_finding(p.file, p.line, p.rule, "error", p.message) for p in project.problems]
     for name, service in project.services:
-        findings.extend(_check_service(name, service))
+        findings.extend(_check_service(name, service, project.volumes))
     return findings
 
 
-def _check_service(name: str, service: Value) -> list[Finding]:
+def _check_service(name: str, service: Value, volumes: dict[str, Value]) -> list[Finding]:
     findings: list[Finding] = []
     privileged = service.get("privileged")
     if privileged is not None and (privileged.text or "").strip().lower() in _TRUE:
@@ -123,7 +123,7 @@ def _check_service(name: str, service: Value) -> list[Finding]:
                     f"service {name!r} sets {opt.text}: the kernel sandbox of the container is off",
                 )
             )
-    findings.extend(_check_volumes(name, service))
+    findings.extend(_check_volumes(name, service, volumes))
     return findings
 
 
@@ -165,13 +165,15 @@ def capability(spelled: str) -> str:
     return upper.removeprefix("CAP_")
 
 
-def _check_volumes(name: str, service: Value) -> list[Finding]:
+def _check_volumes(name: str, service: Value, volumes: dict[str, Value]) -> list[Finding]:
     findings: list[Finding] = []
     for volume in _entries(service, "volumes"):
         source = _volume_source(volume)
         if source is None:
             continue
-        path = host_path(source)
+        path = _bind_path(volume.file, source, volumes)
+        if path is None:
+            continue
         if path.endswith(_SOCKETS):
             findings.append(
                 _at(
@@ -181,16 +183,34 @@ def _check_volumes(name: str, service: Value) -> list[Finding]:
                     "root on the host, read-only or not",
                 )
             )
-        elif path in _HOST_DIRS:
+        elif path in _HOST_DIRS or path.startswith(".."):
+            where = "a host path outside the project" if path.startswith("..") else path
             findings.append(
                 _at(
                     volume,
                     "compose-host-path-mount",
-                    f"service {name!r} mounts the host's {path} ({source}): it holds the host "
-                    "itself or the docker socket; mount only the files the service needs",
+                    f"service {name!r} mounts {where} ({source}): the host itself or the "
+                    "docker socket may be in it; mount only the files the service needs",
                 )
             )
     return findings
+
+
+def _bind_path(file: str, source: str, volumes: dict[str, Value]) -> str | None:
+    """The host path a volume source binds: absolute, relative to the file, or a named
+    volume whose ``driver_opts`` bind a ``device``; ``None`` for a plain named volume."""
+    source = source.strip()
+    if source.startswith("/"):
+        return host_path(source)
+    if source.startswith("."):
+        return posixpath.normpath(posixpath.join(posixpath.dirname(file), source))
+    named = volumes.get(source)
+    opts = named.get("driver_opts") if named is not None else None
+    device = opts.get("device") if opts is not None else None
+    options = (opts.get("o") if opts is not None else None) or Value("", "", 0)
+    if device is not None and device.text and "bind" in (options.text or ""):
+        return _bind_path(file, device.text, {})
+    return None
 
 
 def host_path(source: str) -> str:

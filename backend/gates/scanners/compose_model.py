@@ -78,10 +78,12 @@ class Project:
 
     Attributes:
         services: ``(name, service mapping)`` for every service, included files' too.
+        volumes: the top-level named volumes (their ``driver_opts`` can bind a host path).
         problems: references that could not be followed, files that are not valid YAML.
     """
 
     services: list[tuple[str, Value]] = field(default_factory=list)
+    volumes: dict[str, Value] = field(default_factory=dict)
     problems: list[Problem] = field(default_factory=list)
 
 
@@ -198,6 +200,9 @@ class Loader:
                 if isinstance(service.data, dict):
                     resolved = self._resolve(file, name, service, project, (f"{file}:{name}",))
                     project.services.append((name, resolved))
+        volumes = doc.get("volumes")
+        if volumes is not None and isinstance(volumes.data, dict):
+            project.volumes.update(volumes.data)
         include = doc.get("include")
         for entry in include.items if include is not None else []:
             for ref in _include_paths(entry):

@@ -205,3 +205,32 @@ services:
         ("compose-host-path-mount", "compose.yaml", 8),
         ("compose-unconfined-security-opt", "compose.yaml", 21),
     ]
+
+
+def test_named_volume_binding_a_host_path_and_relative_escapes() -> None:
+    files = {
+        "deploy/compose.yaml": """\
+services:
+  a:
+    volumes:
+      - hostroot:/host
+      - type: volume
+        source: sock
+        target: /s
+      - data:/data
+      - ../../..:/up
+      - ../src:/src
+volumes:
+  hostroot:
+    driver: local
+    driver_opts: {type: none, o: bind, device: /}
+  sock:
+    driver_opts: {type: none, o: "bind,ro", device: /var/run/docker.sock}
+  data: {}
+""",
+    }
+    assert check(files, "deploy/compose.yaml") == [
+        ("compose-docker-socket", "deploy/compose.yaml", 5),
+        ("compose-host-path-mount", "deploy/compose.yaml", 4),
+        ("compose-host-path-mount", "deploy/compose.yaml", 9),
+    ]
