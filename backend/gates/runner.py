@@ -33,6 +33,7 @@ from backend.gates.scanners import (
     regex_secrets,
     semgrep,
     terraform,
+    zizmor,
 )
 from backend.gates.scanners._base import DEFAULT_TIMEOUT_S, ScanContext
 from backend.gates.workspace import TOOL as WORKSPACE
@@ -56,6 +57,7 @@ GATES: dict[GateName, tuple[tuple[str, Scanner], ...]] = {
         (detect_secrets.TOOL, detect_secrets.scan),
         (regex_secrets.TOOL, regex_secrets.scan),
         (semgrep.TOOL, semgrep.scan),
+        (zizmor.TOOL, zizmor.scan),
         (parliament.TOOL, parliament.scan),
         (iam_floor.TOOL, iam_floor.scan),
     ),

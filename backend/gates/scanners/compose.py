@@ -1,20 +1,49 @@
-"""Built-in compose checks: privileged, host network, ports on all interfaces, docker socket.
+"""Built-in compose checks: what a service can do to the host it runs on.
 
-Parsed with PyYAML's node API (not ``safe_load``) so each finding keeps its line.
+privileged, host network/pid/ipc namespaces, ports on every interface, dangerous
+capabilities (however spelled: ``SYS_ADMIN``, ``cap_sys_admin``, ``ALL``), unconfined
+seccomp/apparmor, and bind mounts of the docker socket or of host directories that
+hold it or the host itself (``/``, ``/var/run``...; ``:ro`` does not make them safe).
+
+They judge the project as compose would run it (``compose_model``): variables
+interpolated with their defaults and the project's ``.env``, ``extends`` and
+``include`` followed into the PR's other files.
 """
 
 from __future__ import annotations
 
 import ipaddress
-
-import yaml
+import posixpath
+import re
 
 from backend.gates.findings import Finding, ScanResult, Severity
 from backend.gates.scanners._base import ScanContext
+from backend.gates.scanners.compose_model import Loader, Reader, Value
 from backend.gates.targets import is_compose
 
 TOOL = "compose"
-_TRUE = {"true", "yes", "on"}
+_TRUE = {"true", "yes", "on", "y", "1"}
+_DANGEROUS_CAPS = frozenset(
+    {
+        "ALL",
+        "SYS_ADMIN",
+        "SYS_PTRACE",
+        "SYS_MODULE",
+        "SYS_RAWIO",
+        "DAC_READ_SEARCH",
+        "NET_ADMIN",
+        "BPF",
+    }
+)
+_SOCKETS = ("docker.sock", "containerd.sock", "podman.sock", "crio.sock")
+# Host directories whose mount gives the container the host: the root, the runtime
+# sockets' directories, the kernel's interfaces, the host's configuration and images.
+_HOST_DIRS = frozenset(
+    {"/", "/run", "/var/run", "/var/lib/docker", "/proc", "/sys", "/dev", "/etc", "/root", "/boot"}
+)
+_UNCONFINED = re.compile(
+    r"^(seccomp|apparmor|systempaths)\s*[:=]\s*unconfined$|^label\s*[:=]\s*disable$", re.I
+)
 
 
 def scan(ctx: ScanContext) -> ScanResult | None:
@@ -22,86 +51,172 @@ def scan(ctx: ScanContext) -> ScanResult | None:
     targets = [f for f in ctx.files if is_compose(f)]
     if not targets:
         return None
+    present = set(ctx.files)
+
+    def read(rel: str) -> str | None:
+        if rel not in present:
+            return None
+        return (ctx.root / rel).read_text(encoding="utf-8", errors="replace")
+
+    loader = Loader(read)
     findings: list[Finding] = []
     for rel in targets:
-        findings.extend(
-            check_compose((ctx.root / rel).read_text(encoding="utf-8", errors="replace"), rel)
-        )
-    return ScanResult.from_findings(TOOL, findings)
+        findings.extend(_check(loader, rel))
+    return ScanResult.from_findings(TOOL, _unique(findings))
 
 
-def check_compose(text: str, file: str = "compose.yaml") -> list[Finding]:
-    """Run the compose checks on one file's text."""
-    try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = mark.line + 1 if mark is not None else None
-        return [_finding(file, line, "compose-invalid-yaml", "error", f"not valid YAML: {exc}")]
-    services = _get(root, "services")
-    if not isinstance(services, yaml.MappingNode):
-        return []
-    findings: list[Finding] = []
-    for key, service in _pairs(services):
-        if isinstance(service, yaml.MappingNode):
-            findings.extend(_check_service(str(key.value), service, file))
+def check_compose(
+    text: str, file: str = "compose.yaml", read: Reader | None = None
+) -> list[Finding]:
+    """Run the compose checks on one file's text; ``read`` gives the PR's other files."""
+    loader = Loader(read or (lambda _rel: None))
+    return _unique(_check(loader, file, text))
+
+
+def _check(loader: Loader, file: str, text: str | None = None) -> list[Finding]:
+    project = loader.project(file, text)
+    findings = [_finding(p.file, p.line, p.rule, "error", p.message) for p in project.problems]
+    for name, service in project.services:
+        findings.extend(_check_service(name, service, project.volumes))
     return findings
 
 
-def _check_service(name: str, service: yaml.MappingNode, file: str) -> list[Finding]:
+def _check_service(name: str, service: Value, volumes: dict[str, Value]) -> list[Finding]:
     findings: list[Finding] = []
-    privileged = _get(service, "privileged")
-    if isinstance(privileged, yaml.ScalarNode) and str(privileged.value).lower() in _TRUE:
+    privileged = service.get("privileged")
+    if privileged is not None and (privileged.text or "").strip().lower() in _TRUE:
         findings.append(
-            _finding(
-                file,
-                _line(privileged),
+            _at(
+                privileged,
                 "compose-privileged",
-                "error",
                 f"service {name!r} runs privileged: full access to the host",
             )
         )
-    network = _get(service, "network_mode")
-    if isinstance(network, yaml.ScalarNode) and str(network.value) == "host":
+    network = service.get("network_mode")
+    if network is not None and (network.text or "").strip().lower() == "host":
         findings.append(
-            _finding(
-                file,
-                _line(network),
+            _at(
+                network,
                 "compose-host-network",
-                "error",
                 f"service {name!r} uses the host network: its ports bypass isolation",
             )
         )
-    ports = _get(service, "ports")
-    if isinstance(ports, yaml.SequenceNode):
-        for port in ports.value:
-            exposed = _port_on_all_interfaces(port)
-            if exposed:
-                findings.append(
-                    _finding(
-                        file,
-                        _line(port),
-                        "compose-port-all-interfaces",
-                        "error",
-                        f"service {name!r} publishes {exposed} on every interface; "
-                        'bind it to 127.0.0.1 (e.g. "127.0.0.1:8000:8000")',
-                    )
+    for key in ("pid", "ipc", "uts", "userns_mode"):
+        mode = service.get(key)
+        if mode is not None and (mode.text or "").strip().lower() == "host":
+            findings.append(
+                _at(
+                    mode,
+                    "compose-host-namespace",
+                    f"service {name!r} shares the host's {key} namespace: "
+                    "it sees and signals host processes",
                 )
-    volumes = _get(service, "volumes")
-    if isinstance(volumes, yaml.SequenceNode):
-        for volume in volumes.value:
-            source = _volume_source(volume)
-            if source is not None and source.rstrip("/").endswith("docker.sock"):
-                findings.append(
-                    _finding(
-                        file,
-                        _line(volume),
-                        "compose-docker-socket",
-                        "error",
-                        f"service {name!r} mounts the docker socket ({source}): root on the host",
-                    )
+            )
+    findings.extend(_check_ports(name, service))
+    findings.extend(_check_caps(name, service))
+    for opt in _entries(service, "security_opt"):
+        if _UNCONFINED.match((opt.text or "").strip()):
+            findings.append(
+                _at(
+                    opt,
+                    "compose-unconfined-security-opt",
+                    f"service {name!r} sets {opt.text}: the kernel sandbox of the container is off",
                 )
+            )
+    findings.extend(_check_volumes(name, service, volumes))
     return findings
+
+
+def _check_ports(name: str, service: Value) -> list[Finding]:
+    findings: list[Finding] = []
+    for port in _entries(service, "ports"):
+        exposed = _port_on_all_interfaces(port)
+        if exposed:
+            findings.append(
+                _at(
+                    port,
+                    "compose-port-all-interfaces",
+                    f"service {name!r} publishes {exposed} on every interface; "
+                    'bind it to 127.0.0.1 (e.g. "127.0.0.1:8000:8000")',
+                )
+            )
+    return findings
+
+
+def _check_caps(name: str, service: Value) -> list[Finding]:
+    findings: list[Finding] = []
+    for cap in _entries(service, "cap_add"):
+        spelled = (cap.text or "").strip()
+        if capability(spelled) in _DANGEROUS_CAPS:
+            findings.append(
+                _at(
+                    cap,
+                    "compose-dangerous-capability",
+                    f"service {name!r} adds {spelled}: a capability that lets the container "
+                    "escape to the host; drop it",
+                )
+            )
+    return findings
+
+
+def capability(spelled: str) -> str:
+    """The kernel capability a ``cap_add`` entry names: ``cap_sys_admin`` is ``SYS_ADMIN``."""
+    upper = spelled.strip().upper()
+    return upper.removeprefix("CAP_")
+
+
+def _check_volumes(name: str, service: Value, volumes: dict[str, Value]) -> list[Finding]:
+    findings: list[Finding] = []
+    for volume in _entries(service, "volumes"):
+        source = _volume_source(volume)
+        if source is None:
+            continue
+        path = _bind_path(volume.file, source, volumes)
+        if path is None:
+            continue
+        if path.endswith(_SOCKETS):
+            findings.append(
+                _at(
+                    volume,
+                    "compose-docker-socket",
+                    f"service {name!r} mounts the container runtime's socket ({source}): "
+                    "root on the host, read-only or not",
+                )
+            )
+        elif path in _HOST_DIRS or path.startswith(".."):
+            where = "a host path outside the project" if path.startswith("..") else path
+            findings.append(
+                _at(
+                    volume,
+                    "compose-host-path-mount",
+                    f"service {name!r} mounts {where} ({source}): the host itself or the "
+                    "docker socket may be in it; mount only the files the service needs",
+                )
+            )
+    return findings
+
+
+def _bind_path(file: str, source: str, volumes: dict[str, Value]) -> str | None:
+    """The host path a volume source binds: absolute, relative to the file, or a named
+    volume whose ``driver_opts`` bind a ``device``; ``None`` for a plain named volume."""
+    source = source.strip()
+    if source.startswith("/"):
+        return host_path(source)
+    if source.startswith("."):
+        return posixpath.normpath(posixpath.join(posixpath.dirname(file), source))
+    named = volumes.get(source)
+    opts = named.get("driver_opts") if named is not None else None
+    device = opts.get("device") if opts is not None else None
+    options = (opts.get("o") if opts is not None else None) or Value("", "", 0)
+    if device is not None and device.text and "bind" in (options.text or ""):
+        return _bind_path(file, device.text, {})
+    return None
+
+
+def host_path(source: str) -> str:
+    """An absolute bind source normalised (``//var/./run/`` is ``/var/run``)."""
+    path = re.sub(r"/+", "/", source.strip())
+    return posixpath.normpath(path) if path.startswith("/") else path
 
 
 def published_on_all_interfaces(spec: str) -> bool:
@@ -120,16 +235,14 @@ def published_on_all_interfaces(spec: str) -> bool:
     return _is_any(":".join(parts[:-2]))
 
 
-def _port_on_all_interfaces(node: yaml.Node) -> str | None:
-    if isinstance(node, yaml.ScalarNode):
-        return str(node.value) if published_on_all_interfaces(str(node.value)) else None
-    if isinstance(node, yaml.MappingNode):
-        host_ip = _get(node, "host_ip")
-        target = _get(node, "target")
-        label = str(target.value) if isinstance(target, yaml.ScalarNode) else "a port"
-        if host_ip is None or (
-            isinstance(host_ip, yaml.ScalarNode) and _is_any(str(host_ip.value))
-        ):
+def _port_on_all_interfaces(port: Value) -> str | None:
+    if port.text is not None:
+        return port.text if published_on_all_interfaces(port.text) else None
+    if isinstance(port.data, dict):
+        host_ip = port.get("host_ip")
+        target = port.get("target")
+        label = target.text if target is not None and target.text else "a port"
+        if host_ip is None or _is_any(host_ip.text or ""):
             return f"port {label}"
     return None
 
@@ -143,46 +256,38 @@ def _is_any(host: str) -> bool:
     try:
         address = ipaddress.ip_address(host)
     except ValueError:
-        return False  # a named interface or variable; not provably all interfaces
+        return False  # a named interface or unset variable; not provably all interfaces
     return address.is_unspecified
 
 
-def _volume_source(node: yaml.Node) -> str | None:
-    if isinstance(node, yaml.ScalarNode):
-        return str(node.value).split(":", 1)[0]
-    if isinstance(node, yaml.MappingNode):
-        source = _get(node, "source")
-        return str(source.value) if isinstance(source, yaml.ScalarNode) else None
-    return None
+def _volume_source(volume: Value) -> str | None:
+    if volume.text is not None:
+        parts = volume.text.split(":")
+        # "/data" alone is an anonymous volume at a container path: nothing of the host.
+        return parts[0] if len(parts) >= 2 else None
+    source = volume.get("source")
+    return source.text if source is not None else None
 
 
-def _pairs(node: yaml.MappingNode) -> list[tuple[yaml.Node, yaml.Node]]:
-    """Key/value pairs, with ``<<: *anchor`` merge keys expanded (compose files use them)."""
-    pairs: list[tuple[yaml.Node, yaml.Node]] = []
-    merged: list[tuple[yaml.Node, yaml.Node]] = []
-    for key, value in node.value:
-        if isinstance(key, yaml.ScalarNode) and key.tag == "tag:yaml.org,2002:merge":
-            sources = value.value if isinstance(value, yaml.SequenceNode) else [value]
-            for source in sources:
-                if isinstance(source, yaml.MappingNode):
-                    merged.extend(_pairs(source))
-        else:
-            pairs.append((key, value))
-    own = {str(k.value) for k, _ in pairs if isinstance(k, yaml.ScalarNode)}
-    return pairs + [(k, v) for k, v in merged if str(k.value) not in own]
+def _entries(service: Value, key: str) -> list[Value]:
+    value = service.get(key)
+    return value.items if value is not None else []
 
 
-def _get(node: yaml.Node | None, key: str) -> yaml.Node | None:
-    if not isinstance(node, yaml.MappingNode):
-        return None
-    for k, v in _pairs(node):
-        if isinstance(k, yaml.ScalarNode) and k.value == key:
-            return v
-    return None
+def _unique(findings: list[Finding]) -> list[Finding]:
+    """One finding per place and rule: a base file is reached once per file that extends it."""
+    seen: set[tuple[str, int | None, str]] = set()
+    out: list[Finding] = []
+    for finding in findings:
+        key = (finding.file, finding.line, finding.rule)
+        if key not in seen:
+            seen.add(key)
+            out.append(finding)
+    return out
 
 
-def _line(node: yaml.Node) -> int:
-    return int(node.start_mark.line) + 1
+def _at(value: Value, rule: str, message: str) -> Finding:
+    return _finding(value.file, value.line, rule, "error", message)
 
 
 def _finding(file: str, line: int | None, rule: str, severity: Severity, message: str) -> Finding:

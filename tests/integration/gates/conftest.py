@@ -10,7 +10,7 @@ from backend.gates.runner import resolve_semgrep
 from backend.gates.scanners._base import find_binary
 from tests.ci import require
 
-SCANNERS = ("hadolint", "detect-secrets", "semgrep", "terraform")
+SCANNERS = ("hadolint", "detect-secrets", "semgrep", "terraform", "zizmor")
 
 
 def require_scanner(name: str) -> str:

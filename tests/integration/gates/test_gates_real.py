@@ -45,7 +45,7 @@ def test_clean_tree_passes_every_gate_with_every_scanner(clean_report: GateRepor
     ran = {s.tool for g in clean_report.gates for s in g.scans}
     assert ran == {
         "hadolint", "dockerfile", "compose", "terraform",
-        "detect-secrets", "secret-regex", "semgrep", "parliament", "iam-floor",
+        "detect-secrets", "secret-regex", "semgrep", "zizmor", "parliament", "iam-floor",
     }  # fmt: skip
 
 
