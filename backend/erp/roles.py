@@ -65,6 +65,17 @@ def ensure_tool_roles(
                 if iam_auth and conn.execute(queries["rds_iam_exists"]).fetchone():
                     conn.execute(identified("role_grant_rds_iam", role))
             conn.execute(committed_postgres_grants())
+            here = conn.execute(queries["current_database"]).fetchone()
+            database = here["db"] if isinstance(here, dict) else here[0]
+            conn.execute(
+                sql.SQL(queries["database_confine_public"]).format(db=sql.Identifier(database))
+            )
+            for role in TOOL_ROLES:
+                conn.execute(
+                    sql.SQL(queries["database_tool_connect"]).format(
+                        db=sql.Identifier(database), role=sql.Identifier(role)
+                    )
+                )
     except psycopg.Error as exc:
         raise StorageError(f"could not create tool roles or apply grants: {exc}") from exc
     return created
