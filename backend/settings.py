@@ -5,11 +5,12 @@ Build one with :func:`load_settings`; nothing reads the environment at import ti
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
 import platformdirs
-from pydantic import BaseModel, ConfigDict, Field, PositiveInt
+from pydantic import BaseModel, ConfigDict, Field, PositiveInt, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -33,6 +34,9 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="CADENCIA_", extra="ignore")
 
     data_dir: Path = Field(default_factory=default_data_dir)
+    """Made absolute once, when the settings are read: a relative ``--data-dir`` must not
+    become ``sqlite:///rel/…`` (which is the absolute ``/rel/…``) while the token lands in
+    ``./rel``."""
     database_url: str | None = None
     """State + event log + ERP. Default: ``sqlite:///<data_dir>/cadencia.sqlite3``."""
     ledger_url: str | None = None
@@ -120,6 +124,11 @@ class Settings(BaseSettings):
     semgrep_bin: str | None = None
     """Path of the semgrep executable when it is not on PATH (it lives in its own venv)."""
 
+    @field_validator("data_dir", mode="after")
+    @classmethod
+    def _absolute_data_dir(cls, value: Path) -> Path:
+        return Path(os.path.abspath(value.expanduser()))
+
     def resolved_database_url(self) -> str:
         """The state database URL, defaulting to a SQLite file in the data dir."""
         if self.database_url:
@@ -150,5 +159,5 @@ def load_settings(**overrides: Any) -> Settings:
     """Read settings from the environment, then apply non-None ``overrides``."""
     clean = {k: v for k, v in overrides.items() if v is not None}
     settings = Settings(**clean)
-    settings.data_dir = Path(settings.data_dir).expanduser()
+    settings.data_dir = Path(os.path.abspath(Path(settings.data_dir).expanduser()))
     return settings

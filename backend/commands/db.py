@@ -59,8 +59,10 @@ class MigrateOutcome:
 def migrate_database(settings: Settings) -> MigrateOutcome:
     """Migrate ``settings``' database; on PostgreSQL also ensure roles and grants."""
     from backend.store.db import PostgresDatabase, open_database
+    from backend.store.files import secure_data_dir
     from backend.store.migrate import migrate
 
+    secure_data_dir(settings.data_dir)  # the tool roles' passwords are stored under it
     db = open_database(settings.resolved_database_url())
     try:
         applied = migrate(db)
