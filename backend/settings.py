@@ -39,6 +39,13 @@ class Settings(BaseSettings):
     ``./rel``."""
     database_url: str | None = None
     """State + event log + ERP. Default: ``sqlite:///<data_dir>/cadencia.sqlite3``."""
+    database_password: str | None = Field(default=None, repr=False)
+    """PostgreSQL password when the URL has none (``CADENCIA_DATABASE_PASSWORD``); libpq's
+    ``PGPASSWORD`` and ``PGPASSFILE`` work too. Never put it in ``--database``: argv is
+    readable by every local user."""
+    database_password_file: Path | None = None
+    """A file holding that password (``CADENCIA_DATABASE_PASSWORD_FILE``, e.g. a secret
+    mounted by the orchestrator)."""
     ledger_url: str | None = None
     """Idempotency ledger. Default: the state database. ``dynamodb://TABLE?endpoint_url=&region=``."""
     token: str | None = None
@@ -132,7 +139,11 @@ class Settings(BaseSettings):
     def resolved_database_url(self) -> str:
         """The state database URL, defaulting to a SQLite file in the data dir."""
         if self.database_url:
-            return self.database_url
+            from backend.store.credentials import with_password
+
+            return with_password(
+                self.database_url, self.database_password, self.database_password_file
+            )
         return f"sqlite:///{self.data_dir / 'cadencia.sqlite3'}"
 
     def resolved_gate_sweep_s(self) -> float:
@@ -145,7 +156,13 @@ class Settings(BaseSettings):
 
     def resolved_ledger_url(self) -> str:
         """The ledger URL, defaulting to the state database."""
-        return self.ledger_url or self.resolved_database_url()
+        if self.ledger_url:
+            from backend.store.credentials import with_password
+
+            return with_password(
+                self.ledger_url, self.database_password, self.database_password_file
+            )
+        return self.resolved_database_url()
 
     def boto3_kwargs(self) -> dict[str, Any]:
         """Keyword arguments for ``boto3.client(...)`` honouring region and endpoint."""

@@ -37,7 +37,8 @@ def run(args: argparse.Namespace) -> int:
     from backend.posture.grants_audit import audit_grants
     from backend.settings import load_settings
 
-    url = args.database or load_settings(data_dir=args.data_dir).resolved_database_url()
+    settings = load_settings(data_dir=args.data_dir, database_url=args.database)
+    url = settings.resolved_database_url()  # with CADENCIA_DATABASE_PASSWORD(_FILE) if set
     report = audit_grants(url)
     if args.json:
         print(json.dumps(report.model_dump(mode="json"), indent=2, ensure_ascii=False))
