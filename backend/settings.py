@@ -46,6 +46,9 @@ class Settings(BaseSettings):
     database_password_file: Path | None = None
     """A file holding that password (``CADENCIA_DATABASE_PASSWORD_FILE``, e.g. a secret
     mounted by the orchestrator)."""
+    role_prefix: str = Field(default="cadencia_agente", pattern=r"^[a-z_][a-z0-9_]{0,40}$")
+    """PostgreSQL tool roles are ``<prefix>_consulta`` etc. (``CADENCIA_ROLE_PREFIX``): give
+    each deployment sharing a cluster its own, or each start re-passwords the other's."""
     ledger_url: str | None = None
     """Idempotency ledger. Default: the state database. ``dynamodb://TABLE?endpoint_url=&region=``."""
     token: str | None = None

@@ -11,7 +11,6 @@ import json
 from typing import TYPE_CHECKING
 
 from backend.commands._common import add_data_dir, add_database
-from backend.erp.grants import TOOL_ROLES
 
 if TYPE_CHECKING:
     from backend.posture.grants_audit import GrantsReport
@@ -39,7 +38,7 @@ def run(args: argparse.Namespace) -> int:
 
     settings = load_settings(data_dir=args.data_dir, database_url=args.database)
     url = settings.resolved_database_url()  # with CADENCIA_DATABASE_PASSWORD(_FILE) if set
-    report = audit_grants(url)
+    report = audit_grants(url, settings.role_prefix)
     if args.json:
         print(json.dumps(report.model_dump(mode="json"), indent=2, ensure_ascii=False))
     else:
@@ -55,7 +54,7 @@ def print_report(report: GrantsReport) -> None:
 
     console = Console(soft_wrap=True)
     snap = report.snapshot
-    for role in (*TOOL_ROLES, "PUBLIC"):
+    for role in (*snap.roles, "PUBLIC"):
         entries = [p for p in snap.privileges if p.grantee == role]
         info = snap.roles.get(role)
         if role == "PUBLIC" and not entries:  # PUBLIC only matters when it holds something

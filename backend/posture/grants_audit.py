@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from backend.erp.grants import ERP_TABLES, GRANTS, TOOL_ROLES
+from backend.erp.grants import DEFAULT_ROLE_PREFIX, ERP_TABLES, GRANTS, TOOL_ROLES, deployed_role
 from backend.exceptions import ConfigError, StorageError
 from backend.store.queries import load_queries
 
@@ -72,6 +72,8 @@ class Snapshot(BaseModel):
 
     database: str
     current_schema: str
+    prefix: str = DEFAULT_ROLE_PREFIX
+    """The deployment's role prefix: the roles audited are ``<prefix>_consulta`` etc."""
     roles: dict[str, RoleInfo | None]
     memberships: list[dict[str, Any]]
     privileges: list[PrivilegeEntry]
@@ -99,12 +101,13 @@ class GrantsReport(BaseModel):
     snapshot: Snapshot
 
 
-def read_snapshot(conn: Any) -> Snapshot:
+def read_snapshot(conn: Any, prefix: str = DEFAULT_ROLE_PREFIX) -> Snapshot:
     """Read the tool roles' live privileges through a psycopg connection (``dict_row``)."""
     q = load_queries("postgres")
-    params = {"roles": list(TOOL_ROLES)}
+    names = [deployed_role(r, prefix) for r in TOOL_ROLES]
+    params = {"roles": names}
     head = conn.execute(q["audit_head"]).fetchone()
-    roles: dict[str, RoleInfo | None] = dict.fromkeys(TOOL_ROLES)
+    roles: dict[str, RoleInfo | None] = dict.fromkeys(names)
     for row in conn.execute(q["audit_roles"], params).fetchall():
         attrs = [label for col, label in _ATTRIBUTES.items() if row[col]]
         roles[row["rolname"]] = RoleInfo(
@@ -129,6 +132,7 @@ def read_snapshot(conn: Any) -> Snapshot:
     return Snapshot(
         database=head["db"],
         current_schema=head["schema"] or "public",
+        prefix=prefix,
         roles=roles,
         memberships=[dict(r) for r in conn.execute(q["audit_memberships"], params).fetchall()],
         privileges=privileges,
@@ -151,8 +155,8 @@ def diff(snapshot: Snapshot) -> list[Drift]:
     """Every extra or missing privilege of every tool role (and of PUBLIC on relations)."""
     drifts: list[Drift] = []
     erp = snapshot.current_schema
-    for role in TOOL_ROLES:
-        drifts += _diff_role(snapshot, role, erp)
+    for spec_role in TOOL_ROLES:
+        drifts += _diff_role(snapshot, spec_role, erp)
     for p in snapshot.privileges:
         if p.grantee == "PUBLIC":
             col = f"({p.column})" if p.column else ""
@@ -167,7 +171,7 @@ def diff(snapshot: Snapshot) -> list[Drift]:
                 )
             )
     for d in snapshot.default_acls:
-        if d["grantee"] == "PUBLIC" and d["owner"] not in TOOL_ROLES:
+        if d["grantee"] == "PUBLIC" and d["owner"] not in snapshot.roles:
             drifts.append(Drift(kind="extra", role="PUBLIC", message=_default_acl_text(d)))
     return drifts
 
@@ -181,7 +185,8 @@ def _default_acl_text(d: dict[str, Any]) -> str:
     )
 
 
-def _diff_role(snapshot: Snapshot, role: str, erp: str) -> list[Drift]:
+def _diff_role(snapshot: Snapshot, spec_role: str, erp: str) -> list[Drift]:
+    role = deployed_role(spec_role, snapshot.prefix)
     info = snapshot.roles.get(role)
     if info is None:
         return [
@@ -213,12 +218,13 @@ def _diff_role(snapshot: Snapshot, role: str, erp: str) -> list[Drift]:
     for d in snapshot.default_acls:
         if d["grantee"] == role or d["owner"] == role:
             out.append(Drift(kind="extra", role=role, message=_default_acl_text(d)))
-    out += _diff_privileges(snapshot, role, erp)
+    out += _diff_privileges(snapshot, spec_role, erp)
     return out
 
 
-def _diff_privileges(snapshot: Snapshot, role: str, erp: str) -> list[Drift]:
-    spec = [g for g in GRANTS if g.role == role]
+def _diff_privileges(snapshot: Snapshot, spec_role: str, erp: str) -> list[Drift]:
+    role = deployed_role(spec_role, snapshot.prefix)
+    spec = [g for g in GRANTS if g.role == spec_role]
     want_table = {(erp, g.table, g.privilege) for g in spec if g.columns is None}
     want_cols = {(erp, g.table, g.privilege, c) for g in spec if g.columns for c in g.columns}
     mine = [p for p in snapshot.privileges if p.grantee == role]
@@ -273,7 +279,7 @@ def _spec_order(item: tuple[str, str, str, str]) -> tuple[str, str, int]:
     return table, priv, ERP_TABLES[table].index(column)
 
 
-def audit_grants(url: str) -> GrantsReport:
+def audit_grants(url: str, prefix: str = DEFAULT_ROLE_PREFIX) -> GrantsReport:
     """Connect to the PostgreSQL at ``url`` (read-only) and audit the tool roles."""
     from urllib.parse import urlparse
 
@@ -290,7 +296,7 @@ def audit_grants(url: str) -> GrantsReport:
     try:
         with psycopg.connect(url, row_factory=dict_row) as conn:
             conn.read_only = True
-            snapshot = read_snapshot(conn)
+            snapshot = read_snapshot(conn, prefix)
     except psycopg.Error as exc:
         raise StorageError(f"cannot read privileges: {exc}") from exc
     drifts = diff(snapshot)
