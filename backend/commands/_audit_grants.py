@@ -23,11 +23,18 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="diff the live PostgreSQL privileges of the tool roles against the grants spec",
         description="Read the live privileges of the three tool roles (table and column ACLs, "
         "role attributes and memberships, ownership, default privileges, grants on any other "
-        "object, grants to PUBLIC) and diff them against the grants spec. Exit 1 on any drift.",
+        "object, grants to PUBLIC, CONNECT/TEMPORARY on every database, EXECUTE on functions) "
+        "and diff them against the grants spec. Exit 1 on any drift.",
     )
     add_database(parser)
     add_data_dir(parser)
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    parser.add_argument(
+        "--this-database-only",
+        action="store_true",
+        help="leave out what the tool roles may do in the cluster's other databases (when "
+        "pg_hba.conf already rejects them there: the audit cannot read it)",
+    )
     parser.set_defaults(handler=run)
 
 
@@ -38,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
 
     settings = load_settings(data_dir=args.data_dir, database_url=args.database)
     url = settings.resolved_database_url()  # with CADENCIA_DATABASE_PASSWORD(_FILE) if set
-    report = audit_grants(url, settings.role_prefix)
+    report = audit_grants(url, settings.role_prefix, other_databases=not args.this_database_only)
     if args.json:
         print(json.dumps(report.model_dump(mode="json"), indent=2, ensure_ascii=False))
     else:

@@ -107,7 +107,7 @@ def _postgres_roles(db: PostgresDatabase, settings: Settings, applied: list[int]
         login_restored=restored,
         rds_iam=rds_iam if settings.iam_auth else None,
         changes=snapshot_changes(before, after),
-        drifts=diff(after),
+        drifts=diff(after, other_databases=False),  # migrate repairs only this database
     )
 
 

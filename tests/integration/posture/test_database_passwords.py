@@ -39,7 +39,7 @@ def test_the_password_comes_from_a_file_or_pgpassfile(
     pgpass.write_text(f"{parts.hostname}:{parts.port}:*:{parts.username}:{password}\n")
     pgpass.chmod(0o600)  # libpq ignores a password file others can read
     monkeypatch.setenv("PGPASSFILE", str(pgpass))
-    assert main(["audit", "grants", "--database", bare]) == 0
+    assert main(["audit", "grants", "--database", bare, "--this-database-only"]) == 0
 
 
 def test_a_password_in_argv_is_masked_in_the_process_title(pg_url: str, data_dir: Path) -> None:

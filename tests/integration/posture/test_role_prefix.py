@@ -76,3 +76,20 @@ def test_two_deployments_with_their_own_prefix_both_keep_working(
             "SELECT has_table_privilege(%s, 'pedidos', 'SELECT')",
             (deployed_role(ROLE_CONSULTA, prefix_a),),
         ).fetchone() == (False,)
+
+
+def test_teardown_drops_only_its_own_deployments_roles(
+    two_deployments: list[tuple[str, str]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (url_a, prefix_a), (url_b, prefix_b) = two_deployments
+    _migrate(url_a, tmp_path / "a", prefix_a, monkeypatch)
+    _migrate(url_b, tmp_path / "b", prefix_b, monkeypatch)
+    monkeypatch.setenv("CADENCIA_ROLE_PREFIX", prefix_a)
+    args = ["teardown", "--database", url_a, "--data-dir", str(tmp_path / "a"), "--yes"]
+    assert main(args) == 0
+    with psycopg.connect(url_b) as conn:
+        rows = conn.execute(
+            "SELECT rolname FROM pg_roles WHERE rolname = ANY(%s) ORDER BY 1",
+            ([*tool_roles(prefix_a), *tool_roles(prefix_b)],),
+        ).fetchall()
+    assert [r[0] for r in rows] == sorted(tool_roles(prefix_b))

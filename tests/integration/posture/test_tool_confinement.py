@@ -12,6 +12,11 @@ from backend.cli import main
 from backend.erp.grants import ROLE_CONSULTA, ROLE_REEMBOLSO
 from backend.events import EventLog, EventType
 from backend.store.db import open_database
+from tests.integration.posture import test_teardown as _cluster
+
+# The private cluster: its own databases closed to PUBLIC (cluster-wide, not on the shared one).
+private_cluster = _cluster.private_cluster
+private_db = _cluster.private_db
 
 
 def _migrate(url: str, data_dir: Path) -> None:
@@ -59,3 +64,14 @@ def test_a_tool_role_cannot_create_a_temporary_table(pg_url: str, data_dir: Path
         tool.rollback()
         with pytest.raises(psycopg.errors.InsufficientPrivilege):
             tool.execute("CREATE TABLE public.stash (x int)")
+
+
+def test_a_tool_role_cannot_connect_to_another_database(private_db: str, data_dir: Path) -> None:
+    """The private cluster's other databases are closed to PUBLIC, as the README tells the
+    operator to do; the tool role's only CONNECT is on the ERP database."""
+    _migrate(private_db, data_dir)
+    with psycopg.connect(private_db, user=ROLE_CONSULTA) as conn:  # trust: no password
+        assert conn.execute("SELECT current_user").fetchone() == (ROLE_CONSULTA,)
+    other = private_db.replace(private_db.split("@/")[1].split("?")[0], "postgres")
+    with pytest.raises(psycopg.OperationalError, match="permission denied for database"):
+        psycopg.connect(other, user=ROLE_CONSULTA)
