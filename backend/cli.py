@@ -35,6 +35,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the console script; returns the process exit code."""
+    if argv is None:  # the real process: mask a password given in argv (issue 16)
+        from backend.store.credentials import scrub_process_title
+
+        scrub_process_title()
     parser = build_parser()
     args = parser.parse_args(argv)
     try:

@@ -47,6 +47,7 @@ from backend.projections.rebuild import ensure_current
 from backend.projections.roster_table import RosterProjection
 from backend.settings import Settings
 from backend.store.db import open_database
+from backend.store.files import FILE_MODE, private_dir, secure_data_dir, tighten
 from backend.tools.registry import tool_spec
 
 TRANSCRIPT_SHOWN = 1000
@@ -64,8 +65,9 @@ def resolve_token(settings: Settings) -> tuple[str, bool]:
         return settings.token, False
     path = settings.data_dir / "token"
     if path.exists():
+        tighten(path, FILE_MODE)
         return path.read_text(encoding="utf-8").strip(), False
-    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    private_dir(settings.data_dir)
     token = _secrets.token_urlsafe(32)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as fh:
@@ -176,7 +178,7 @@ class Backend:
     @classmethod
     def open(cls, settings: Settings) -> Backend:
         """Open (and migrate) the stores named by ``settings``."""
-        settings.data_dir.mkdir(parents=True, exist_ok=True)
+        secure_data_dir(settings.data_dir)  # 0700; looser files in it tightened, with a warning
         db = open_database(settings.resolved_database_url())
         guard = build_guard(settings, db=db)
         guard._owned.append(db)

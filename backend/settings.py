@@ -5,11 +5,12 @@ Build one with :func:`load_settings`; nothing reads the environment at import ti
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
 import platformdirs
-from pydantic import BaseModel, ConfigDict, Field, PositiveInt
+from pydantic import BaseModel, ConfigDict, Field, PositiveInt, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -33,8 +34,21 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="CADENCIA_", extra="ignore")
 
     data_dir: Path = Field(default_factory=default_data_dir)
+    """Made absolute once, when the settings are read: a relative ``--data-dir`` must not
+    become ``sqlite:///rel/…`` (which is the absolute ``/rel/…``) while the token lands in
+    ``./rel``."""
     database_url: str | None = None
     """State + event log + ERP. Default: ``sqlite:///<data_dir>/cadencia.sqlite3``."""
+    database_password: str | None = Field(default=None, repr=False)
+    """PostgreSQL password when the URL has none (``CADENCIA_DATABASE_PASSWORD``); libpq's
+    ``PGPASSWORD`` and ``PGPASSFILE`` work too. Never put it in ``--database``: argv is
+    readable by every local user."""
+    database_password_file: Path | None = None
+    """A file holding that password (``CADENCIA_DATABASE_PASSWORD_FILE``, e.g. a secret
+    mounted by the orchestrator)."""
+    role_prefix: str = Field(default="cadencia_agente", pattern=r"^[a-z_][a-z0-9_]{0,40}$")
+    """PostgreSQL tool roles are ``<prefix>_consulta`` etc. (``CADENCIA_ROLE_PREFIX``): give
+    each deployment sharing a cluster its own, or each start re-passwords the other's."""
     ledger_url: str | None = None
     """Idempotency ledger. Default: the state database. ``dynamodb://TABLE?endpoint_url=&region=``."""
     token: str | None = None
@@ -120,10 +134,19 @@ class Settings(BaseSettings):
     semgrep_bin: str | None = None
     """Path of the semgrep executable when it is not on PATH (it lives in its own venv)."""
 
+    @field_validator("data_dir", mode="after")
+    @classmethod
+    def _absolute_data_dir(cls, value: Path) -> Path:
+        return Path(os.path.abspath(value.expanduser()))
+
     def resolved_database_url(self) -> str:
         """The state database URL, defaulting to a SQLite file in the data dir."""
         if self.database_url:
-            return self.database_url
+            from backend.store.credentials import with_password
+
+            return with_password(
+                self.database_url, self.database_password, self.database_password_file
+            )
         return f"sqlite:///{self.data_dir / 'cadencia.sqlite3'}"
 
     def resolved_gate_sweep_s(self) -> float:
@@ -136,7 +159,13 @@ class Settings(BaseSettings):
 
     def resolved_ledger_url(self) -> str:
         """The ledger URL, defaulting to the state database."""
-        return self.ledger_url or self.resolved_database_url()
+        if self.ledger_url:
+            from backend.store.credentials import with_password
+
+            return with_password(
+                self.ledger_url, self.database_password, self.database_password_file
+            )
+        return self.resolved_database_url()
 
     def boto3_kwargs(self) -> dict[str, Any]:
         """Keyword arguments for ``boto3.client(...)`` honouring region and endpoint."""
@@ -150,5 +179,5 @@ def load_settings(**overrides: Any) -> Settings:
     """Read settings from the environment, then apply non-None ``overrides``."""
     clean = {k: v for k, v in overrides.items() if v is not None}
     settings = Settings(**clean)
-    settings.data_dir = Path(settings.data_dir).expanduser()
+    settings.data_dir = Path(os.path.abspath(Path(settings.data_dir).expanduser()))
     return settings

@@ -11,7 +11,6 @@ import json
 from typing import TYPE_CHECKING
 
 from backend.commands._common import add_data_dir, add_database
-from backend.erp.grants import TOOL_ROLES
 
 if TYPE_CHECKING:
     from backend.posture.grants_audit import GrantsReport
@@ -24,11 +23,18 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="diff the live PostgreSQL privileges of the tool roles against the grants spec",
         description="Read the live privileges of the three tool roles (table and column ACLs, "
         "role attributes and memberships, ownership, default privileges, grants on any other "
-        "object, grants to PUBLIC) and diff them against the grants spec. Exit 1 on any drift.",
+        "object, grants to PUBLIC, CONNECT/TEMPORARY on every database, EXECUTE on functions) "
+        "and diff them against the grants spec. Exit 1 on any drift.",
     )
     add_database(parser)
     add_data_dir(parser)
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    parser.add_argument(
+        "--this-database-only",
+        action="store_true",
+        help="leave out what the tool roles may do in the cluster's other databases (when "
+        "pg_hba.conf already rejects them there: the audit cannot read it)",
+    )
     parser.set_defaults(handler=run)
 
 
@@ -37,8 +43,9 @@ def run(args: argparse.Namespace) -> int:
     from backend.posture.grants_audit import audit_grants
     from backend.settings import load_settings
 
-    url = args.database or load_settings(data_dir=args.data_dir).resolved_database_url()
-    report = audit_grants(url)
+    settings = load_settings(data_dir=args.data_dir, database_url=args.database)
+    url = settings.resolved_database_url()  # with CADENCIA_DATABASE_PASSWORD(_FILE) if set
+    report = audit_grants(url, settings.role_prefix, other_databases=not args.this_database_only)
     if args.json:
         print(json.dumps(report.model_dump(mode="json"), indent=2, ensure_ascii=False))
     else:
@@ -54,7 +61,7 @@ def print_report(report: GrantsReport) -> None:
 
     console = Console(soft_wrap=True)
     snap = report.snapshot
-    for role in (*TOOL_ROLES, "PUBLIC"):
+    for role in (*snap.roles, "PUBLIC"):
         entries = [p for p in snap.privileges if p.grantee == role]
         info = snap.roles.get(role)
         if role == "PUBLIC" and not entries:  # PUBLIC only matters when it holds something

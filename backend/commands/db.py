@@ -59,8 +59,10 @@ class MigrateOutcome:
 def migrate_database(settings: Settings) -> MigrateOutcome:
     """Migrate ``settings``' database; on PostgreSQL also ensure roles and grants."""
     from backend.store.db import PostgresDatabase, open_database
+    from backend.store.files import secure_data_dir
     from backend.store.migrate import migrate
 
+    secure_data_dir(settings.data_dir)  # the tool roles' passwords are stored under it
     db = open_database(settings.resolved_database_url())
     try:
         applied = migrate(db)
@@ -74,26 +76,30 @@ def migrate_database(settings: Settings) -> MigrateOutcome:
 def _postgres_roles(db: PostgresDatabase, settings: Settings, applied: list[int]) -> MigrateOutcome:
     from psycopg.rows import dict_row
 
-    from backend.erp.grants import TOOL_ROLES
+    from backend.erp.grants import tool_roles
     from backend.erp.roles import ensure_tool_roles
     from backend.posture.grants_audit import diff, read_snapshot
     from backend.secrets.base import make_secret_store
     from backend.store.queries import composed, query
 
     with db.pool.connection() as conn:
-        before = read_snapshot(conn)
-    created = ensure_tool_roles(db, make_secret_store(settings), iam_auth=settings.iam_auth)
+        before = read_snapshot(conn, settings.role_prefix)
+    created = ensure_tool_roles(
+        db, make_secret_store(settings), iam_auth=settings.iam_auth, prefix=settings.role_prefix
+    )
     restored: list[str] = []
     with db.pool.connection() as conn, conn.transaction():
         # ensure_tool_roles keeps existing roles as they are; a teardown interrupted after
         # its first step leaves them NOLOGIN, which the grants spec says they must not be.
         cur = conn.cursor(row_factory=dict_row)
         nologin = query("postgres", "roles_without_login")
-        for row in cur.execute(nologin, {"roles": list(TOOL_ROLES)}).fetchall():
+        for row in cur.execute(
+            nologin, {"roles": list(tool_roles(settings.role_prefix))}
+        ).fetchall():
             conn.execute(composed("role_login", role=row["rolname"]))
             restored.append(row["rolname"])
         rds_iam = conn.execute(query("postgres", "rds_iam_exists")).fetchone() is not None
-        after = read_snapshot(conn)
+        after = read_snapshot(conn, settings.role_prefix)
     return MigrateOutcome(
         dialect="postgres",
         applied=applied,
@@ -101,7 +107,7 @@ def _postgres_roles(db: PostgresDatabase, settings: Settings, applied: list[int]
         login_restored=restored,
         rds_iam=rds_iam if settings.iam_auth else None,
         changes=snapshot_changes(before, after),
-        drifts=diff(after),
+        drifts=diff(after, other_databases=False),  # migrate repairs only this database
     )
 
 
@@ -137,7 +143,7 @@ def run_migrate(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.markup import escape
 
-    from backend.erp.grants import GRANTS, TOOL_ROLES
+    from backend.erp.grants import GRANTS, tool_roles
     from backend.settings import load_settings
 
     settings = load_settings(
@@ -156,7 +162,7 @@ def run_migrate(args: argparse.Namespace) -> int:
             "built from the grants spec, which refuses anything the spec does not allow."
         )
         return 0
-    for role in TOOL_ROLES:
+    for role in tool_roles(settings.role_prefix):
         state = "created" if role in out.roles_created else "exists (kept)"
         if role in out.login_restored:
             state += ", LOGIN restored"

@@ -50,7 +50,7 @@ def run(args: argparse.Namespace, *, stdin: IO[str] | None = None) -> int:
     db_url = settings.resolved_database_url()
     ledger = ledger_target(settings.resolved_ledger_url(), settings)
     console = Console(soft_wrap=True)
-    plan = plan_teardown(db_url, ledger)
+    plan = plan_teardown(db_url, ledger, settings.role_prefix)
     _print_plan(console, plan, all_databases=args.all_databases)
     blocked = bool(plan.other_databases) and not args.all_databases
     if args.dry_run:
@@ -70,7 +70,11 @@ def run(args: argparse.Namespace, *, stdin: IO[str] | None = None) -> int:
     if not args.yes and not confirm(console, stdin if stdin is not None else sys.stdin):
         return 1
     result = run_teardown(
-        db_url, ledger, all_databases=args.all_databases, on_step=lambda s: _print_step(console, s)
+        db_url,
+        ledger,
+        all_databases=args.all_databases,
+        on_step=lambda s: _print_step(console, s),
+        prefix=settings.role_prefix,  # this deployment's roles only, never another's
     )
     if result.ok:
         console.print("[bold green]teardown: done[/] — nothing left behind")

@@ -66,7 +66,9 @@ class ToolConnection:
                 if self._credential is None:
                     raise StorageError(f"no credentials for ERP role {self.role}")
                 params = conninfo_to_dict(self._db.url)
-                params["user"] = self.role
+                # The deployment's name for this spec role (CADENCIA_ROLE_PREFIX).
+                login = getattr(self._credential, "login", None)
+                params["user"] = login(self.role) if callable(login) else self.role
                 params.pop("password", None)
                 self._pool = ConnectionPool(
                     make_conninfo("", **params),

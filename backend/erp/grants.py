@@ -31,6 +31,11 @@ ERP_TABLES: dict[str, tuple[str, ...]] = {
     "clientes": ("id", "nome", "endereco", "telefone", "email"),
 }
 
+DEFAULT_ROLE_PREFIX = "cadencia_agente"
+"""Tool role names are ``<prefix>_<tool>``. The names below (and the spec) use the default;
+a deployment's ``CADENCIA_ROLE_PREFIX`` renames them on PostgreSQL (:func:`deployed_role`)
+so two deployments on one cluster never share, re-password or re-grant each other's
+roles."""
 ROLE_CONSULTA = "cadencia_agente_consulta"
 ROLE_REEMBOLSO = "cadencia_agente_reembolso"
 ROLE_CADASTRO = "cadencia_agente_cadastro"
@@ -64,6 +69,18 @@ GRANTS: tuple[Grant, ...] = (
 )
 
 
+def deployed_role(role: str, prefix: str = DEFAULT_ROLE_PREFIX) -> str:
+    """The PostgreSQL name of spec role ``role`` in a deployment with ``prefix``."""
+    if not role.startswith(DEFAULT_ROLE_PREFIX + "_"):
+        raise ValueError(f"not a tool role of the spec: {role!r}")
+    return prefix + role[len(DEFAULT_ROLE_PREFIX) :]
+
+
+def tool_roles(prefix: str = DEFAULT_ROLE_PREFIX) -> tuple[str, ...]:
+    """The deployment's tool role names, in spec order."""
+    return tuple(deployed_role(r, prefix) for r in TOOL_ROLES)
+
+
 def grants_for(role: str) -> tuple[Grant, ...]:
     """The grants of one role, in spec order."""
     return tuple(g for g in GRANTS if g.role == role)
@@ -78,15 +95,17 @@ def expected_privileges(role: str) -> set[tuple[str, str, str]]:
     return out
 
 
-def render_postgres_grants() -> str:
-    """The GRANT statements for every tool role, as committed in ``sql/postgres/grants.sql``."""
+def render_postgres_grants(prefix: str = DEFAULT_ROLE_PREFIX) -> str:
+    """The GRANT statements for every tool role, as committed in ``sql/postgres/grants.sql``
+    (the default prefix; another prefix renames the roles, see :func:`deployed_role`)."""
     lines = [
         "-- Rendered from backend/erp/grants.py; do not edit by hand.",
         "-- tests/unit/test_grants.py fails if this file and the spec disagree.",
     ]
-    for role in TOOL_ROLES:
+    for spec_role in TOOL_ROLES:
+        role = deployed_role(spec_role, prefix)
         lines.append(f"REVOKE ALL ON pedidos, clientes FROM {role};")
-        for g in grants_for(role):
+        for g in grants_for(spec_role):
             cols = f" ({', '.join(g.columns)})" if g.columns else ""
             lines.append(f"GRANT {g.privilege}{cols} ON {g.table} TO {role};")
     return "\n".join(lines) + "\n"

@@ -11,9 +11,16 @@ with ``REVOKE ALL``), so a drifted grant is repaired. The statements are named q
 from __future__ import annotations
 
 import secrets as _secrets
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
-from backend.erp.grants import TOOL_ROLES, committed_postgres_grants
+from backend.erp.grants import (
+    DEFAULT_ROLE_PREFIX,
+    committed_postgres_grants,
+    deployed_role,
+    render_postgres_grants,
+    tool_roles,
+)
 from backend.exceptions import SecretError, StorageError
 from backend.store.db import PostgresDatabase
 from backend.store.queries import load_queries
@@ -30,9 +37,17 @@ def role_secret_id(role: str) -> str:
 
 
 def ensure_tool_roles(
-    db: PostgresDatabase, store: SecretStore, *, iam_auth: bool = False
+    db: PostgresDatabase,
+    store: SecretStore,
+    *,
+    iam_auth: bool = False,
+    prefix: str = DEFAULT_ROLE_PREFIX,
 ) -> list[str]:
-    """Create missing roles, set credentials, apply grants. Returns the roles created."""
+    """Create missing roles, set credentials, apply grants. Returns the roles created.
+
+    Only the roles of this deployment's ``prefix`` (``CADENCIA_ROLE_PREFIX``): another
+    deployment on the same cluster, with its own prefix, keeps its roles and passwords.
+    """
     import psycopg
     from psycopg import sql
 
@@ -48,7 +63,7 @@ def ensure_tool_roles(
     try:
         with db.pool.connection() as conn, conn.transaction():
             conn.execute(queries["roles_lock"])
-            for role in TOOL_ROLES:
+            for role in tool_roles(prefix):
                 exists = conn.execute(queries["role_exists"], {"role": role}).fetchone()
                 if not exists:
                     conn.execute(identified("role_create", role))
@@ -64,16 +79,47 @@ def ensure_tool_roles(
                     conn.execute(identified("role_set_password", role, password=password))
                 if iam_auth and conn.execute(queries["rds_iam_exists"]).fetchone():
                     conn.execute(identified("role_grant_rds_iam", role))
-            conn.execute(committed_postgres_grants())
+            conn.execute(
+                committed_postgres_grants()
+                if prefix == DEFAULT_ROLE_PREFIX
+                else render_postgres_grants(prefix)
+            )
+            here: Any = conn.execute(queries["current_database"]).fetchone()  # dict_row pool
+            database = str(here["db"])
+            conn.execute(
+                sql.SQL(queries["database_confine_public"]).format(db=sql.Identifier(database))
+            )
+            for role in tool_roles(prefix):
+                conn.execute(
+                    sql.SQL(queries["database_tool_connect"]).format(
+                        db=sql.Identifier(database), role=sql.Identifier(role)
+                    )
+                )
     except psycopg.Error as exc:
         raise StorageError(f"could not create tool roles or apply grants: {exc}") from exc
     return created
 
 
+class RoleCredential:
+    """A tool connection's login: the deployment's role name for a spec role, and its
+    password (or IAM token) through ``secret(login)``."""
+
+    def __init__(self, secret: Callable[[str], str], prefix: str) -> None:
+        self._secret = secret
+        self.prefix = prefix
+
+    def login(self, role: str) -> str:
+        """The PostgreSQL role a spec role logs in as in this deployment."""
+        return deployed_role(role, self.prefix)
+
+    def __call__(self, role: str) -> str:
+        return self._secret(self.login(role))
+
+
 def credential_fn(settings: Settings, store: SecretStore, db_url: str) -> CredentialFn:
     """How tool connections authenticate: stored passwords, or RDS IAM auth tokens."""
     if not settings.iam_auth:
-        return lambda role: store.get(role_secret_id(role))
+        return RoleCredential(lambda login: store.get(role_secret_id(login)), settings.role_prefix)
     import boto3
     from psycopg.conninfo import conninfo_to_dict
 
@@ -90,4 +136,4 @@ def credential_fn(settings: Settings, store: SecretStore, db_url: str) -> Creden
             )
         )
 
-    return token
+    return RoleCredential(token, settings.role_prefix)

@@ -78,7 +78,7 @@ def build_guard(
     secrets = secrets or make_secret_store(settings)
     credential = None
     if isinstance(db, PostgresDatabase):
-        ensure_tool_roles(db, secrets, iam_auth=settings.iam_auth)
+        ensure_tool_roles(db, secrets, iam_auth=settings.iam_auth, prefix=settings.role_prefix)
         credential = credential_fn(settings, secrets, db.url)
     events = events or EventLog(db)
     ledger = None

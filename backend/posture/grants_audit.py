@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from backend.erp.grants import ERP_TABLES, GRANTS, TOOL_ROLES
+from backend.erp.grants import DEFAULT_ROLE_PREFIX, ERP_TABLES, GRANTS, TOOL_ROLES, deployed_role
 from backend.exceptions import ConfigError, StorageError
 from backend.store.queries import load_queries
 
@@ -34,6 +34,7 @@ _ATTRIBUTES = {
     "rolcreatedb": "CREATEDB",
     "rolreplication": "REPLICATION",
     "rolbypassrls": "BYPASSRLS",
+    "rolinherit": "INHERIT",  # created NOINHERIT: a membership granted later gives nothing
 }
 _KINDS = {
     "r": "table",
@@ -72,11 +73,17 @@ class Snapshot(BaseModel):
 
     database: str
     current_schema: str
+    prefix: str = DEFAULT_ROLE_PREFIX
+    """The deployment's role prefix: the roles audited are ``<prefix>_consulta`` etc."""
     roles: dict[str, RoleInfo | None]
     memberships: list[dict[str, Any]]
     privileges: list[PrivilegeEntry]
     owned: list[dict[str, Any]]
     default_acls: list[dict[str, Any]]
+    databases: list[dict[str, Any]] = []
+    """Per role and connectable database: effective CONNECT/TEMPORARY, own grants."""
+    functions: list[dict[str, Any]] = []
+    """Functions of user schemas each tool role may effectively EXECUTE."""
 
 
 class Drift(BaseModel):
@@ -99,12 +106,13 @@ class GrantsReport(BaseModel):
     snapshot: Snapshot
 
 
-def read_snapshot(conn: Any) -> Snapshot:
+def read_snapshot(conn: Any, prefix: str = DEFAULT_ROLE_PREFIX) -> Snapshot:
     """Read the tool roles' live privileges through a psycopg connection (``dict_row``)."""
     q = load_queries("postgres")
-    params = {"roles": list(TOOL_ROLES)}
+    names = [deployed_role(r, prefix) for r in TOOL_ROLES]
+    params = {"roles": names}
     head = conn.execute(q["audit_head"]).fetchone()
-    roles: dict[str, RoleInfo | None] = dict.fromkeys(TOOL_ROLES)
+    roles: dict[str, RoleInfo | None] = dict.fromkeys(names)
     for row in conn.execute(q["audit_roles"], params).fetchall():
         attrs = [label for col, label in _ATTRIBUTES.items() if row[col]]
         roles[row["rolname"]] = RoleInfo(
@@ -129,11 +137,14 @@ def read_snapshot(conn: Any) -> Snapshot:
     return Snapshot(
         database=head["db"],
         current_schema=head["schema"] or "public",
+        prefix=prefix,
         roles=roles,
         memberships=[dict(r) for r in conn.execute(q["audit_memberships"], params).fetchall()],
         privileges=privileges,
         owned=owned,
         default_acls=[dict(r) for r in conn.execute(q["audit_default_acls"], params).fetchall()],
+        databases=[dict(r) for r in conn.execute(q["audit_databases"], params).fetchall()],
+        functions=[dict(r) for r in conn.execute(q["audit_functions"], params).fetchall()],
     )
 
 
@@ -147,12 +158,21 @@ def object_label(snapshot: Snapshot, schema: str | None, name: str, kind: str) -
     return qualified if kind == "table" else f"{kind} {qualified}"
 
 
-def diff(snapshot: Snapshot) -> list[Drift]:
-    """Every extra or missing privilege of every tool role (and of PUBLIC on relations)."""
+def diff(snapshot: Snapshot, *, other_databases: bool = True) -> list[Drift]:
+    """Every extra or missing privilege of every tool role (and of PUBLIC on relations).
+
+    ``other_databases=False`` leaves out what the tool roles may do in the cluster's other
+    databases (for a cluster whose ``pg_hba.conf`` already rejects them there, which the
+    audit cannot read, and for ``db migrate``, which only repairs this database).
+    """
     drifts: list[Drift] = []
     erp = snapshot.current_schema
-    for role in TOOL_ROLES:
-        drifts += _diff_role(snapshot, role, erp)
+    for spec_role in TOOL_ROLES:
+        drifts += _diff_role(snapshot, spec_role, erp)
+        drifts += _diff_databases(
+            snapshot, deployed_role(spec_role, snapshot.prefix), other_databases
+        )
+        drifts += _diff_functions(snapshot, deployed_role(spec_role, snapshot.prefix))
     for p in snapshot.privileges:
         if p.grantee == "PUBLIC":
             col = f"({p.column})" if p.column else ""
@@ -167,9 +187,69 @@ def diff(snapshot: Snapshot) -> list[Drift]:
                 )
             )
     for d in snapshot.default_acls:
-        if d["grantee"] == "PUBLIC" and d["owner"] not in TOOL_ROLES:
+        if d["grantee"] == "PUBLIC" and d["owner"] not in snapshot.roles:
             drifts.append(Drift(kind="extra", role="PUBLIC", message=_default_acl_text(d)))
     return drifts
+
+
+def _diff_databases(snapshot: Snapshot, role: str, other_databases: bool) -> list[Drift]:
+    """CONNECT granted explicitly on the ERP database and nowhere else; TEMPORARY nowhere."""
+    if snapshot.roles.get(role) is None:
+        return []  # reported as a missing role already
+    out: list[Drift] = []
+    for d in (d for d in snapshot.databases if d["role"] == role):
+        name = d["name"]
+        if d["here"]:
+            if not d["granted_connect"]:
+                out.append(
+                    Drift(
+                        kind="missing",
+                        role=role,
+                        message=f"{role} lacks CONNECT on database {name}",
+                    )
+                )
+            if d["can_temp"]:
+                out.append(
+                    Drift(
+                        kind="extra",
+                        role=role,
+                        message=f"{role} can create temporary tables in database {name} "
+                        "(TEMPORARY, its own or PUBLIC's)",
+                    )
+                )
+        elif other_databases and (d["can_connect"] or d["granted_any"]):
+            how = "by a grant of its own" if d["granted_any"] else "through PUBLIC"
+            out.append(
+                Drift(
+                    kind="extra",
+                    role=role,
+                    message=f"{role} can CONNECT to database {name} {how} (REVOKE CONNECT ON "
+                    f"DATABASE {name} FROM PUBLIC, or reject the tool roles there in pg_hba.conf)",
+                )
+            )
+    return out
+
+
+def _diff_functions(snapshot: Snapshot, role: str) -> list[Drift]:
+    """A function of ours (or anyone's, in a user schema) a tool role may EXECUTE."""
+    explicit = {
+        (p.schema_name, p.object)
+        for p in snapshot.privileges
+        if p.grantee == role and p.kind == "function"
+    }
+    out: list[Drift] = []
+    for f in snapshot.functions:
+        if f["role"] != role or (f["schema"], f["name"]) in explicit:
+            continue  # an explicit grant is reported with the other privileges
+        definer = ", SECURITY DEFINER" if f["definer"] else ""
+        out.append(
+            Drift(
+                kind="extra",
+                role=role,
+                message=f"{role} can EXECUTE function {f['name']} through PUBLIC{definer}",
+            )
+        )
+    return out
 
 
 def _default_acl_text(d: dict[str, Any]) -> str:
@@ -181,7 +261,8 @@ def _default_acl_text(d: dict[str, Any]) -> str:
     )
 
 
-def _diff_role(snapshot: Snapshot, role: str, erp: str) -> list[Drift]:
+def _diff_role(snapshot: Snapshot, spec_role: str, erp: str) -> list[Drift]:
+    role = deployed_role(spec_role, snapshot.prefix)
     info = snapshot.roles.get(role)
     if info is None:
         return [
@@ -213,12 +294,13 @@ def _diff_role(snapshot: Snapshot, role: str, erp: str) -> list[Drift]:
     for d in snapshot.default_acls:
         if d["grantee"] == role or d["owner"] == role:
             out.append(Drift(kind="extra", role=role, message=_default_acl_text(d)))
-    out += _diff_privileges(snapshot, role, erp)
+    out += _diff_privileges(snapshot, spec_role, erp)
     return out
 
 
-def _diff_privileges(snapshot: Snapshot, role: str, erp: str) -> list[Drift]:
-    spec = [g for g in GRANTS if g.role == role]
+def _diff_privileges(snapshot: Snapshot, spec_role: str, erp: str) -> list[Drift]:
+    role = deployed_role(spec_role, snapshot.prefix)
+    spec = [g for g in GRANTS if g.role == spec_role]
     want_table = {(erp, g.table, g.privilege) for g in spec if g.columns is None}
     want_cols = {(erp, g.table, g.privilege, c) for g in spec if g.columns for c in g.columns}
     mine = [p for p in snapshot.privileges if p.grantee == role]
@@ -273,7 +355,9 @@ def _spec_order(item: tuple[str, str, str, str]) -> tuple[str, str, int]:
     return table, priv, ERP_TABLES[table].index(column)
 
 
-def audit_grants(url: str) -> GrantsReport:
+def audit_grants(
+    url: str, prefix: str = DEFAULT_ROLE_PREFIX, *, other_databases: bool = True
+) -> GrantsReport:
     """Connect to the PostgreSQL at ``url`` (read-only) and audit the tool roles."""
     from urllib.parse import urlparse
 
@@ -290,8 +374,8 @@ def audit_grants(url: str) -> GrantsReport:
     try:
         with psycopg.connect(url, row_factory=dict_row) as conn:
             conn.read_only = True
-            snapshot = read_snapshot(conn)
+            snapshot = read_snapshot(conn, prefix)
     except psycopg.Error as exc:
         raise StorageError(f"cannot read privileges: {exc}") from exc
-    drifts = diff(snapshot)
+    drifts = diff(snapshot, other_databases=other_databases)
     return GrantsReport(verdict="fail" if drifts else "pass", drifts=drifts, snapshot=snapshot)

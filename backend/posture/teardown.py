@@ -28,13 +28,17 @@ from urllib.parse import urlparse
 
 from pydantic import BaseModel
 
-from backend.erp.grants import TOOL_ROLES
+from backend.erp.grants import DEFAULT_ROLE_PREFIX, tool_roles
 from backend.exceptions import ConfigError
 from backend.store.queries import composed, query
 
 LEDGER_TABLES = ("ledger_records", "ledger_counters")
 _PG = ("postgresql", "postgres")
-_ROLES = {"roles": list(TOOL_ROLES)}
+
+
+def _roles(prefix: str) -> dict[str, list[str]]:
+    """The deployment's tool roles (``CADENCIA_ROLE_PREFIX``) as a query parameter."""
+    return {"roles": list(tool_roles(prefix))}
 
 
 @dataclass
@@ -108,16 +112,18 @@ def _with_dbname(url: str, dbname: str) -> str:
     return make_conninfo(url, dbname=dbname)
 
 
-def other_databases(conn: Any) -> dict[str, list[str]]:
+def other_databases(conn: Any, prefix: str = DEFAULT_ROLE_PREFIX) -> dict[str, list[str]]:
     """Databases other than the current one where a tool role holds privileges or objects."""
     out: dict[str, list[str]] = {}
-    rows = conn.execute(query("postgres", "roles_in_other_databases"), _ROLES).fetchall()
+    rows = conn.execute(query("postgres", "roles_in_other_databases"), _roles(prefix)).fetchall()
     for row in rows:
         out.setdefault(row["datname"], []).append(row["rolname"])
     return out
 
 
-def plan_teardown(db_url: str, ledger: LedgerTarget) -> TeardownPlan:
+def plan_teardown(
+    db_url: str, ledger: LedgerTarget, prefix: str = DEFAULT_ROLE_PREFIX
+) -> TeardownPlan:
     """Read the current state; changes nothing."""
     postgres = urlparse(db_url).scheme in _PG
     roles: list[str] = []
@@ -125,14 +131,15 @@ def plan_teardown(db_url: str, ledger: LedgerTarget) -> TeardownPlan:
     others: dict[str, list[str]] = {}
     if postgres:
         with _pg(db_url) as conn:
-            rows = conn.execute(query("postgres", "roles_present"), _ROLES)
+            rows = conn.execute(query("postgres", "roles_present"), _roles(prefix))
             roles = sorted(r["rolname"] for r in rows.fetchall())
-            sessions = conn.execute(query("postgres", "role_sessions"), _ROLES).fetchone()["n"]
-            others = other_databases(conn)
+            sessions = conn.execute(query("postgres", "role_sessions"), _roles(prefix))
+            sessions = sessions.fetchone()["n"]
+            others = other_databases(conn, prefix)
     return TeardownPlan(
         database=redact(db_url),
         postgres=postgres,
-        roles_present=[r for r in TOOL_ROLES if r in roles],
+        roles_present=[r for r in tool_roles(prefix) if r in roles],
         sessions=sessions,
         other_databases=others,
         ledger=ledger.label,
@@ -272,13 +279,15 @@ def ledger_leftovers(ledger: LedgerTarget) -> list[str]:
     return [f"ledger table {t} still exists in {redact(ledger.url)}" for t in found]
 
 
-def verify_teardown(db_url: str, ledger: LedgerTarget) -> list[str]:
+def verify_teardown(
+    db_url: str, ledger: LedgerTarget, prefix: str = DEFAULT_ROLE_PREFIX
+) -> list[str]:
     """Step 4: every tool role, grant or ledger table still present (empty = clean)."""
     left: list[str] = []
     if urlparse(db_url).scheme in _PG:
         with _pg(db_url) as conn:
-            rows = conn.execute(query("postgres", "roles_left"), _ROLES).fetchall()
-            others = other_databases(conn)
+            rows = conn.execute(query("postgres", "roles_left"), _roles(prefix)).fetchall()
+            others = other_databases(conn, prefix)
         for r in rows:
             login = "can still log in" if r["rolcanlogin"] else "NOLOGIN"
             left.append(f"role {r['rolname']} still exists ({login})")
@@ -298,6 +307,7 @@ def run_teardown(
     *,
     all_databases: bool = False,
     on_step: Callable[[StepResult], None] = lambda _s: None,
+    prefix: str = DEFAULT_ROLE_PREFIX,
 ) -> TeardownResult:
     """Steps 1–4 in order; stops before changing anything when other databases block it."""
     result = TeardownResult()
@@ -306,7 +316,7 @@ def run_teardown(
         result.steps.append(step)
         on_step(step)
 
-    plan = plan_teardown(db_url, ledger)
+    plan = plan_teardown(db_url, ledger, prefix)
     if plan.other_databases and not all_databases:
         names = ", ".join(sorted(plan.other_databases))
         message = (
@@ -346,7 +356,7 @@ def run_teardown(
         )
     else:
         record(drop_ledger(ledger))
-    result.leftovers = verify_teardown(db_url, ledger)
+    result.leftovers = verify_teardown(db_url, ledger, prefix)
     record(
         StepResult(
             step=4,

@@ -19,6 +19,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 from backend.exceptions import ConfigError, StorageError
+from backend.store.files import private_dir, secure_sqlite
 from backend.store.queries import Dialect, load_queries
 
 Row = dict[str, Any]
@@ -112,7 +113,9 @@ class SqliteDatabase(Database):
         self._all: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
         self._queries = load_queries("sqlite")
-        path.parent.mkdir(parents=True, exist_ok=True)
+        if not path.parent.exists():
+            private_dir(path.parent)
+        secure_sqlite(path)  # created 0600 before SQLite first opens it (and its -wal/-shm)
 
     def connect(self, authorizer: Any = None) -> sqlite3.Connection:
         """A new connection with the project's pragmas (optionally under an authorizer)."""

@@ -68,7 +68,8 @@ DROP TABLE IF EXISTS ledger_records, ledger_counters
 SELECT current_database() AS db, current_schema() AS schema
 
 -- name: audit_roles
-SELECT rolname, rolsuper, rolcreaterole, rolcreatedb, rolreplication, rolbypassrls, rolcanlogin
+SELECT rolname, rolsuper, rolcreaterole, rolcreatedb, rolreplication, rolbypassrls, rolinherit,
+       rolcanlogin
 FROM pg_roles WHERE rolname = ANY(%(roles)s)
 
 -- name: audit_memberships
@@ -144,3 +145,27 @@ CROSS JOIN LATERAL aclexplode(d.defaclacl) e LEFT JOIN pg_roles g ON g.oid = e.g
 WHERE g.rolname = ANY(%(roles)s) OR o.rolname = ANY(%(roles)s)
    OR (e.grantee = 0 AND d.defaclobjtype IN ('r', 'S'))
 ORDER BY 1, 2, 3, 4, 5
+
+-- name: audit_databases
+-- What each tool role may EFFECTIVELY do on every database it could reach: through PUBLIC
+-- (a database's default ACL gives PUBLIC CONNECT and TEMPORARY) or a grant of its own.
+SELECT d.datname AS name, r.rolname AS role, d.datname = current_database() AS here,
+       has_database_privilege(r.oid, d.oid, 'CONNECT') AS can_connect,
+       has_database_privilege(r.oid, d.oid, 'TEMPORARY') AS can_temp,
+       EXISTS (SELECT 1 FROM aclexplode(d.datacl) e
+               WHERE e.grantee = r.oid AND e.privilege_type = 'CONNECT') AS granted_connect,
+       EXISTS (SELECT 1 FROM aclexplode(d.datacl) e WHERE e.grantee = r.oid) AS granted_any
+FROM pg_database d CROSS JOIN pg_roles r
+WHERE r.rolname = ANY(%(roles)s) AND d.datallowconn
+ORDER BY 1, 2
+
+-- name: audit_functions
+-- Functions of user schemas a tool role may EXECUTE, whoever granted it: PostgreSQL gives
+-- PUBLIC EXECUTE on every new function, and a SECURITY DEFINER one runs as its owner.
+SELECT r.rolname AS role, n.nspname AS schema, p.oid::regprocedure::text AS name,
+       p.prosecdef AS definer
+FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace CROSS JOIN pg_roles r
+WHERE r.rolname = ANY(%(roles)s)
+  AND n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg_toast%%'
+  AND has_function_privilege(r.oid, p.oid, 'EXECUTE')
+ORDER BY 1, 2, 3

@@ -20,3 +20,20 @@ SELECT 1 FROM pg_roles WHERE rolname = 'rds_iam'
 
 -- name: role_grant_rds_iam
 GRANT rds_iam TO {role}
+
+-- name: database_confine_public
+-- Every role inherits PUBLIC's privileges, and PostgreSQL grants PUBLIC TEMPORARY on every
+-- new database: a tool role could create temporary tables here. This database is ours, so
+-- PUBLIC loses TEMPORARY on it; the role running the backend keeps it explicitly (a
+-- non-owner admin would otherwise lose it). CONNECT stays as PostgreSQL set it here; each
+-- tool role gets its own, explicitly (the audit checks it is there).
+REVOKE TEMPORARY ON DATABASE {db} FROM PUBLIC;
+GRANT CONNECT, TEMPORARY ON DATABASE {db} TO CURRENT_USER
+
+-- name: database_tool_connect
+-- A tool role's only database privilege: CONNECT on the ERP database, nothing else.
+REVOKE ALL ON DATABASE {db} FROM {role};
+GRANT CONNECT ON DATABASE {db} TO {role}
+
+-- name: current_database
+SELECT current_database() AS db

@@ -25,13 +25,18 @@ private_cluster = _cluster.private_cluster
 private_db = _cluster.private_db
 
 
+ONLY_HERE = "--this-database-only"
+"""On the shared test server every test's database is another one the tool roles may
+reach; what they may do in other databases is audited on the private cluster below."""
+
+
 def _migrate(url: str, data_dir: Path) -> None:
     assert main(["db", "migrate", "--database", url, "--data-dir", str(data_dir)]) == 0
 
 
-def _audit(url: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, list[str]]:
+def _audit(url: str, capsys: pytest.CaptureFixture[str], *extra: str) -> tuple[int, list[str]]:
     capsys.readouterr()
-    code = main(["audit", "grants", "--database", url])
+    code = main(["audit", "grants", "--database", url, *extra])
     lines = capsys.readouterr().out.splitlines()
     return code, [line for line in lines if line.startswith(("EXTRA:", "MISSING:"))]
 
@@ -46,14 +51,14 @@ def test_after_migrate_the_audit_passes_and_prints_each_role(
 ) -> None:
     _migrate(pg_url, data_dir)
     capsys.readouterr()
-    assert main(["audit", "grants", "--database", pg_url]) == 0
+    assert main(["audit", "grants", "--database", pg_url, ONLY_HERE]) == 0
     out = capsys.readouterr().out
     assert "audit grants: pass" in out
     for role in (ROLE_CONSULTA, ROLE_REEMBOLSO, ROLE_CADASTRO):
         assert f"{role} — LOGIN" in out
     assert "SELECT (id, valor_pedido)" in out  # the \dp-like column privileges
 
-    assert main(["audit", "grants", "--database", pg_url, "--json"]) == 0
+    assert main(["audit", "grants", "--database", pg_url, "--json", ONLY_HERE]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["verdict"] == "pass"
     assert report["drifts"] == []
@@ -118,7 +123,7 @@ def test_each_kind_of_drift_fails_the_audit_naming_it(
 ) -> None:
     _migrate(pg_url, data_dir)
     _sql(pg_url, statement)
-    code, drifts = _audit(pg_url, capsys)
+    code, drifts = _audit(pg_url, capsys, ONLY_HERE)
     assert code == 1
     assert any(expected in line for line in drifts), drifts
     # Nothing else is blamed (ownership of a table also moves its serial's sequence).
@@ -131,16 +136,16 @@ def test_table_grant_implied_columns_are_not_reported_as_column_grants(
     """information_schema.column_privileges would list every column of a table grant."""
     _migrate(pg_url, data_dir)
     _sql(pg_url, f"GRANT SELECT ON clientes TO {ROLE_CADASTRO}")
-    report = audit_grants(pg_url)
+    report = audit_grants(pg_url, other_databases=False)
     assert [d.line() for d in report.drifts] == [f"EXTRA: {ROLE_CADASTRO} has SELECT on clientes"]
 
 
 def test_migrate_repairs_spec_table_drift(pg_url: str, data_dir: Path) -> None:
     _migrate(pg_url, data_dir)
     _sql(pg_url, f"GRANT DELETE ON pedidos TO {ROLE_CONSULTA}")
-    assert audit_grants(pg_url).verdict == "fail"
+    assert audit_grants(pg_url, other_databases=False).verdict == "fail"
     _migrate(pg_url, data_dir)
-    assert audit_grants(pg_url).verdict == "pass"
+    assert audit_grants(pg_url, other_databases=False).verdict == "pass"
 
 
 def test_sqlite_has_nothing_live_to_audit(tmp_path: Path, capsys) -> None:
@@ -197,3 +202,75 @@ def test_rds_iam_membership_is_allowed(private_db: str, data_dir: Path, capsys) 
         ).fetchall()
     assert [m[0] for m in members] == sorted((ROLE_CADASTRO, ROLE_CONSULTA, ROLE_REEMBOLSO))
     assert _audit(private_db, capsys) == (0, [])
+
+
+def _on_this_database(statement: str) -> str:
+    """``statement`` with ``{db}`` as this database's name (DDL takes no parameters)."""
+    return (
+        f"DO $$BEGIN EXECUTE format('{statement.replace('{db}', '%I')}', current_database()); END$$"
+    )
+
+
+DATABASE_DRIFTS = [
+    (f"ALTER ROLE {ROLE_CONSULTA} INHERIT", [f"EXTRA: {ROLE_CONSULTA} has attribute INHERIT"]),
+    (
+        f"ALTER ROLE {ROLE_CADASTRO} CREATEROLE",
+        [f"EXTRA: {ROLE_CADASTRO} has attribute CREATEROLE"],
+    ),
+    (
+        _on_this_database("GRANT TEMPORARY ON DATABASE {db} TO PUBLIC"),
+        [
+            f"EXTRA: {r} can create temporary tables in database"
+            for r in (ROLE_CONSULTA, ROLE_REEMBOLSO, ROLE_CADASTRO)
+        ],
+    ),
+    (
+        _on_this_database(f"REVOKE CONNECT ON DATABASE {{db}} FROM {ROLE_CADASTRO}"),
+        [f"MISSING: {ROLE_CADASTRO} lacks CONNECT on database"],
+    ),
+    (
+        f"GRANT CONNECT ON DATABASE postgres TO {ROLE_REEMBOLSO}",
+        [f"EXTRA: {ROLE_REEMBOLSO} can CONNECT to database postgres by a grant of its own"],
+    ),
+    (
+        "GRANT CONNECT ON DATABASE template1 TO PUBLIC",
+        [
+            f"EXTRA: {r} can CONNECT to database template1 through PUBLIC"
+            for r in (ROLE_CONSULTA, ROLE_REEMBOLSO, ROLE_CADASTRO)
+        ],
+    ),
+    (
+        "GRANT EXECUTE ON FUNCTION events_order_barrier() TO PUBLIC",
+        [
+            f"EXTRA: {r} can EXECUTE function events_order_barrier() through PUBLIC"
+            for r in (ROLE_CONSULTA, ROLE_REEMBOLSO, ROLE_CADASTRO)
+        ],
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("statement", "expected"), DATABASE_DRIFTS, ids=[d[0][:60] for d in DATABASE_DRIFTS]
+)
+def test_database_function_and_attribute_drift_fails_the_audit_naming_it(
+    private_cluster: str,
+    private_db: str,
+    data_dir: Path,
+    capsys,
+    statement: str,
+    expected: list[str],
+) -> None:
+    _migrate(private_db, data_dir)
+    assert _audit(private_db, capsys) == (0, [])
+    _sql(private_db, statement)
+    try:
+        code, drifts = _audit(private_db, capsys)
+        assert code == 1
+        assert len(drifts) == len(expected), drifts
+        for want, line in zip(expected, drifts, strict=True):
+            assert line.startswith(want), drifts
+    finally:  # the cluster's own databases are shared by every test on it
+        _sql(
+            private_cluster, "REVOKE CONNECT, TEMPORARY ON DATABASE postgres, template1 FROM PUBLIC"
+        )
+        _sql(private_cluster, f"REVOKE ALL ON DATABASE postgres FROM {ROLE_REEMBOLSO}")

@@ -75,8 +75,13 @@ def private_cluster() -> Iterator[str]:
         check=True,
         capture_output=True,
     )
+    admin = f"host={root} port={port} user=postgres dbname=postgres"
+    with psycopg.connect(admin, autocommit=True) as conn:
+        # What the operator does on a cluster the tool roles share (README, "Tool roles"):
+        # no database but the ERP's lets them in; `audit grants` checks every database.
+        conn.execute("REVOKE CONNECT, TEMPORARY ON DATABASE postgres, template1 FROM PUBLIC")
     try:
-        yield f"host={root} port={port} user=postgres dbname=postgres"
+        yield admin
     finally:
         subprocess.run(
             [*as_user, pg_ctl, "-D", data, "-m", "immediate", "stop"],

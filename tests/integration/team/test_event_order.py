@@ -36,7 +36,9 @@ def test_two_open_appenders_do_not_wait_for_each_other(pg_db: Database) -> None:
 def _barrier_waiting(url: str) -> bool:
     with psycopg.connect(url, autocommit=True) as conn:
         row = conn.execute(
-            "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted"
+            "SELECT count(*) FROM pg_locks l JOIN pg_database d ON d.oid = l.database"
+            " WHERE d.datname = current_database() AND l.locktype = 'relation'"
+            " AND l.relation = 'events_order'::regclass AND NOT l.granted"
         ).fetchone()
     return bool(row and row[0])
 
