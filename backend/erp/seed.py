@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from backend.events import utcnow_iso
+from backend.clock import utcnow_iso
 from backend.store.db import Database
 
 

@@ -31,20 +31,15 @@ import logging
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from backend.clock import utcnow_iso
 from backend.events.catalog import EventType, check_payload, event_type
 from backend.exceptions import StorageError
 from backend.store.db import Database, Row, Tx, dumps, loads
 
 if TYPE_CHECKING:
     from backend.store.uow import Work
-
-
-def utcnow_iso() -> str:
-    """Now, UTC, ISO-8601 with milliseconds and a ``Z`` like the seed's events."""
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 @dataclass(frozen=True)
