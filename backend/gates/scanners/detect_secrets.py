@@ -13,6 +13,7 @@ from pathlib import Path
 from backend.gates.findings import Finding, ScanResult
 from backend.gates.scanners._base import ScanContext, ToolFailed, find_binary, run_tool, tail
 from backend.gates.scanners.secret_noise import DETECT_SECRETS_FLAGS, is_noise
+from backend.gates.scanners.skipped_secrets import scan_skipped
 
 TOOL = "detect-secrets"
 ALLOWLIST_FILTER = "detect_secrets.filters.allowlist.is_line_allowlisted"
@@ -41,7 +42,12 @@ def scan(ctx: ScanContext) -> ScanResult | None:
         return ScanResult.skipped(TOOL, "detect-secrets not installed")
     try:
         proc = run_tool(command(binary), ctx)
-        return ScanResult.from_findings(TOOL, parse(proc.stdout, proc.stderr, ctx.root))
+        found = parse(proc.stdout, proc.stderr, ctx.root)
+        seen = {(f.file, f.line, f.rule) for f in found}
+        extra = [
+            f for f in scan_skipped(ctx.root, ctx.files) if (f.file, f.line, f.rule) not in seen
+        ]
+        return ScanResult.from_findings(TOOL, found + extra)
     except ToolFailed as exc:
         return ScanResult.skipped(TOOL, str(exc))
 
