@@ -135,3 +135,12 @@ def test_a_waiver_leaves_other_blockers_and_is_recorded(live: Live) -> None:
     assert pr["timeline"][-1]["note"].startswith("waived by rui: known (semgrep:r1 docs/a.md:1)")
     [event] = _events(live, "gate.finding_waived")
     assert event["payload"]["reevaluated"] is False
+
+    # One finding on ONE PR: the same finding on another PR is not waived by it.
+    other = _open_pr(live, {"docs/a.md": "a\n"}, "act_waive3")
+    pipeline.record_verdict(other, "qa", "pass")
+    pipeline.record_verdict(other, "secops", "fail", found, "2 blocking finding(s)")
+    assert [f["waived"] for f in live.http.get(f"/api/prs/{other}").json()["findings"]] == [
+        None,
+        None,
+    ]
