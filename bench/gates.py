@@ -1,5 +1,9 @@
 """Gate runner vs the same scanner commands run directly: ``python -m bench.gates --json FILE``.
 
+First, the corpus table: precision and recall per scanner family over
+``tests/fixtures/corpus/`` (:mod:`bench.corpus`; each family scanned once), with the time
+of that gate run.
+
 On a sample tree (Dockerfiles, compose, workflows, Terraform, an IAM policy), times
 ``run_gates`` against running the identical scanner command lines (the adapters'
 ``command()``) back to back with ``subprocess``, interleaved over several rounds; the
@@ -28,6 +32,7 @@ from backend.gates.runner import resolve_semgrep, run_gates
 from backend.gates.scanners import detect_secrets, hadolint, parliament, semgrep, terraform
 from backend.gates.scanners._base import find_binary, tool_env
 from backend.gates.targets import is_dockerfile
+from bench.corpus import score_all
 
 _PY = """\
 FROM python:3.12-slim AS build
@@ -123,7 +128,30 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.gates")
     parser.add_argument("--json", dest="json_path", default=None, help="write results here")
     parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--no-corpus", action="store_true", help="skip the corpus table")
     args = parser.parse_args(argv)
+    console = Console()
+    corpus = [] if args.no_corpus else [s.to_json() for s in score_all()]
+    if corpus:
+        ctable = Table(title="corpus: precision / recall per scanner family")
+        for column in (
+            "family",
+            "bad",
+            "good",
+            "precision",
+            "recall",
+            "missed",
+            "false alarms",
+            "s",
+        ):
+            ctable.add_column(column)
+        for row in corpus:
+            ctable.add_row(
+                row["family"], str(row["bad"]), str(row["good"]), f"{row['precision']:.3f}",
+                f"{row['recall']:.3f}", ", ".join(row["missed"]) or "-",
+                ", ".join(row["false_alarms"]) or "-", f"{row['seconds']:.2f}",
+            )  # fmt: skip
+        console.print(ctable)
 
     with tempfile.TemporaryDirectory(prefix="bench-gates-") as tmp:
         root = Path(tmp)
@@ -168,13 +196,13 @@ def main(argv: list[str] | None = None) -> int:
         "rounds": args.rounds,
         "files": len(SAMPLE),
         "target_overhead_ratio": 1.2,
+        "corpus": corpus,
     }
     table = Table(title=f"gates vs direct scanners ({args.rounds} rounds, median)")
     for column in ("workload", "median s", "min s", "max s"):
         table.add_column(column)
     for name, values in times.items():
         table.add_row(name, f"{med[name]:.3f}", f"{min(values):.3f}", f"{max(values):.3f}")
-    console = Console()
     console.print(table)
     console.print(
         f"overhead: gate/direct = [bold]{result['overhead_ratio']}x[/] "

@@ -219,6 +219,11 @@ RENDERERS: dict[str, Callable[[Payload], str]] = {
         f"{p.s('operator')} re-ran the gates of {p.s('kind')} PR {p.s('pr_action_id')} "
         f"({p.s('gate_status')}){p.suffix('reason', ': ')}"
     ),
+    E.GATE_FINDING_WAIVED: lambda p: (
+        f"{p.s('operator')} waived {p.s('tool')}:{p.s('rule')} in {p.s('file')} on "
+        f"{p.s('kind')} PR {p.s('pr_id')}: {p.s('reason')}"
+        + (" (gates re-run)" if p.data.get("reevaluated") is True else "")
+    ),
     E.PR_CORRECTION_UNCHANGED: lambda p: (
         f"{p.s('kind', 'infra')} PR {p.s('pr_action_id')}: no change in the correction "
         f"({p.s('detail', 'nothing to commit')}); not committed, still changes_requested"

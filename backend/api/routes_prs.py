@@ -34,8 +34,12 @@ from backend.api.schemas_prs import (
     PullRequestDetail,
     PullRequestOut,
     TimelineItem,
+    WaiverBody,
+    WaiverOut,
 )
+from backend.exceptions import ValidationError
 from backend.infra.actions import PrPipeline
+from backend.infra.waivers import waive
 
 router = APIRouter(prefix="/api", dependencies=[Depends(require_token)], responses=ERRORS)
 ProjectFilter = Annotated[str | None, Query(pattern=r"^[A-Za-z0-9_-]{1,64}$")]
@@ -106,6 +110,36 @@ async def rerun(request: Request, pr_action_id: PrActionId, body: OperatorBody) 
     return PullRequestOut.of(pr)
 
 
+async def add_waiver(request: Request, pr_action_id: PrActionId, body: WaiverBody) -> WaiverOut:
+    """An operator waives one finding of this PR with a reason (never the PR itself).
+
+    404: no such PR or finding; 409: the PR is merged/closed or the finding already waived.
+    """
+    acting = getattr(request.state, "operator", None)
+    operator = getattr(acting, "name", None) or body.operator
+    if not operator:
+        raise ValidationError("a waiver needs an operator")
+    done = await asyncio.to_thread(
+        waive, _pipeline(request), pr_action_id, body.finding, operator, body.reason
+    )
+    w = done.waiver
+    return WaiverOut(
+        pr_id=w.pr_id,
+        finding=w.finding,
+        gate=w.gate,
+        tool=w.tool,
+        rule=w.rule,
+        file=w.file,
+        line=w.line,
+        operator=w.operator,
+        reason=w.reason,
+        created_at=w.created_at,
+        note=w.note,
+        reevaluated=done.reevaluated,
+        pr=PullRequestOut.of(done.pr),
+    )
+
+
 async def open_prs(
     request: Request,
     response: Response,
@@ -125,6 +159,13 @@ async def open_prs(
 
 router.add_api_route(
     "/prs", open_prs, methods=["GET"], response_model=list[PullRequestOut], responses=PAGED
+)
+router.add_api_route(
+    "/prs/{pr_action_id}/waivers",
+    add_waiver,
+    methods=["POST"],
+    response_model=WaiverOut,
+    status_code=201,
 )
 
 

@@ -3,17 +3,30 @@ aliases): one model per response, built from the pipeline's records."""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from backend.gates.state import GateStatus
 from backend.infra.prs import HistoryEntry, PullRequest
 
 
+class WaivedOut(BaseModel):
+    """An operator's waiver of a finding on this PR: it no longer blocks the verdict."""
+
+    operator: str
+    reason: str
+    created_at: str
+    note: str
+    """``waived by X: reason``."""
+
+
 class FindingOut(BaseModel):
     """One gate finding (``cadencia gate --json``'s shape) and the gate that reported it."""
 
+    id: str | None = None
+    """The finding's stable id (fingerprint): what a waiver names. ``None`` for an
+    operator's rejection and a skipped scanner, which cannot be waived."""
     tool: str
     rule: str
     file: str
@@ -22,6 +35,7 @@ class FindingOut(BaseModel):
     message: str
     gate: str | None = None
     """``qa``, ``secops`` or ``human`` (an operator's rejection)."""
+    waived: WaivedOut | None = None
 
 
 class PullRequestOut(BaseModel):
@@ -104,3 +118,35 @@ class PrFindingsOut(BaseModel):
     """The latest findings: what the author is asked to fix."""
 
     findings: list[FindingOut]
+
+
+class WaiverBody(BaseModel):
+    """``POST /api/prs/{id}/waivers``: one finding of this PR, and why it may pass."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    finding: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_-]{1,64}$")]
+    reason: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=2000)]
+    operator: (
+        Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._@ -]{0,63}$")] | None
+    ) = None
+    """Who waives, until the token names the operator (then the token's operator wins)."""
+
+
+class WaiverOut(BaseModel):
+    """The waiver as recorded, and the PR after it (re-evaluated when nothing else blocked)."""
+
+    pr_id: str
+    finding: str
+    gate: str
+    tool: str
+    rule: str
+    file: str
+    line: int | None
+    operator: str
+    reason: str
+    created_at: str
+    note: str
+    reevaluated: bool
+    """True when no blocking finding was left: the PR went back to ``awaiting_qa``."""
+    pr: PullRequestOut

@@ -53,6 +53,7 @@ class EventType(StrEnum):
     PR_GATE_CHANGED = "pr.gate_changed"
     PR_GATES_RERUN = "pr.gates_rerun"
     PR_CORRECTION_UNCHANGED = "pr.correction_unchanged"
+    GATE_FINDING_WAIVED = "gate.finding_waived"
     ADR_PR_OPENED = "adr.pr_opened"
     ADR_PR_FAILED = "adr.pr_failed"
     ADR_GATE_CHANGED = "adr.gate_changed"
@@ -151,6 +152,10 @@ EVENTS: dict[EventType, EventSpec] = {
     E.PR_GATE_CHANGED: EventSpec("a dev PR moved in the gate state machine", p.PrGateChanged),
     E.PR_GATES_RERUN: EventSpec(
         "an operator re-queued the gate job of a PR waiting in a gate", p.PrGatesRerun
+    ),
+    E.GATE_FINDING_WAIVED: EventSpec(
+        "an operator waived one gate finding on one PR, with a reason (re-evaluated)",
+        p.GateFindingWaived,
     ),
     E.PR_CORRECTION_UNCHANGED: EventSpec(
         "a correction had no diff: not committed, not counted (the PR stays changes_requested)",

@@ -255,6 +255,21 @@ class PrGatesRerun(Payload):
     job_error: str | None = None  # why the job was stuck, if it was
 
 
+class GateFindingWaived(Payload):
+    pr_id: str
+    kind: Literal["infra", "dev", "adr"]
+    finding: str  # the finding's id (fingerprint)
+    gate: str  # qa | secops
+    tool: str
+    rule: str
+    file: str
+    line: int | None
+    operator: str
+    reason: str
+    reevaluated: bool  # no blocking finding was left: the gates run again
+    gate_status: GateStatus  # after the waiver
+
+
 class PrCorrectionUnchanged(Payload):
     pr_action_id: str
     kind: Literal["infra", "dev", "adr"]  # backend.infra.prs.PrKind

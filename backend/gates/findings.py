@@ -1,8 +1,16 @@
-"""What a scanner reports: findings and a per-scanner outcome."""
+"""What a scanner reports: findings and a per-scanner outcome.
+
+Every finding of a gate run gets a stable id, its fingerprint (:func:`fingerprint`): the
+tool, the rule, the file and the whitespace-normalised text of the flagged line. An
+operator's waiver names that id, so it survives a correction that moves the line or edits
+other lines, and stops applying as soon as the flagged line itself changes.
+"""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+import hashlib
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
 from typing import Literal
 
 Severity = Literal["error", "warning", "info"]
@@ -30,6 +38,8 @@ class Finding:
     rule: str
     severity: Severity
     message: str
+    fingerprint: str | None = field(default=None, compare=False)
+    """The stable id (:func:`fingerprint`), set once the run knows the line's text."""
 
     def sort_key(self) -> tuple[str, int, str, str, str]:
         """Report order: by file, then line (whole-file findings first), tool, rule."""
@@ -43,7 +53,10 @@ class Finding:
     def to_json(self) -> dict[str, object]:
         """The finding object of ``cadencia gate --json``."""
         data = asdict(self)
-        return {k: data[k] for k in ("tool", "rule", "file", "line", "severity", "message")}
+        out = {k: data[k] for k in ("tool", "rule", "file", "line", "severity", "message")}
+        if self.fingerprint is not None:
+            out["id"] = self.fingerprint
+        return out
 
 
 @dataclass(frozen=True)
@@ -76,3 +89,44 @@ class ScanResult:
     def skipped(cls, tool: str, why: str) -> ScanResult:
         """The scanner could not run; never counted as a pass."""
         return cls(tool=tool, status="skipped", detail=why)
+
+
+def fingerprint(tool: str, rule: str, file: str, line_text: str | None) -> str:
+    """The stable id of a finding: ``f_`` and 16 hex digits.
+
+    The line number is left out on purpose (a line moved by an unrelated edit is the same
+    finding); whitespace is normalised so re-indenting does not change it either.
+    """
+    text = " ".join((line_text or "").split())
+    digest = hashlib.sha256("\0".join((tool, rule, file, text)).encode("utf-8")).hexdigest()
+    return f"f_{digest[:16]}"
+
+
+def with_fingerprints(result: ScanResult, root: Path) -> ScanResult:
+    """``result`` with every finding's :attr:`Finding.fingerprint` set from the files under
+    ``root`` (the scanned copy); a file that cannot be read fingerprints as an empty line."""
+    if not result.findings:
+        return result
+    texts: dict[str, list[str]] = {}
+    stamped = []
+    for finding in result.findings:
+        if finding.file not in texts:
+            texts[finding.file] = _read_lines(root, finding.file)
+        lines = texts[finding.file]
+        line = finding.line
+        text = lines[line - 1] if line is not None and 1 <= line <= len(lines) else None
+        stamped.append(
+            replace(
+                finding, fingerprint=fingerprint(finding.tool, finding.rule, finding.file, text)
+            )
+        )
+    return replace(result, findings=tuple(stamped))
+
+
+def _read_lines(root: Path, file: str) -> list[str]:
+    if not file:
+        return []
+    try:
+        return (root / file).read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return []

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from backend.gates.findings import Finding, ScanResult, ScanStatus
+from backend.gates.findings import Finding, ScanResult, ScanStatus, with_fingerprints
 from backend.gates.provision import resolve_semgrep
 from backend.gates.scanners import (
     compose,
@@ -207,9 +207,10 @@ def _run(
             futures = [
                 (gate, pool.submit(_safe_scan, name, scanner, ctx)) for gate, name, scanner in jobs
             ]
-            outcomes = [(gate, future.result()) for gate, future in futures]
+            outcomes = [(gate, _stamped(future.result(), ws.root)) for gate, future in futures]
         if ws.findings:  # symlinks and encodings: reported once, in the last gate run
-            outcomes.append((gates[-1], ScanResult.from_findings(WORKSPACE, list(ws.findings))))
+            found = ScanResult.from_findings(WORKSPACE, list(ws.findings))
+            outcomes.append((gates[-1], _stamped(found, ws.root)))
         results = tuple(
             GateResult(
                 gate=gate, scans=tuple(r for g, r in outcomes if g == gate and r is not None)
@@ -217,6 +218,11 @@ def _run(
             for gate in gates
         )
         return _report(results, ws)
+
+
+def _stamped(result: ScanResult | None, root: Path) -> ScanResult | None:
+    """Findings get their stable ids (what a waiver names) while the copy still exists."""
+    return None if result is None else with_fingerprints(result, root)
 
 
 def _safe_scan(name: str, scanner: Scanner, ctx: ScanContext) -> ScanResult | None:

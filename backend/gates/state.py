@@ -13,6 +13,7 @@ Rules::
     awaiting_human --reject--> changes_requested (or blocked)
     changes_requested --correction_committed--> awaiting_qa   (correction_count + 1)
     blocked --unblock--> changes_requested                    (correction_count reset to 0)
+    changes_requested / blocked --waived--> awaiting_qa       (count kept: re-evaluated)
     any state but merged/closed --close--> closed
 
 Correction count semantics: ``correction_count`` is the number of corrections the
@@ -23,6 +24,10 @@ go back to ``changes_requested``; the third correction that still fails is
 ``blocked``. ``blocked`` rejects every verdict with :class:`ConflictError`; only an
 operator ``unblock`` (which grants a fresh round of corrections) or ``close`` leaves it.
 ``merged`` and ``closed`` are terminal.
+
+``waived``: an operator waived the last blocking findings of a failed PR; its gates run
+again on the same head (the waived findings no longer count). It costs the author
+nothing and grants no correction: a blocked PR that fails again is blocked again.
 """
 
 from __future__ import annotations
@@ -60,6 +65,7 @@ EventKind = Literal[
     "close",
     "unblock",
     "correction_committed",
+    "waived",
 ]
 
 
@@ -135,6 +141,11 @@ class GateEvent:
         """The author committed a correction on the same branch/PR."""
         return cls("correction_committed")
 
+    @classmethod
+    def waived(cls, reason: str | None = None) -> GateEvent:
+        """An operator waived every finding that still blocked the PR: re-evaluate it."""
+        return cls("waived", reason=reason)
+
 
 @dataclass(frozen=True)
 class Transition:
@@ -202,6 +213,11 @@ def next_gate_status(
 
     if kind == "close":
         return to(replace(current, status="closed", blocked_reason=None))
+
+    if kind == "waived":
+        if status not in ("changes_requested", "blocked"):
+            raise conflict("only a PR sent back by its gates is re-evaluated after a waiver")
+        return to(replace(current, status="awaiting_qa", blocked_reason=None))
 
     if status == "blocked":
         if kind == "unblock":

@@ -64,11 +64,13 @@ class CorrectionLoop:
             raise ConflictError(f"nothing to correct while {pr.gate_status}")
         rules = rules_for(pr.kind)
         files = self.read(pr)
+        # An operator waived these on this PR: the author must not "fix" them away.
+        findings = [f for f in pr.findings if not f.get("waived")]
         turn: AuthorTurn | None = None
         if self.author is not None and rules.author_tool is not None:
-            turn = self.author(CorrectionRequest(pr, files, list(pr.findings), rules.author_tool))
+            turn = self.author(CorrectionRequest(pr, files, findings, rules.author_tool))
         if turn is None:
-            fixed = rules.correct(files, list(pr.findings))
+            fixed = rules.correct(files, findings)
             proposal = Proposal(
                 kind=pr.kind,
                 project_id=pr.project_id,

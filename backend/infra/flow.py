@@ -45,6 +45,7 @@ from backend.infra.git import GitProvider
 from backend.infra.kinds import Emit, KindRules, emit, rules_for
 from backend.infra.proposals import GateName, Proposal, ProposalResult, VerdictValue
 from backend.infra.prs import Finding, PullRequest, PullRequests
+from backend.infra.waiver_store import GateWaivers, annotate
 from backend.settings import Settings, load_settings
 from backend.store.db import Tx
 
@@ -312,13 +313,14 @@ class PrFlow(CorrectionLoop):
         return pr
 
     def _record(self, pr_id: str, result: GateResult) -> PullRequest:
-        event = verdict_event(result)
-        verdict: VerdictValue = "skipped" if event is None else result.status
+        waivers = GateWaivers(self.db).of_pr(pr_id)  # an operator's, never the PR's own
+        event = verdict_event(result, waivers.keys())
+        verdict: VerdictValue = "skipped" if event is None else "pass" if event.passed else "fail"
         return self.record_verdict(
             pr_id,
             result.gate,
             verdict,
-            gate_findings(result),
+            annotate(gate_findings(result), waivers),
             None if event is None else event.reason,
         )
 

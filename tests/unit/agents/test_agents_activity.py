@@ -207,6 +207,27 @@ CASES: list[tuple[dict[str, Any], str]] = [
     ),
     (
         ev(
+            "gate.finding_waived",
+            {
+                "pr_id": "act_9",
+                "kind": "infra",
+                "finding": "f_0123456789abcdef",
+                "gate": "secops",
+                "tool": "detect-secrets",
+                "rule": "Secret Keyword",
+                "file": "docs/dev.md",
+                "line": 5,
+                "operator": "ana",
+                "reason": "demo account",
+                "reevaluated": True,
+                "gate_status": "awaiting_qa",
+            },
+        ),
+        "ana waived detect-secrets:Secret Keyword in docs/dev.md on infra PR act_9: "
+        "demo account (gates re-run)",
+    ),
+    (
+        ev(
             "pr.correction_unchanged",
             {
                 "pr_action_id": "act_1",

@@ -176,3 +176,16 @@ def test_input_state_is_not_mutated() -> None:
     s = GateSubjectState(status="changes_requested", correction_count=1)
     next_gate_status(s, GateEvent.correction_committed(), 3)
     assert s == GateSubjectState(status="changes_requested", correction_count=1)
+
+
+def test_a_waiver_re_evaluates_a_pr_sent_back_by_its_gates() -> None:
+    back = GateSubjectState("changes_requested", 1)
+    moved = next_gate_status(back, GateEvent.waived("demo account"), 3)
+    assert moved.state == GateSubjectState("awaiting_qa", 1)  # no correction granted
+    blocked = GateSubjectState("blocked", 3, "secops gate failed")
+    assert next_gate_status(blocked, GateEvent.waived(), 3).state == GateSubjectState(
+        "awaiting_qa", 3
+    )
+    for status in ("awaiting_qa", "awaiting_human", "merged"):
+        with pytest.raises(ConflictError):
+            next_gate_status(GateSubjectState(status), GateEvent.waived(), 3)  # type: ignore[arg-type]
