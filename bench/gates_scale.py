@@ -4,7 +4,7 @@ Builds a clean tree of ``--files`` small source files (Python, JavaScript, Markd
 a few Dockerfiles and workflows: what a monorepo PR touching everything looks like), then
 times, side by side on the same tree, ``run_gates`` (copy, suppression strip, every
 scanner in parallel, parsing) and the scanners' own command lines run directly (the
-adapters' ``command()``, sequentially and concurrently). A verdict other than ``pass`` or
+adapters' ``command()``, run concurrently as the gate runs them). A verdict other than ``pass`` or
 a skipped scanner is printed too: the figure only counts if the gate really looked.
 """
 
@@ -150,13 +150,14 @@ def main(argv: list[str] | None = None) -> int:
         root = Path(tmp) / "tree"
         build_tree(root, args.files)
         commands = direct_commands(root)
-        direct = {name: _timed(cmd, root) for name, cmd in commands.items()}
+        # Concurrently, as the gate runs them: each scanner's own time and the wall clock.
         start = time.perf_counter()
         with ThreadPoolExecutor(max_workers=len(commands)) as pool:
-            list(pool.map(lambda cmd: _timed(cmd, root), commands.values()))
+            times = list(pool.map(lambda cmd: _timed(cmd, root), commands.values()))
         direct_parallel = time.perf_counter() - start
+        direct = dict(zip(commands, times, strict=True))
         start = time.perf_counter()
-        report = run_gates(root, timeout_s=600)
+        report = run_gates(root)
         gate_s = time.perf_counter() - start
     skipped = {s.tool: s.detail for g in report.gates for s in g.scans if s.status == "skipped"}
     figures = {
@@ -165,7 +166,6 @@ def main(argv: list[str] | None = None) -> int:
         "verdict": report.verdict,
         "skipped": skipped,
         "direct_s": {name: round(s, 2) for name, s in direct.items()},
-        "direct_sequential_s": round(sum(direct.values()), 2),
         "direct_parallel_s": round(direct_parallel, 2),
     }
     table = Table(title=f"gate vs scanners on {args.files:,} files (seconds)")
@@ -173,9 +173,8 @@ def main(argv: list[str] | None = None) -> int:
         table.add_column(column)
     table.add_row("cadencia gate (run_gates)", f"{gate_s:.1f}")
     for name, seconds in direct.items():
-        table.add_row(f"  {name} alone", f"{seconds:.1f}")
-    table.add_row("scanners directly, one after another", f"{sum(direct.values()):.1f}")
-    table.add_row("scanners directly, concurrently", f"{direct_parallel:.1f}")
+        table.add_row(f"  {name} (direct, concurrently with the others)", f"{seconds:.1f}")
+    table.add_row("scanners directly, concurrently (wall clock)", f"{direct_parallel:.1f}")
     console = Console()
     console.print(table)
     console.print(f"verdict: {report.verdict}; skipped: {skipped or 'none'}")

@@ -43,6 +43,8 @@ from backend.settings import Settings
 log = logging.getLogger(__name__)
 
 GateName = Literal["qa", "secops"]
+FILES_PER_TIMEOUT = 2_000
+"""A scanner's ``timeout_s`` covers this many files; a larger copy gets proportionally more."""
 Verdict = Literal["pass", "changes_requested"]
 Scanner = Callable[[ScanContext], ScanResult | None]
 
@@ -176,7 +178,7 @@ def run_gates(
     Args:
         source: ``{relative path: text}`` of the PR's files, or a directory.
         settings: for the semgrep location; read from the environment when omitted.
-        timeout_s: limit for each scanner subprocess.
+        timeout_s: limit for each scanner subprocess, per ``FILES_PER_TIMEOUT`` files.
 
     Raises:
         PathError: a payload path is absolute, has ``..`` or is inside ``.git/``
@@ -216,7 +218,7 @@ def _run(
         ctx = ScanContext(
             root=ws.root,
             files=ws.files,
-            timeout_s=timeout_s,
+            timeout_s=scaled_timeout(timeout_s, len(ws.files)),
             semgrep_bin=semgrep.path if semgrep else None,
             semgrep_missing=(semgrep.reason if semgrep else None) or "semgrep not installed",
         )
@@ -233,6 +235,14 @@ def _run(
             for gate in gates
         )
         return _report(results, ws)
+
+
+def scaled_timeout(timeout_s: float, files: int) -> float:
+    """Each scanner's limit for a copy of ``files`` files: ``timeout_s`` per
+    ``FILES_PER_TIMEOUT`` files. A fixed limit made every tree above a few thousand files
+    fail closed (detect-secrets needs ~20 ms a file per core), so a monorepo PR could never
+    pass; the limit still catches a hung scanner."""
+    return timeout_s * max(1.0, files / FILES_PER_TIMEOUT)
 
 
 def _safe_scan(name: str, scanner: Scanner, ctx: ScanContext) -> ScanResult | None:
