@@ -118,7 +118,8 @@ class Settings(BaseSettings):
 
     max_body_bytes: int = 1_000_000
     semgrep_bin: str | None = None
-    """Path of the semgrep executable when it is not on PATH (it lives in its own venv)."""
+    """Another semgrep than the one installed with the project; a path that does not exist
+    makes semgrep missing (the gate fails closed), never a fallback to another one."""
 
     def resolved_database_url(self) -> str:
         """The state database URL, defaulting to a SQLite file in the data dir."""
