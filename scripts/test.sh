@@ -6,9 +6,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# Installs the project with every gate scanner (semgrep, detect-secrets, hadolint,
-# parliament are dependencies in pyproject.toml): the tests use the scanners a user gets.
+# The same install a user does: the project, then the scanners' own step (semgrep's venv
+# in the tools directory, CADENCIA_TOOLS_DIR; idempotent), so the tests use what a user gets.
 python3 -m pip install -q --disable-pip-version-check -e '.[dev]'
+python3 -m backend.cli tools install
 
 if [ -z "${CADENCIA_TEST_PG_URL:-}" ]; then
   CADENCIA_TEST_PG_URL="$(bash scripts/start-postgres.sh)"

@@ -1,25 +1,45 @@
-"""Where the gates' scanners come from: the install, never a download at run time.
+"""Where the gates' scanners come from: the install step, never a download at run time.
 
-Every scanner is a dependency of the ``cadencia`` distribution (``pyproject.toml``), so
-``pip install -e .`` puts semgrep, detect-secrets, hadolint and parliament beside the
-Python that runs Cadência Ops. semgrep's own pins (OpenTelemetry, jsonschema...) resolve
-together with FastAPI's and pydantic's since semgrep 1.185 (checked with ``pip install
---dry-run`` on a fresh venv), so it no longer needs a venv of its own. Nothing here
-installs anything: a scanner that is not found is reported, with why, and the gate fails
-closed (``cadencia gate`` exits 3).
+detect-secrets, hadolint and parliament are dependencies of the ``cadencia`` distribution.
+semgrep cannot be one: semgrep 1.185 pins ``opentelemetry-api~=1.37`` and every FastAPI
+since 0.142 needs ``opentelemetry-api>=1.44``, so pip resolves the two together only by
+holding FastAPI back at 0.141 (checked with ``pip install --dry-run`` on a fresh venv).
+semgrep gets a venv of its own in the tools directory (``CADENCIA_TOOLS_DIR``, default
+``<user data dir>/cadencia/tools``, the same for every ``--data-dir``), created by ONE
+documented step, ``cadencia tools install`` (the README's install line runs it). Nothing
+in the gate path installs anything: a scanner that is not found is reported with why,
+and the gate fails closed (``cadencia gate`` exits 3).
 """
 
 from __future__ import annotations
 
+import os
+import subprocess
+import venv
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from platformdirs import user_data_path
+
+from backend.exceptions import ScannerError
 from backend.gates.scanners._base import find_binary
 from backend.settings import Settings, load_settings
 
 SEMGREP_VERSION = "1.185.0"
-"""The pinned semgrep of ``pyproject.toml`` (the shipped rules are tested against it)."""
-REINSTALL = "reinstall Cadência Ops: pip install -e ."
+"""The semgrep the shipped rules are tested against (``cadencia tools install`` puts it)."""
+INSTALL_HINT = "run: cadencia tools install"
+
+
+def tools_dir() -> Path:
+    """Where ``cadencia tools install`` puts the scanners that cannot be dependencies."""
+    configured = os.environ.get("CADENCIA_TOOLS_DIR")
+    return Path(configured) if configured else user_data_path("cadencia") / "tools"
+
+
+def provisioned_semgrep() -> Path:
+    """The tools directory's semgrep (whether or not it is installed yet)."""
+    return tools_dir() / "semgrep" / "bin" / "semgrep"
 
 
 @dataclass(frozen=True)
@@ -37,20 +57,86 @@ class Located:
 
 def locate_semgrep(settings: Settings | None = None) -> Located:
     """``Settings.semgrep_bin`` / ``CADENCIA_SEMGREP_BIN`` if set (and only it: a configured
-    path that is wrong is an error, not a reason to pick another semgrep), else the semgrep
-    installed with this Python, else one on PATH."""
+    path that is wrong is an error, not a reason to pick another semgrep), else the tools
+    directory's, else one beside this Python or on PATH."""
     settings = settings or load_settings()
     if settings.semgrep_bin:
         configured = Path(settings.semgrep_bin)
         if configured.is_file():
             return Located(str(configured))
         return Located(None, f"semgrep not found at CADENCIA_SEMGREP_BIN={configured}")
+    own = provisioned_semgrep()
+    if own.is_file():
+        return Located(str(own))
     found = find_binary("semgrep")
     if found:
         return Located(found)
-    return Located(None, f"semgrep not installed beside this Python nor on PATH; {REINSTALL}")
+    return Located(None, f"semgrep not installed (not in {own.parent.parent}); {INSTALL_HINT}")
 
 
 def resolve_semgrep(settings: Settings | None = None) -> str | None:
     """The semgrep to run, or ``None`` (see :func:`locate_semgrep` for the reason)."""
     return locate_semgrep(settings).path
+
+
+def installed_version(binary: Path) -> str | None:
+    """``semgrep --version`` of ``binary``, or ``None`` when it does not answer."""
+    try:
+        proc = subprocess.run(
+            [str(binary), "--version"], capture_output=True, text=True, timeout=120, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return proc.stdout.strip() or None if proc.returncode == 0 else None
+
+
+def install_semgrep(progress: Callable[[str], None], *, timeout_s: float = 1800.0) -> Path:
+    """Create (or repair) the tools directory's semgrep venv; idempotent.
+
+    A venv whose semgrep already answers ``SEMGREP_VERSION`` is left alone. pip's own
+    progress lines are passed to ``progress`` as they come (the wheel is ~100 MB).
+
+    Raises:
+        ScannerError: the venv or pip failed (no package index, no disk...).
+    """
+    target = provisioned_semgrep()
+    env_dir = target.parent.parent
+    if target.is_file() and installed_version(target) == SEMGREP_VERSION:
+        progress(f"semgrep {SEMGREP_VERSION} already installed in {env_dir}")
+        return target
+    progress(f"creating the venv {env_dir}")
+    try:
+        venv.EnvBuilder(with_pip=True, clear=True).create(env_dir)
+    except (OSError, subprocess.CalledProcessError) as exc:
+        raise ScannerError(f"could not create {env_dir}: {exc}") from exc
+    progress(f"installing semgrep=={SEMGREP_VERSION} with pip (about 300 MB on disk)")
+    cmd = [
+        str(env_dir / "bin" / "python"),
+        "-m",
+        "pip",
+        "install",
+        "--disable-pip-version-check",
+        "--progress-bar=off",
+        f"semgrep=={SEMGREP_VERSION}",
+    ]
+    tail: list[str] = []
+    try:
+        with subprocess.Popen(
+            cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        ) as proc:
+            assert proc.stdout is not None
+            for line in proc.stdout:
+                line = line.rstrip()
+                if line and not line.startswith("WARNING: Location"):
+                    progress(line)
+                    tail = [*tail[-9:], line]
+            code = proc.wait(timeout=timeout_s)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise ScannerError(f"could not install semgrep: {exc}") from exc
+    if code != 0:
+        raise ScannerError(f"pip could not install semgrep (exit {code}): {' | '.join(tail)}")
+    version = installed_version(target)
+    if version != SEMGREP_VERSION:
+        raise ScannerError(f"installed semgrep answers {version!r}, not {SEMGREP_VERSION}")
+    progress(f"semgrep {SEMGREP_VERSION} ready: {target}")
+    return target
