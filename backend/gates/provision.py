@@ -23,7 +23,7 @@ from pathlib import Path
 from platformdirs import user_data_path
 
 from backend.exceptions import ScannerError
-from backend.gates.scanners._base import find_binary
+from backend.gates.scanners._base import find_binary, tool_env
 from backend.settings import Settings, load_settings
 
 SEMGREP_VERSION = "1.185.0"
@@ -83,7 +83,13 @@ def installed_version(binary: Path) -> str | None:
     """``semgrep --version`` of ``binary``, or ``None`` when it does not answer."""
     try:
         proc = subprocess.run(
-            [str(binary), "--version"], capture_output=True, text=True, timeout=120, check=False
+            # tool_env: without SEMGREP_ENABLE_VERSION_CHECK=0 semgrep waits on the network
+            [str(binary), "--version"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+            env=tool_env(),
         )
     except (OSError, subprocess.TimeoutExpired):
         return None
@@ -120,9 +126,12 @@ def install_semgrep(progress: Callable[[str], None], *, timeout_s: float = 1800.
         f"semgrep=={SEMGREP_VERSION}",
     ]
     tail: list[str] = []
+    # The venv's pip must see only the venv: a PYTHONPATH (a checkout, another venv) would
+    # make it count packages found there as installed and leave them out.
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
     try:
         with subprocess.Popen(
-            cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+            cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env
         ) as proc:
             assert proc.stdout is not None
             for line in proc.stdout:
