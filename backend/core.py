@@ -192,7 +192,7 @@ class Backend:
         if self.channel_simulator is not None:
             self.channel_simulator.start()
         self.spawn(self.delivery.run(), "deliver-messages")
-        self.spawn(self._provision_scanners(), "provision-scanners")
+        self.spawn(self._check_scanners(), "check-scanners")
         expired = (
             await asyncio.to_thread(self.guard.ledger.expire_stale) if self.guard.ledger else []
         )
@@ -209,32 +209,15 @@ class Backend:
         self.spawn(self.roster_projection.snapshots.keep_current(), "roster-snapshots")
         self.spawn(self.dev_worker.run(), "dev-agents")
 
-    async def _provision_scanners(self) -> None:
-        """Install semgrep into the data dir on a machine that lacks it, then re-run the
-        gates of PRs that were waiting on it (a skipped gate leaves a PR where it was)."""
-        from backend.gates.provision import ensure_semgrep
-        from backend.gates.runner import resolve_semgrep
+    async def _check_scanners(self) -> None:
+        """Say at start-up, not at the first PR, that a scanner is missing: the gates install
+        nothing at run time (``pip install -e .`` does), so every PR would fail closed."""
+        from backend.gates.provision import locate_semgrep
 
         try:
-            if await asyncio.to_thread(resolve_semgrep, self.settings):
-                return
-            await asyncio.to_thread(
-                self.events.append,
-                EventType.TOOLS_PROVISIONING,
-                {"tool": "semgrep", "detail": "one-time install for the SecOps gate"},
-            )
-            path = await asyncio.to_thread(ensure_semgrep, self.settings)
-            await asyncio.to_thread(
-                self.events.append, EventType.TOOLS_READY, {"tool": "semgrep", "path": path}
-            )
-            for pr in await asyncio.to_thread(self.pipeline.open_prs):
-                if pr.gate_status in ("awaiting_qa", "awaiting_secops"):
-                    self.pipeline.start_gates(pr.id)
-        except Exception as exc:
-            log.error("could not provision semgrep: %s", exc)
-            await asyncio.to_thread(
-                self.events.append, EventType.TOOLS_FAILED, {"tool": "semgrep", "error": str(exc)}
-            )
+            located = await asyncio.to_thread(locate_semgrep, self.settings)
+            if located.path is None:
+                log.error("the SecOps gate cannot pass any PR: %s", located.reason)
         finally:
             self.tools_ready.set()
 

@@ -132,7 +132,8 @@ class Settings(BaseSettings):
 
     max_body_bytes: int = 1_000_000
     semgrep_bin: str | None = None
-    """Path of the semgrep executable when it is not on PATH (it lives in its own venv)."""
+    """Another semgrep than the one installed with the project; a path that does not exist
+    makes semgrep missing (the gate fails closed), never a fallback to another one."""
 
     @field_validator("data_dir", mode="after")
     @classmethod

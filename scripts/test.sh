@@ -6,15 +6,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# The same install a user does: the project, then the scanners' own step (semgrep's venv
+# in the tools directory, CADENCIA_TOOLS_DIR; idempotent), so the tests use what a user gets.
 python3 -m pip install -q --disable-pip-version-check -e '.[dev]'
-
-# semgrep pins its own dependency versions (opentelemetry, jsonschema) that clash with
-# FastAPI's, so it lives in a venv of its own; the gate finds it via CADENCIA_SEMGREP_BIN.
-if [ ! -x .venv-tools/bin/semgrep ]; then
-  python3 -m venv .venv-tools
-  .venv-tools/bin/pip install -q --disable-pip-version-check 'semgrep==1.185.0'
-fi
-export CADENCIA_SEMGREP_BIN="$PWD/.venv-tools/bin/semgrep"
+python3 -m backend.cli tools install
 
 if [ -z "${CADENCIA_TEST_PG_URL:-}" ]; then
   CADENCIA_TEST_PG_URL="$(bash scripts/start-postgres.sh)"

@@ -1,6 +1,10 @@
 """``cadencia gate DIR [--json]``: run the QA and SecOps gates on a directory.
 
-Exit 0 on ``pass``, 1 on ``changes_requested``, 2 on bad input.
+Exit codes (README "Scanners and exit codes"): 0 ``pass``; 1 ``changes_requested`` on
+findings; 2 bad input; 3 incomplete: a scanner that had something to look at could not run
+(not installed, timed out, unreadable output) — the verdict is ``changes_requested`` and
+the report says which scanner and why. 3 wins over 1: until every scanner ran, the
+findings are not the whole story.
 """
 
 from __future__ import annotations
@@ -12,13 +16,19 @@ from typing import Any
 
 from backend.commands._common import add_data_dir
 
+EXIT_INCOMPLETE = 3
+"""A scanner could not run: the gate failed closed (never a pass)."""
+
 
 def register(subparsers: Any) -> None:
     """Add the ``gate`` command."""
     parser = subparsers.add_parser(
         "gate",
         help="run the QA + SecOps gates on a directory; exit 1 unless pass",
-        description="Run the deterministic QA and SecOps gates on a copy of DIR.",
+        description=(
+            "Run the deterministic QA and SecOps gates on a copy of DIR. Exit 0 pass, "
+            "1 changes requested, 2 bad input, 3 a scanner could not run (see the report)."
+        ),
     )
     parser.add_argument("dir", metavar="DIR", help="directory to scan")
     parser.add_argument("--json", action="store_true", help="print the gate report as JSON")
@@ -44,4 +54,6 @@ def run(args: argparse.Namespace) -> int:
         from backend.gates.render import render_report
 
         render_report(report, Console())
+    if not report.complete:
+        return EXIT_INCOMPLETE
     return 0 if report.verdict == "pass" else 1

@@ -109,7 +109,7 @@ async def run_demo(backend: Backend, *, pace_s: float = PACE_S) -> dict[str, Any
     handoff = await backend.team.offer_infra_handoff(project.id, sid)
     await asyncio.sleep(pace_s)
     await backend.team.accept_handoff(handoff.id, DEMO_OPERATOR)
-    await backend.tools_ready.wait()  # first run on a fresh machine: semgrep is being installed
+    await backend.tools_ready.wait()  # the start-up scanner check has run (and logged a gap)
     await _infra_with_one_correction(backend, project.id, sid)
     await backend.team.agent_turn(project.id, sid, PO, "Quebre em histórias e tarefas.")
     project = await asyncio.to_thread(backend.store.project, project.id)

@@ -41,5 +41,8 @@ def render_report(report: GateReport, console: Console) -> None:
         console.print(f"[dim]suppression files ignored: {', '.join(report.removed)}[/]")
     if report.ignored:
         console.print(f"[dim]not scanned (symlinks/special files): {', '.join(report.ignored)}[/]")
+    for gate in report.gates:
+        for tool, why in gate.skipped_reasons.items():
+            console.print(f"[bold red]not checked:[/] {tool} ({gate.gate}) could not run: {why}")
     colour = "green" if report.verdict == "pass" else "red"
     console.print(f"verdict: [bold {colour}]{report.verdict}[/]")

@@ -22,7 +22,9 @@ from pathlib import Path
 from typing import Literal
 
 from backend.gates.findings import Finding, ScanResult, ScanStatus, with_fingerprints
-from backend.gates.provision import resolve_semgrep
+
+# resolve_semgrep is re-exported: the tests and the benchmarks import it from here.
+from backend.gates.provision import locate_semgrep, resolve_semgrep  # noqa: F401
 from backend.gates.scanners import (
     compose,
     detect_secrets,
@@ -43,6 +45,8 @@ from backend.settings import Settings
 log = logging.getLogger(__name__)
 
 GateName = Literal["qa", "secops"]
+FILES_PER_TIMEOUT = 2_000
+"""A scanner's ``timeout_s`` covers this many files; a larger copy gets proportionally more."""
 Verdict = Literal["pass", "changes_requested"]
 Scanner = Callable[[ScanContext], ScanResult | None]
 
@@ -101,13 +105,19 @@ class GateResult:
         """Names of the scanners that could not run."""
         return [s.tool for s in self.scans if s.status == "skipped"]
 
+    @property
+    def skipped_reasons(self) -> dict[str, str]:
+        """Why each skipped scanner could not run (not installed, timed out...)."""
+        return {s.tool: s.detail or "could not run" for s in self.scans if s.status == "skipped"}
+
     def to_json(self) -> dict[str, object]:
-        """The gate object of ``cadencia gate --json`` (plus the ``skipped`` list)."""
+        """The gate object of ``cadencia gate --json`` (plus the skipped scanners and why)."""
         return {
             "gate": self.gate,
             "status": self.status,
             "findings": [f.to_json() for f in self.findings],
             "skipped": self.skipped,
+            "skipped_reasons": self.skipped_reasons,
         }
 
 
@@ -135,6 +145,11 @@ class GateReport:
         """Every finding of every gate (what goes to the author's ``correct(findings)``)."""
         return [f for g in self.gates for f in g.findings]
 
+    @property
+    def complete(self) -> bool:
+        """True when every scanner that had something to look at ran (none skipped)."""
+        return not any(g.skipped for g in self.gates)
+
     def gate(self, name: GateName) -> GateResult:
         """The result of one gate.
 
@@ -148,7 +163,11 @@ class GateReport:
 
     def to_json(self) -> dict[str, object]:
         """The ``cadencia gate --json`` document, as a JSON-ready dict."""
-        return {"verdict": self.verdict, "gates": [g.to_json() for g in self.gates]}
+        return {
+            "verdict": self.verdict,
+            "complete": self.complete,
+            "gates": [g.to_json() for g in self.gates],
+        }
 
 
 def run_gates(
@@ -162,7 +181,7 @@ def run_gates(
     Args:
         source: ``{relative path: text}`` of the PR's files, or a directory.
         settings: for the semgrep location; read from the environment when omitted.
-        timeout_s: limit for each scanner subprocess.
+        timeout_s: limit for each scanner subprocess, per ``FILES_PER_TIMEOUT`` files.
 
     Raises:
         PathError: a payload path is absolute, has ``..`` or is inside ``.git/``
@@ -197,10 +216,14 @@ def _run(
     settings: Settings | None,
     timeout_s: float,
 ) -> GateReport:
-    semgrep_bin = resolve_semgrep(settings) if "secops" in gates else None
+    semgrep = locate_semgrep(settings) if "secops" in gates else None
     with prepared_copy(source) as ws:
         ctx = ScanContext(
-            root=ws.root, files=ws.files, timeout_s=timeout_s, semgrep_bin=semgrep_bin
+            root=ws.root,
+            files=ws.files,
+            timeout_s=scaled_timeout(timeout_s, len(ws.files)),
+            semgrep_bin=semgrep.path if semgrep else None,
+            semgrep_missing=(semgrep.reason if semgrep else None) or "semgrep not installed",
         )
         jobs = [(gate, name, scanner) for gate in gates for name, scanner in GATES[gate]]
         with ThreadPoolExecutor(max_workers=len(jobs), thread_name_prefix="gate") as pool:
@@ -223,6 +246,14 @@ def _run(
 def _stamped(result: ScanResult | None, root: Path) -> ScanResult | None:
     """Findings get their stable ids (what a waiver names) while the copy still exists."""
     return None if result is None else with_fingerprints(result, root)
+
+
+def scaled_timeout(timeout_s: float, files: int) -> float:
+    """Each scanner's limit for a copy of ``files`` files: ``timeout_s`` per
+    ``FILES_PER_TIMEOUT`` files. A fixed limit made every tree above a few thousand files
+    fail closed (detect-secrets needs ~20 ms a file per core), so a monorepo PR could never
+    pass; the limit still catches a hung scanner."""
+    return timeout_s * max(1.0, files / FILES_PER_TIMEOUT)
 
 
 def _safe_scan(name: str, scanner: Scanner, ctx: ScanContext) -> ScanResult | None:

@@ -24,12 +24,14 @@ class ScanContext:
         files: every file in it, relative and ``/``-separated.
         timeout_s: the limit for each subprocess.
         semgrep_bin: the semgrep executable, if found.
+        semgrep_missing: why ``semgrep_bin`` is ``None`` (for the ``skipped`` detail).
     """
 
     root: Path
     files: tuple[str, ...]
     timeout_s: float = DEFAULT_TIMEOUT_S
     semgrep_bin: str | None = None
+    semgrep_missing: str = "semgrep not installed"
 
 
 class ToolMissing(Exception):

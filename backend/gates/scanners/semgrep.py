@@ -1,14 +1,21 @@
 """semgrep with the rules shipped in ``backend/gates/rules/semgrep`` — one run per gate.
 
 Offline and unsilenceable: ``--metrics=off --disable-version-check`` (plus the env
-vars), ``--disable-nosem``, a local ``--config`` directory, and every file of the copy
-passed as an explicit target (explicit targets bypass ``.semgrepignore`` and let the
-generic Dockerfile rules see ``Dockerfile.*`` names semgrep would not classify).
+vars), ``--disable-nosem``, a local ``--config`` directory. The copy is scanned as one
+directory (``.``), never as a list of files on the command line: 60,000 paths do not fit
+in ``ARG_MAX`` ("Argument list too long"). The copy holds exactly the files to scan, and
+what a directory walk would skip is switched off: ``--x-ignore-semgrepignore-files`` (no
+default ``.semgrepignore``, so ``tests/``, ``node_modules/``, ``vendor/`` are scanned; the
+workspace already deleted the PR's own ignore files), ``--no-exclude-binary-files``; the
+copy is no git checkout, so ``.gitignore`` is not honoured either (a test checks all
+three). The ``--x-`` flag is not semgrep's stable API, which is one more reason semgrep is
+pinned in ``pyproject.toml``.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 
 from backend.gates.findings import Finding, ScanResult, Severity
 from backend.gates.scanners._base import RULES_DIR, ScanContext, ToolFailed, run_tool, tail
@@ -18,8 +25,8 @@ SEMGREP_RULES = RULES_DIR / "semgrep"
 _SEVERITY: dict[str, Severity] = {"ERROR": "error", "WARNING": "warning", "INFO": "info"}
 
 
-def command(binary: str, targets: list[str]) -> list[str]:
-    """The exact command line (the benchmark runs it directly too)."""
+def command(binary: str, targets: Sequence[str] = (".",)) -> list[str]:
+    """The exact command line (the benchmark runs it directly too); the gate scans ``.``."""
     return [
         binary,
         "scan",
@@ -28,6 +35,8 @@ def command(binary: str, targets: list[str]) -> list[str]:
         "--disable-nosem",
         "--json",
         "--quiet",
+        "--x-ignore-semgrepignore-files",
+        "--no-exclude-binary-files",
         "--config",
         str(SEMGREP_RULES),
         "--",
@@ -40,9 +49,9 @@ def scan(ctx: ScanContext) -> ScanResult | None:
     if not ctx.files:
         return None
     if not ctx.semgrep_bin:
-        return ScanResult.skipped(TOOL, "semgrep not installed (set CADENCIA_SEMGREP_BIN)")
+        return ScanResult.skipped(TOOL, ctx.semgrep_missing)
     try:
-        proc = run_tool(command(ctx.semgrep_bin, list(ctx.files)), ctx)
+        proc = run_tool(command(ctx.semgrep_bin), ctx)
         return ScanResult.from_findings(TOOL, parse(proc.stdout, proc.stderr))
     except ToolFailed as exc:
         return ScanResult.skipped(TOOL, str(exc))

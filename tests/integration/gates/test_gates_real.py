@@ -37,9 +37,16 @@ def found(report: GateReport, tool: str, rule: str, file: str) -> list[int | Non
 def test_clean_tree_passes_every_gate_with_every_scanner(clean_report: GateReport) -> None:
     assert clean_report.to_json() == {
         "verdict": "pass",
+        "complete": True,
         "gates": [
-            {"gate": "qa", "status": "pass", "findings": [], "skipped": []},
-            {"gate": "secops", "status": "pass", "findings": [], "skipped": []},
+            {"gate": "qa", "status": "pass", "findings": [], "skipped": [], "skipped_reasons": {}},
+            {
+                "gate": "secops",
+                "status": "pass",
+                "findings": [],
+                "skipped": [],
+                "skipped_reasons": {},
+            },
         ],
     }
     ran = {s.tool for g in clean_report.gates for s in g.scans}

@@ -174,8 +174,9 @@ def test_verdict_and_json_shape() -> None:
     doc: Any = report.to_json()
     assert doc == {
         "verdict": "changes_requested",
+        "complete": True,
         "gates": [
-            {"gate": "qa", "status": "pass", "findings": [], "skipped": []},
+            {"gate": "qa", "status": "pass", "findings": [], "skipped": [], "skipped_reasons": {}},
             {
                 "gate": "secops",
                 "status": "fail",
@@ -190,9 +191,13 @@ def test_verdict_and_json_shape() -> None:
                     }
                 ],
                 "skipped": [],
+                "skipped_reasons": {},
             },
         ],
     }
+    incomplete: Any = GateReport((ok, skipped)).to_json()
+    assert incomplete["complete"] is False
+    assert incomplete["gates"][1]["skipped_reasons"] == {"semgrep": "missing"}
     assert list(doc["gates"][1]["findings"][0]) == [
         "tool",
         "rule",
