@@ -6,10 +6,10 @@ Build one with :func:`load_settings`; nothing reads the environment at import ti
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import platformdirs
-from pydantic import BaseModel, ConfigDict, Field, PositiveInt
+from pydantic import BaseModel, ConfigDict, Field, PositiveInt, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -120,6 +120,24 @@ class Settings(BaseSettings):
     semgrep_bin: str | None = None
     """Path of the semgrep executable when it is not on PATH (it lives in its own venv)."""
 
+    # -- operators (issue 16) --
+    required_approvals: dict[str, int] = Field(default_factory=dict)
+    """``{"<pr kind>": N}`` (env: JSON): approvals by N different operators before a PR of
+    that kind merges (default 1 per kind), checked at start."""
+    public_docs: bool = False
+    """Serve ``/docs`` and ``/openapi.json`` without a token (default: behind the token)."""
+    metrics_access: Literal["open", "loopback", "token"] = "loopback"
+    """``/metrics``: open to anyone, open to loopback clients only (others need the token),
+    or always behind the token."""
+
+    @field_validator("required_approvals", mode="after")
+    @classmethod
+    def _approvals(cls, value: dict[str, int]) -> dict[str, int]:
+        from backend.infra.prs import PR_KINDS
+        from backend.operators.approvals import validate_required
+
+        return validate_required(value, PR_KINDS)
+
     def resolved_database_url(self) -> str:
         """The state database URL, defaulting to a SQLite file in the data dir."""
         if self.database_url:
@@ -149,6 +167,13 @@ class Settings(BaseSettings):
 def load_settings(**overrides: Any) -> Settings:
     """Read settings from the environment, then apply non-None ``overrides``."""
     clean = {k: v for k, v in overrides.items() if v is not None}
-    settings = Settings(**clean)
+    try:
+        settings = Settings(**clean)
+    except ValidationError as exc:
+        # A wrong setting stops the start with the setting's own message, not a traceback.
+        from backend.exceptions import ConfigError
+
+        wrong = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+        raise ConfigError(f"invalid settings: {wrong}") from exc
     settings.data_dir = Path(settings.data_dir).expanduser()
     return settings

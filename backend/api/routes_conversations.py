@@ -7,7 +7,7 @@ from typing import Any
 
 from fastapi import APIRouter, Depends, Request, Response
 
-from backend.api.auth import require_token
+from backend.api.auth import acting, require_token
 from backend.api.models import ConversationId, InterruptionId, MessageBody, ReplyBody
 from backend.api.paging import (
     DEFAULT_LIMIT,
@@ -112,4 +112,4 @@ async def reply(request: Request, ident: InterruptionId, body: ReplyBody) -> Mes
     The message is recorded as ``operador``, emitted as ``conversa.mensagem`` and handed to
     the customer's channel in the background (its ``delivery`` starts ``pending``).
     """
-    return await asyncio.to_thread(_reply, _b(request), ident, body.operator, body.text)
+    return await asyncio.to_thread(_reply, _b(request), ident, acting(request, body), body.text)

@@ -15,7 +15,7 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Query, Request, Response
 
-from backend.api.auth import require_token
+from backend.api.auth import acting, require_token
 from backend.api.models import OperatorBody, PrActionId, RejectBody
 from backend.api.paging import (
     DEFAULT_LIMIT,
@@ -73,7 +73,7 @@ async def pr_findings(request: Request, pr_action_id: PrActionId) -> PrFindingsO
 async def approve(request: Request, pr_action_id: PrActionId, body: OperatorBody) -> PullRequestOut:
     """Merge the PR into main (only from ``awaiting_human``; one operator wins)."""
     pr = await asyncio.to_thread(
-        _pipeline(request).approve, pr_action_id, body.operator, body.reason
+        _pipeline(request).approve, pr_action_id, acting(request, body), body.reason
     )
     return PullRequestOut.of(pr)
 
@@ -81,28 +81,32 @@ async def approve(request: Request, pr_action_id: PrActionId, body: OperatorBody
 async def reject(request: Request, pr_action_id: PrActionId, body: RejectBody) -> PullRequestOut:
     """Request changes with a reason; the author corrects on the same PR."""
     pr = await asyncio.to_thread(
-        _pipeline(request).reject, pr_action_id, body.operator, body.reason
+        _pipeline(request).reject, pr_action_id, acting(request, body), body.reason
     )
     return PullRequestOut.of(pr)
 
 
 async def close(request: Request, pr_action_id: PrActionId, body: OperatorBody) -> PullRequestOut:
     """Close the PR without merging."""
-    pr = await asyncio.to_thread(_pipeline(request).close, pr_action_id, body.operator, body.reason)
+    pr = await asyncio.to_thread(
+        _pipeline(request).close, pr_action_id, acting(request, body), body.reason
+    )
     return PullRequestOut.of(pr)
 
 
 async def unblock(request: Request, pr_action_id: PrActionId, body: OperatorBody) -> PullRequestOut:
     """Give a blocked PR another round of corrections."""
     pr = await asyncio.to_thread(
-        _pipeline(request).unblock, pr_action_id, body.operator, body.reason
+        _pipeline(request).unblock, pr_action_id, acting(request, body), body.reason
     )
     return PullRequestOut.of(pr)
 
 
 async def rerun(request: Request, pr_action_id: PrActionId, body: OperatorBody) -> PullRequestOut:
     """Queue the gates of a PR waiting in a gate again (a stuck gate job); 409 otherwise."""
-    pr = await asyncio.to_thread(_pipeline(request).rerun, pr_action_id, body.operator, body.reason)
+    pr = await asyncio.to_thread(
+        _pipeline(request).rerun, pr_action_id, acting(request, body), body.reason
+    )
     return PullRequestOut.of(pr)
 
 
