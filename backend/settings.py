@@ -6,10 +6,10 @@ Build one with :func:`load_settings`; nothing reads the environment at import ti
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import platformdirs
-from pydantic import BaseModel, ConfigDict, Field, PositiveInt, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, PositiveInt, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -121,7 +121,9 @@ class Settings(BaseSettings):
     """Path of the semgrep executable when it is not on PATH (it lives in its own venv)."""
 
     # -- operators (issue 16) --
-    required_approvals: dict[str, int] = Field(default_factory=dict)
+    required_approvals: dict[Literal["infra", "dev", "adr"], Annotated[int, Field(ge=1, le=10)]] = (
+        Field(default_factory=dict)
+    )
     """``{"<pr kind>": N}`` (env: JSON): approvals by N different operators before a PR of
     that kind merges (default 1 per kind), checked at start."""
     public_docs: bool = False
@@ -129,14 +131,6 @@ class Settings(BaseSettings):
     metrics_access: Literal["open", "loopback", "token"] = "loopback"
     """``/metrics``: open to anyone, open to loopback clients only (others need the token),
     or always behind the token."""
-
-    @field_validator("required_approvals", mode="after")
-    @classmethod
-    def _approvals(cls, value: dict[str, int]) -> dict[str, int]:
-        from backend.infra.prs import PR_KINDS
-        from backend.operators.approvals import validate_required
-
-        return validate_required(value, PR_KINDS)
 
     def resolved_database_url(self) -> str:
         """The state database URL, defaulting to a SQLite file in the data dir."""

@@ -116,6 +116,7 @@ class CadenciaConsole(
         self.client = client or ConsoleClient(settings.url, settings.token)
         self.operator = settings.operator
         self.readonly = settings.readonly
+        self.role: str | None = None  # the token's role (GET /api/me); a viewer is read-only
         self.now = now or (lambda: datetime.now(UTC))
         """Wall clock for "waiting since" ages (frozen in snapshot tests)."""
         self.roster: dict[str, RosterEntry] = {}
@@ -159,6 +160,7 @@ class CadenciaConsole(
         self.set_interval(FLUSH_INTERVAL_S, self._flush_pending)
         self.set_interval(1.0, self._tick)
         self._bootstrap()
+        self.learn_role()
         self.prebuild_when_ready()
 
     async def on_unmount(self) -> None:

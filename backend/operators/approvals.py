@@ -17,7 +17,6 @@ from backend.exceptions import ConflictError, ForbiddenError
 from backend.store.db import Tx
 
 DEFAULT_REQUIRED = 1
-MAX_REQUIRED = 10
 
 
 def required_for(required: Mapping[str, int], kind: str) -> int:
@@ -81,24 +80,3 @@ def record(tx: Tx, pr: Any, operator: str, reason: str | None, required: int) ->
             pr_id=pr.id,
         )
     return count(tx, pr, required)
-
-
-def validate_required(value: Mapping[str, Any], kinds: tuple[str, ...]) -> dict[str, int]:
-    """``CADENCIA_REQUIRED_APPROVALS`` checked at start: known kinds, 1..10 approvals.
-
-    Raises:
-        ValueError: with a message naming the bad entry.
-    """
-    out: dict[str, int] = {}
-    for kind, n in value.items():
-        if kind not in kinds:
-            raise ValueError(
-                f"CADENCIA_REQUIRED_APPROVALS: unknown PR kind {kind!r} (kinds: {', '.join(kinds)})"
-            )
-        if type(n) is not int or not DEFAULT_REQUIRED <= n <= MAX_REQUIRED:
-            raise ValueError(
-                f"CADENCIA_REQUIRED_APPROVALS[{kind!r}] must be a whole number from "
-                f"{DEFAULT_REQUIRED} to {MAX_REQUIRED}, not {n!r}"
-            )
-        out[kind] = n
-    return out
