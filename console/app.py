@@ -28,7 +28,7 @@ from console.client import ConsoleClient
 from console.commands import ConsoleCommands
 from console.config import ConsoleSettings
 from console.exceptions import ApiError, AuthError, ContractError
-from console.feed import FeedLine, from_activity, from_event
+from console.feed import AUDIT, FeedLine, from_activity, from_event
 from console.inbox_state import InboxStateMixin
 from console.models import Approvals, Connected, Malformed, Resync, RosterEntry, StreamEvent
 from console.modes import SCREEN_CSS, ModesMixin
@@ -338,7 +338,8 @@ class CadenciaConsole(
         if self.paused:
             return
         if self._pending_feed:
-            batch, self._pending_feed = self._pending_feed, []
+            # The audit trail has its own screen; the feed keeps the actions' own events.
+            batch, self._pending_feed = [x for x in self._pending_feed if x.kind not in AUDIT], []
             self.feed_appended.publish(batch)
         if self._roster_dirty:
             self._roster_dirty = False
