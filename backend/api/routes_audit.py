@@ -15,7 +15,8 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from typing import Annotated, Any
+from collections.abc import Callable
+from typing import Annotated, Any, TypeVar
 
 from fastapi import APIRouter, Depends, Query, Request, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -43,6 +44,17 @@ OperatorFilter = Annotated[
 ]
 AfterId = Annotated[int, Query(ge=0, le=2**53, description="entries after this event id")]
 _MAX_ERROR_BODY = 64 * 1024
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+NOT_OPERATOR_ACTIONS: set[Callable[..., Any]] = set()
+"""Route endpoints that are not an operator's action (a customer's message)."""
+
+
+def not_an_operator_action(endpoint: _F) -> _F:
+    """Mark a route's endpoint as outside the audit trail (apply below ``@router.post``)."""
+    NOT_OPERATOR_ACTIONS.add(endpoint)
+    return endpoint
 
 
 def outcome_of(status: int) -> str | None:
@@ -101,9 +113,14 @@ class AuditTrail:
         app = scope.get("app")
         backend = getattr(getattr(app, "state", None), "backend", None)
         outcome = outcome_of(status)
-        if not isinstance(actor, Actor) or backend is None or outcome is None:
-            return
         route = scope.get("route")
+        if (
+            not isinstance(actor, Actor)
+            or backend is None
+            or outcome is None
+            or getattr(route, "endpoint", None) in NOT_OPERATOR_ACTIONS
+        ):
+            return
         payload: dict[str, Any] = {
             "operator": actor.name,
             "role": actor.role,

@@ -18,6 +18,7 @@ from backend.api.paging import (
     encode_cursor,
     set_next,
 )
+from backend.api.routes_audit import not_an_operator_action
 from backend.api.schemas import ERRORS, AttemptRecord
 from backend.api.schemas_conversations import ConversationOut, CustomerReplyOut, MessageOut
 from backend.events import TENTATIVA
@@ -31,6 +32,7 @@ def _b(request: Request) -> Any:
 
 
 @router.post("/conversations/{conversa_id}/messages")
+@not_an_operator_action  # the customer's channel, not an operator's decision
 async def message(
     request: Request, conversa_id: ConversationId, body: MessageBody
 ) -> CustomerReplyOut:
