@@ -43,6 +43,7 @@ from backend.infra.dev_tasks import DevTasks
 from backend.infra.dev_worker import DevWorker
 from backend.infra.kind_adr import AdrTool
 from backend.infra.pipeline import InfraPipeline
+from backend.operators.accounts import Operators
 from backend.projections.rebuild import ensure_current
 from backend.projections.roster_table import RosterProjection
 from backend.settings import Settings
@@ -164,6 +165,7 @@ class Backend:
             ),
         )
         self.token, self.token_generated = resolve_token(settings)
+        self.operators = Operators(self.db)  # named accounts beside the bootstrap token
         self._tasks: set[asyncio.Task[Any]] = set()
         self.tools_ready = asyncio.Event()
 

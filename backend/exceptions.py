@@ -5,6 +5,7 @@ Tree::
     CadenciaError
     ├── ConfigError              our own settings, URLs or scripts are wrong (HTTP 503)
     ├── NotFoundError            an id that does not exist (HTTP 404)
+    ├── ForbiddenError           the acting operator's role or identity may not do this (HTTP 403)
     ├── ConflictError            a state transition that is not allowed now (HTTP 409)
     │   └── AgentPausedError         an operator paused the agent: it runs no new turn
     │   └── BudgetExceededError      the agent spent today's token budget (budget_exceeded)
@@ -51,6 +52,13 @@ class ConfigError(CadenciaError):
 
 class NotFoundError(CadenciaError):
     code = "not_found"
+
+
+class ForbiddenError(CadenciaError):
+    """The operator the token names may not do this (role too low, or a duty they may not
+    hold, e.g. approving their own PR)."""
+
+    code = "forbidden"
 
 
 class ConflictError(CadenciaError):

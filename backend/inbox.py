@@ -167,6 +167,9 @@ class Inbox:
                 f"QA and SecOps passed; {corrections} correction(s); "
                 f"{len(pr.findings)} finding(s) on record"
             )
+            given = self.pipeline.approval_count(pr)
+            if given.required > 1 or given.approvers:
+                detail = f"{given.text()}; {detail}"
             items.append(
                 self._pr_item(
                     "pr",

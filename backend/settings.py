@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
 
 import platformdirs
-from pydantic import BaseModel, ConfigDict, Field, PositiveInt, field_validator
+from pydantic import BaseModel, ConfigDict, Field, PositiveInt, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -140,6 +140,18 @@ class Settings(BaseSettings):
     def _absolute_data_dir(cls, value: Path) -> Path:
         return Path(os.path.abspath(value.expanduser()))
 
+    # -- operators (issue 16) --
+    required_approvals: dict[Literal["infra", "dev", "adr"], Annotated[int, Field(ge=1, le=10)]] = (
+        Field(default_factory=dict)
+    )
+    """``{"<pr kind>": N}`` (env: JSON): approvals by N different operators before a PR of
+    that kind merges (default 1 per kind), checked at start."""
+    public_docs: bool = False
+    """Serve ``/docs`` and ``/openapi.json`` without a token (default: behind the token)."""
+    metrics_access: Literal["open", "loopback", "token"] = "loopback"
+    """``/metrics``: open to anyone, open to loopback clients only (others need the token),
+    or always behind the token."""
+
     def resolved_database_url(self) -> str:
         """The state database URL, defaulting to a SQLite file in the data dir."""
         if self.database_url:
@@ -179,6 +191,13 @@ class Settings(BaseSettings):
 def load_settings(**overrides: Any) -> Settings:
     """Read settings from the environment, then apply non-None ``overrides``."""
     clean = {k: v for k, v in overrides.items() if v is not None}
-    settings = Settings(**clean)
+    try:
+        settings = Settings(**clean)
+    except ValidationError as exc:
+        # A wrong setting stops the start with the setting's own message, not a traceback.
+        from backend.exceptions import ConfigError
+
+        wrong = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+        raise ConfigError(f"invalid settings: {wrong}") from exc
     settings.data_dir = Path(os.path.abspath(Path(settings.data_dir).expanduser()))
     return settings

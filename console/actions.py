@@ -43,6 +43,20 @@ DANGEROUS_ACTIONS = frozenset(
 class ActionsMixin:
     """Mixed into :class:`~console.app.CadenciaConsole`."""
 
+    @work(group="role", exclusive=True, exit_on_error=False)
+    async def learn_role(self: CadenciaConsole) -> None:  # type: ignore[misc]
+        """Ask the backend who the token names: a viewer gets the read-only console without
+        ``--readonly`` (the server refuses a viewer's actions anyway, with 403)."""
+        try:
+            me = await self.client.me()
+        except ApiError:
+            return  # unreachable for now: the bootstrap's own notice says so; --readonly stands
+        self.role = me.role
+        if me.role == "viewer" and not self.readonly:
+            self.readonly = True
+            self.screen.refresh_bindings()
+            self.status_changed.publish(None)
+
     def refuse_if_readonly(self: CadenciaConsole, what: str) -> bool:  # type: ignore[misc]
         """Notify and return True when the console is read-only."""
         if self.readonly:

@@ -28,7 +28,7 @@ from console.client import ConsoleClient
 from console.commands import ConsoleCommands
 from console.config import ConsoleSettings
 from console.exceptions import ApiError, AuthError, ContractError
-from console.feed import FeedLine, from_activity, from_event
+from console.feed import AUDIT, FeedLine, from_activity, from_event
 from console.inbox_state import InboxStateMixin
 from console.models import Approvals, Connected, Malformed, Resync, RosterEntry, StreamEvent
 from console.modes import SCREEN_CSS, ModesMixin
@@ -116,6 +116,7 @@ class CadenciaConsole(
         self.client = client or ConsoleClient(settings.url, settings.token)
         self.operator = settings.operator
         self.readonly = settings.readonly
+        self.role: str | None = None  # the token's role (GET /api/me); a viewer is read-only
         self.now = now or (lambda: datetime.now(UTC))
         """Wall clock for "waiting since" ages (frozen in snapshot tests)."""
         self.roster: dict[str, RosterEntry] = {}
@@ -159,6 +160,7 @@ class CadenciaConsole(
         self.set_interval(FLUSH_INTERVAL_S, self._flush_pending)
         self.set_interval(1.0, self._tick)
         self._bootstrap()
+        self.learn_role()
         self.prebuild_when_ready()
 
     async def on_unmount(self) -> None:
@@ -336,7 +338,8 @@ class CadenciaConsole(
         if self.paused:
             return
         if self._pending_feed:
-            batch, self._pending_feed = self._pending_feed, []
+            # The audit trail has its own screen; the feed keeps the actions' own events.
+            batch, self._pending_feed = [x for x in self._pending_feed if x.kind not in AUDIT], []
             self.feed_appended.publish(batch)
         if self._roster_dirty:
             self._roster_dirty = False

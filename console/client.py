@@ -23,6 +23,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from console.client_agents import AgentCalls
 from console.client_inbox import InboxCalls
+from console.client_operators import OperatorCalls
 from console.exceptions import (
     ApiError,
     AuthError,
@@ -68,7 +69,7 @@ _T = TypeVar("_T")
 ResolveAction = Literal["execute", "deny", "hand_back"]
 
 
-class ConsoleClient(InboxCalls, AgentCalls):
+class ConsoleClient(InboxCalls, AgentCalls, OperatorCalls):
     """Typed async calls of the HTTP API.
 
     Args:
@@ -119,8 +120,7 @@ class ConsoleClient(InboxCalls, AgentCalls):
         return await self._get(list[ActivityLine], "/api/activity", params=params)
 
     async def activity_tail(self, lines: int = 200) -> list[ActivityLine]:
-        """The newest ``lines`` feed lines, oldest first: one bounded read, however long
-        the log (the feed starts here, then follows the live stream)."""
+        """The newest ``lines`` feed lines, oldest first: one bounded read (the feed's start)."""
         return await self._get(list[ActivityLine], "/api/activity", params={"tail": lines})
 
     async def approvals(self) -> Approvals:

@@ -18,6 +18,7 @@ class ConsoleCommands(Provider):
 
     def _commands(self) -> list[tuple[str, Callable[[], object], str]]:
         from console.screens.agent_turns import AgentTurnsScreen
+        from console.screens.audit import AuditScreen
         from console.screens.interruption_detail import InterruptionDetailScreen
         from console.screens.item_details import open_item
         from console.screens.pr_detail import PrDetailScreen
@@ -30,6 +31,11 @@ class ConsoleCommands(Provider):
                 "Go to Approvals",
                 partial(app.run_action, "show('approvals')"),
                 "PRs, takeovers and uncertain refunds by list (3)",
+            ),
+            (
+                "Audit trail",
+                lambda: app.push_screen(AuditScreen()),
+                "every operator action: who, what, target, reason, outcome",
             ),
             ("Refresh", app.action_refresh, "refetch roster and approvals (r)"),
             ("Pause / resume live updates", app.action_toggle_pause, "(space)"),

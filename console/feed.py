@@ -46,6 +46,10 @@ def kind_style(kind: str) -> str:
     return "green"
 
 
+AUDIT = frozenset({"operator.action"})
+"""Audit-trail lines: shown on the Audit screen, not in the feed (the action's own event is)."""
+
+
 def from_activity(line: ActivityLine) -> FeedLine:
     """A server-rendered ``/api/activity`` line."""
     return FeedLine(line.id, line.ts, line.kind, line.text)

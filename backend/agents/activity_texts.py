@@ -297,5 +297,10 @@ RENDERERS: dict[str, Callable[[Payload], str]] = {
         f"restored {p.s('restored')} events from {p.s('file')} "
         f"({p.s('skipped')} already in the log)"
     ),
+    E.OPERATOR_ACTION: lambda p: (
+        f"{p.s('operator')}{p.suffix('as_operator', ' as ')} {p.s('action')} "
+        f"{' '.join(map(str, (p.view.payload.get('target') or {}).values()))}: "
+        f"{p.s('outcome')} ({p.s('status')}){p.suffix('error', ' ')}{p.suffix('reason', ' — ')}"
+    ),
 }
 del E

@@ -12,7 +12,10 @@ from fastapi import FastAPI
 from backend.api.errors import BodySizeLimit, install_error_handlers
 from backend.api.routes_actions import router as actions
 from backend.api.routes_agents import router as agents
+from backend.api.routes_audit import AuditTrail
+from backend.api.routes_audit import router as audit
 from backend.api.routes_conversations import router as conversations
+from backend.api.routes_docs import install_docs
 from backend.api.routes_events import router as log_pages
 from backend.api.routes_inbox import router as inbox
 from backend.api.routes_prs import router as prs
@@ -60,6 +63,10 @@ def create_app(settings: Settings, *, backend: Any = None, demo: bool = False) -
         version="0.1.0",
         lifespan=lifespan,
         description="Agents, execution ledger and gates. Bearer auth on every /api route.",
+        # Served by install_docs: behind the token unless CADENCIA_PUBLIC_DOCS=true.
+        docs_url=None,
+        redoc_url=None,
+        openapi_url=None,
     )
     _document_stream(app)
     install_error_handlers(app)
@@ -73,6 +80,9 @@ def create_app(settings: Settings, *, backend: Any = None, demo: bool = False) -
     app.include_router(inbox)
     app.include_router(agents)
     app.include_router(usage)
+    app.include_router(audit)
+    install_docs(app, settings)
+    app.add_middleware(AuditTrail)
     app.add_middleware(BodySizeLimit, limit=settings.max_body_bytes)
     return app
 

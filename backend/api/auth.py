@@ -1,20 +1,113 @@
-"""Bearer-token auth: one token per backend, compared in constant time."""
+"""Bearer auth: the token names the operator a request acts as, and the server checks its role.
+
+Two kinds of token: the bootstrap token (``CADENCIA_TOKEN`` or the generated one; operator
+``admin``, role admin) and operator accounts' tokens ``cad_<id>.<secret>`` (``cadencia
+operators add``), looked up by id and checked against a salted hash. Both are compared in
+constant time. :func:`require_token` (every ``/api`` router) puts the :class:`Actor` in
+``request.state.operator`` and refuses, fail-closed, any non-read method to a viewer; a route
+needing more uses :func:`require_role`.
+
+Whose name an action records (:func:`acting`): an account's own, whatever the body says (a
+body naming someone else is ignored, and the audit trail notes it); the bootstrap admin may
+act in the name the body gives (the break-glass account that existing scripts and the
+console use), and the audit trail records it as ``admin`` acting ``as`` that name.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import hmac
+from collections.abc import Callable
+from typing import Any
 
 from fastapi import HTTPException, Request
 
+from backend.exceptions import ForbiddenError
+from backend.operators.roles import BOOTSTRAP_NAME, Actor, Role, at_least
 
-def require_token(request: Request) -> None:
-    """FastAPI dependency: 401 unless ``Authorization: Bearer <token>`` matches."""
-    expected: str = request.app.state.backend.token
+READS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+
+def _unauthorized(why: str) -> HTTPException:
+    return HTTPException(401, why, headers={"WWW-Authenticate": "Bearer"})
+
+
+async def authenticate(request: Request) -> Actor:
+    """The operator the request's bearer token names (cached on the request).
+
+    Raises:
+        HTTPException: 401, no token, an unknown or revoked one.
+    """
+    known = getattr(request.state, "operator", None)
+    if isinstance(known, Actor):
+        return known
     header = request.headers.get("authorization", "")
     scheme, _, given = header.partition(" ")
-    if scheme.lower() != "bearer" or not hmac.compare_digest(
-        given.strip().encode(), expected.encode()
-    ):
-        raise HTTPException(
-            401, "missing or wrong bearer token", headers={"WWW-Authenticate": "Bearer"}
-        )
+    given = given.strip()
+    if scheme.lower() != "bearer" or not given:
+        raise _unauthorized("missing or wrong bearer token")
+    backend = request.app.state.backend
+    expected: str = backend.token
+    if hmac.compare_digest(given.encode(), expected.encode()):
+        actor = Actor(BOOTSTRAP_NAME, "admin", bootstrap=True)
+    else:
+        found = await asyncio.to_thread(backend.operators.authenticate, given)
+        if found is None:
+            raise _unauthorized("missing, wrong or revoked bearer token")
+        actor = found
+    request.state.operator = actor
+    return actor
+
+
+def _refuse(actor: Actor, needed: Role, what: str) -> ForbiddenError:
+    return ForbiddenError(
+        f"operator {actor.name} is a {actor.role}; {what} needs the {needed} role",
+        operator=actor.name,
+        role=actor.role,
+    )
+
+
+async def require_token(request: Request) -> Actor:
+    """FastAPI dependency of every ``/api`` router: authenticate, then a viewer only reads.
+
+    Raises:
+        HTTPException: 401 (see :func:`authenticate`).
+        ForbiddenError: 403, a viewer sending anything but a read.
+    """
+    actor = await authenticate(request)
+    if request.method not in READS and not at_least(actor.role, "operator"):
+        raise _refuse(actor, "operator", f"{request.method} {request.url.path}")
+    return actor
+
+
+def require_role(role: Role) -> Callable[[Request], Any]:
+    """A dependency refusing (403) an operator below ``role``; e.g.
+    ``dependencies=[Depends(require_role("admin"))]`` on a route that manages operators."""
+
+    async def dependency(request: Request) -> Actor:
+        actor = await require_token(request)
+        if not at_least(actor.role, role):
+            raise _refuse(actor, role, f"{request.method} {request.url.path}")
+        return actor
+
+    dependency.__name__ = f"require_{role}"
+    return dependency
+
+
+def acting(request: Request, body: Any) -> str:
+    """The operator name an action records (see the module docstring), noted for the audit.
+
+    Args:
+        body: the request body; its ``operator`` (optional) and ``reason`` (if any) are read.
+    """
+    actor: Actor = request.state.operator
+    named: str | None = getattr(body, "operator", None)
+    request.state.audit_reason = getattr(body, "reason", None)
+    if actor.bootstrap:
+        if named and named != actor.name:
+            request.state.audit_as = named
+            return named
+        return actor.name
+    if named and named != actor.name:
+        request.state.audit_body_operator = named
+    return actor.name

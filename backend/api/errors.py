@@ -36,6 +36,7 @@ from backend.exceptions import (
     CadenciaError,
     ConfigError,
     ConflictError,
+    ForbiddenError,
     GatewayError,
     NotFoundError,
     PathError,
@@ -48,6 +49,7 @@ log = logging.getLogger(__name__)
 
 _STATUS: list[tuple[type[CadenciaError], int]] = [
     (NotFoundError, 404),
+    (ForbiddenError, 403),
     (ConflictError, 409),
     (ValidationError, 422),
     (PathError, 422),

@@ -44,21 +44,21 @@ class _Body(BaseModel):
 class OperatorBody(_Body):
     """Who acts (recorded on every action) and, optionally, why."""
 
-    operator: Operator
+    operator: Operator | None = None
     reason: Reason | None = None
 
 
 class RejectBody(_Body):
     """A rejection needs a reason."""
 
-    operator: Operator
+    operator: Operator | None = None
     reason: Reason
 
 
 class ClaimBody(_Body):
     """Who takes the conversation over."""
 
-    operator: Operator
+    operator: Operator | None = None
 
 
 class ResolveBody(_Body):
@@ -68,7 +68,7 @@ class ResolveBody(_Body):
     amount before executing (≤ the order's value) and needs a ``reason``.
     """
 
-    operator: Operator
+    operator: Operator | None = None
     action: Literal["execute", "deny", "hand_back"]
     reply: Text | None = None
     valor: Annotated[Decimal, Field(gt=0, max_digits=12, decimal_places=2)] | None = None
@@ -86,7 +86,7 @@ class ResolveBody(_Body):
 class GrantBody(_Body):
     """Give the agent more attempts on the takeover's combination (audited)."""
 
-    operator: Operator
+    operator: Operator | None = None
     attempts: Annotated[int, Field(ge=1, le=10)]
     reason: Reason
 
@@ -94,13 +94,13 @@ class GrantBody(_Body):
 class UncertainActionBody(_Body):
     """Who asks the gateway about an uncertain outcome."""
 
-    operator: Operator
+    operator: Operator | None = None
 
 
 class SettleBody(_Body):
     """Settle an uncertain outcome by hand: what really happened, and why you know."""
 
-    operator: Operator
+    operator: Operator | None = None
     outcome: Literal["executado", "falhou"]
     reason: Reason
 
@@ -114,7 +114,7 @@ class MessageBody(_Body):
 class ReplyBody(_Body):
     """An operator's message to the customer of a takeover they hold."""
 
-    operator: Operator
+    operator: Operator | None = None
     text: Text
 
 
@@ -148,23 +148,23 @@ class HandoffBody(_Body):
 class AcceptBody(_Body):
     """Who accepts a handoff."""
 
-    operator: Operator
+    operator: Operator | None = None
 
 
 class PauseBody(_Body):
     """Who pauses an agent, and optionally why (shown on the roster)."""
 
-    operator: Operator
+    operator: Operator | None = None
     reason: Reason | None = None
 
 
 class ResumeBody(_Body):
     """Who resumes a paused agent."""
 
-    operator: Operator
+    operator: Operator | None = None
 
 
 class ExecutionBody(_Body):
     """Who activates execution."""
 
-    operator: Operator
+    operator: Operator | None = None

@@ -10,7 +10,7 @@ from typing import Any
 
 from fastapi import APIRouter, Depends, Request, Response
 
-from backend.api.auth import require_token
+from backend.api.auth import acting, require_token
 from backend.api.models import (
     AcceptBody,
     ClaimBody,
@@ -79,7 +79,9 @@ async def interruption(request: Request, ident: InterruptionId) -> InterruptionD
 @router.post("/interruptions/{ident}/claim")
 async def claim(request: Request, ident: InterruptionId, body: ClaimBody) -> InterruptionItem:
     """Take the conversation over (one operator at a time)."""
-    got = await asyncio.to_thread(_b(request).guard.interruptions.claim, ident, body.operator)
+    got = await asyncio.to_thread(
+        _b(request).guard.interruptions.claim, ident, acting(request, body)
+    )
     return InterruptionItem.of(got)
 
 
@@ -95,7 +97,7 @@ async def resolve(request: Request, ident: InterruptionId, body: ResolveBody) ->
     stays claimed and the customer gets no reply, so the operator can act again.
     """
     done = await _b(request).resolve_interruption(
-        ident, body.operator, body.action, body.reply, valor=body.valor, reason=body.reason
+        ident, acting(request, body), body.action, body.reply, valor=body.valor, reason=body.reason
     )
     return ResolveOut(
         outcome=done.outcome,  # type: ignore[arg-type]
@@ -112,7 +114,7 @@ async def grant(request: Request, ident: InterruptionId, body: GrantBody) -> Int
     A takeover still claimed by the operator is handed back first; an unclaimed one is 409.
     """
     got = await asyncio.to_thread(
-        _b(request).takeovers.grant, ident, body.operator, body.attempts, body.reason
+        _b(request).takeovers.grant, ident, acting(request, body), body.attempts, body.reason
     )
     return InterruptionItem.of(got)
 
@@ -138,7 +140,7 @@ async def reconcile_uncertain(
 
     The gateway not answering is 502 and the item stays uncertain.
     """
-    done = await asyncio.to_thread(_b(request).reconcile_uncertain, ident, body.operator)
+    done = await asyncio.to_thread(_b(request).reconcile_uncertain, ident, acting(request, body))
     return _settled(ident, done)
 
 
@@ -146,7 +148,7 @@ async def reconcile_uncertain(
 async def settle_uncertain(request: Request, ident: UncertainId, body: SettleBody) -> UncertainOut:
     """Settle an uncertain claim by hand (``executado``: the money moved), with a reason."""
     done = await asyncio.to_thread(
-        _b(request).settle_uncertain, ident, body.operator, body.outcome, body.reason
+        _b(request).settle_uncertain, ident, acting(request, body), body.outcome, body.reason
     )
     return _settled(ident, done)
 
@@ -209,7 +211,7 @@ async def agent_turn(
 @router.post("/handoffs/{handoff_id}/accept")
 async def accept_handoff(request: Request, handoff_id: Ident, body: AcceptBody) -> HandoffOut:
     """Accept a handoff (to infra: seeds its autonomy)."""
-    handoff = await _b(request).team.accept_handoff(handoff_id, body.operator)
+    handoff = await _b(request).team.accept_handoff(handoff_id, acting(request, body))
     return HandoffOut.model_validate(handoff.to_dict())
 
 
@@ -229,5 +231,9 @@ async def activate_execution(
     )
     backend.dev_worker.wake()
     return ExecutionOut.model_validate(
-        {"project_id": project.id, "tasks": [t.to_dict() for t in tasks], "operator": body.operator}
+        {
+            "project_id": project.id,
+            "tasks": [t.to_dict() for t in tasks],
+            "operator": acting(request, body),
+        }
     )

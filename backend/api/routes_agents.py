@@ -8,7 +8,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Query, Request, Response
 
 from backend.agents.turns import recent_turns
-from backend.api.auth import require_token
+from backend.api.auth import acting, require_token
 from backend.api.models import Ident, PauseBody, ResumeBody
 from backend.api.paging import PAGED, Cursor, decode_cursor, next_page
 from backend.api.schemas import ERRORS
@@ -33,14 +33,16 @@ async def pause(request: Request, agent_id: Ident, body: PauseBody) -> AgentPaus
     ``atendimento`` is recorded and answered ``{"state": "paused", "reply": null}``.
     Unknown agent: 404; already paused, or a deterministic gate (qa, secops): 409.
     """
-    got = await asyncio.to_thread(_b(request).pauses.pause, agent_id, body.operator, body.reason)
+    got = await asyncio.to_thread(
+        _b(request).pauses.pause, agent_id, acting(request, body), body.reason
+    )
     return AgentPauseOut.model_validate(got.to_dict())
 
 
 @router.post("/agents/{agent_id}/resume")
 async def resume(request: Request, agent_id: Ident, body: ResumeBody) -> AgentPauseOut:
     """Resume a paused agent (in every project). Unknown agent: 404; not paused: 409."""
-    got = await asyncio.to_thread(_b(request).pauses.resume, agent_id, body.operator)
+    got = await asyncio.to_thread(_b(request).pauses.resume, agent_id, acting(request, body))
     return AgentPauseOut.model_validate(got.to_dict())
 
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from fastapi import APIRouter, Depends, Request, Response
 
-from backend.api.auth import require_token
+from backend.api.auth import acting, require_token
 from backend.api.models import ConversationId, InterruptionId, MessageBody, ReplyBody
 from backend.api.paging import (
     DEFAULT_LIMIT,
@@ -18,6 +18,7 @@ from backend.api.paging import (
     encode_cursor,
     set_next,
 )
+from backend.api.routes_audit import not_an_operator_action
 from backend.api.schemas import ERRORS, AttemptRecord
 from backend.api.schemas_conversations import ConversationOut, CustomerReplyOut, MessageOut
 from backend.events import TENTATIVA
@@ -31,6 +32,7 @@ def _b(request: Request) -> Any:
 
 
 @router.post("/conversations/{conversa_id}/messages")
+@not_an_operator_action  # the customer's channel, not an operator's decision
 async def message(
     request: Request, conversa_id: ConversationId, body: MessageBody
 ) -> CustomerReplyOut:
@@ -112,4 +114,4 @@ async def reply(request: Request, ident: InterruptionId, body: ReplyBody) -> Mes
     The message is recorded as ``operador``, emitted as ``conversa.mensagem`` and handed to
     the customer's channel in the background (its ``delivery`` starts ``pending``).
     """
-    return await asyncio.to_thread(_reply, _b(request), ident, body.operator, body.text)
+    return await asyncio.to_thread(_reply, _b(request), ident, acting(request, body), body.text)

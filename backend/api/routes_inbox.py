@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Query, Request, Response
 
-from backend.api.auth import require_token
+from backend.api.auth import acting, require_token
 from backend.api.models import Ident, OperatorBody, RejectBody
 from backend.api.paging import (
     DEFAULT_LIMIT,
@@ -95,7 +95,7 @@ async def approve_approval(
     pending. Deciding a non-pending approval is 409.
     """
     done = await asyncio.to_thread(
-        _b(request).decisions.approve, approval_id, body.operator, body.reason
+        _b(request).decisions.approve, approval_id, acting(request, body), body.reason
     )
     return _decision(done)
 
@@ -106,7 +106,7 @@ async def reject_approval(
 ) -> ApprovalDecisionOut:
     """Reject the pending action with a reason; the agent's next turn sees it."""
     done = await asyncio.to_thread(
-        _b(request).decisions.reject, approval_id, body.operator, body.reason
+        _b(request).decisions.reject, approval_id, acting(request, body), body.reason
     )
     return _decision(done)
 
@@ -133,6 +133,6 @@ async def handoffs(
 async def decline_handoff(request: Request, handoff_id: Ident, body: OperatorBody) -> HandoffOut:
     """Decline an offered handoff (409 when it is not offered)."""
     got = await asyncio.to_thread(
-        _b(request).store.decline_handoff, handoff_id, body.operator, body.reason
+        _b(request).store.decline_handoff, handoff_id, acting(request, body), body.reason
     )
     return HandoffOut.model_validate(got.to_dict())

@@ -15,7 +15,7 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Query, Request, Response
 
-from backend.api.auth import require_token
+from backend.api.auth import acting, require_token
 from backend.api.models import OperatorBody, PrActionId, RejectBody
 from backend.api.paging import (
     DEFAULT_LIMIT,
@@ -37,7 +37,6 @@ from backend.api.schemas_prs import (
     WaiverBody,
     WaiverOut,
 )
-from backend.exceptions import ValidationError
 from backend.infra.actions import PrPipeline
 from backend.infra.waivers import waive
 
@@ -77,7 +76,7 @@ async def pr_findings(request: Request, pr_action_id: PrActionId) -> PrFindingsO
 async def approve(request: Request, pr_action_id: PrActionId, body: OperatorBody) -> PullRequestOut:
     """Merge the PR into main (only from ``awaiting_human``; one operator wins)."""
     pr = await asyncio.to_thread(
-        _pipeline(request).approve, pr_action_id, body.operator, body.reason
+        _pipeline(request).approve, pr_action_id, acting(request, body), body.reason
     )
     return PullRequestOut.of(pr)
 
@@ -85,28 +84,32 @@ async def approve(request: Request, pr_action_id: PrActionId, body: OperatorBody
 async def reject(request: Request, pr_action_id: PrActionId, body: RejectBody) -> PullRequestOut:
     """Request changes with a reason; the author corrects on the same PR."""
     pr = await asyncio.to_thread(
-        _pipeline(request).reject, pr_action_id, body.operator, body.reason
+        _pipeline(request).reject, pr_action_id, acting(request, body), body.reason
     )
     return PullRequestOut.of(pr)
 
 
 async def close(request: Request, pr_action_id: PrActionId, body: OperatorBody) -> PullRequestOut:
     """Close the PR without merging."""
-    pr = await asyncio.to_thread(_pipeline(request).close, pr_action_id, body.operator, body.reason)
+    pr = await asyncio.to_thread(
+        _pipeline(request).close, pr_action_id, acting(request, body), body.reason
+    )
     return PullRequestOut.of(pr)
 
 
 async def unblock(request: Request, pr_action_id: PrActionId, body: OperatorBody) -> PullRequestOut:
     """Give a blocked PR another round of corrections."""
     pr = await asyncio.to_thread(
-        _pipeline(request).unblock, pr_action_id, body.operator, body.reason
+        _pipeline(request).unblock, pr_action_id, acting(request, body), body.reason
     )
     return PullRequestOut.of(pr)
 
 
 async def rerun(request: Request, pr_action_id: PrActionId, body: OperatorBody) -> PullRequestOut:
     """Queue the gates of a PR waiting in a gate again (a stuck gate job); 409 otherwise."""
-    pr = await asyncio.to_thread(_pipeline(request).rerun, pr_action_id, body.operator, body.reason)
+    pr = await asyncio.to_thread(
+        _pipeline(request).rerun, pr_action_id, acting(request, body), body.reason
+    )
     return PullRequestOut.of(pr)
 
 
@@ -115,10 +118,7 @@ async def add_waiver(request: Request, pr_action_id: PrActionId, body: WaiverBod
 
     404: no such PR or finding; 409: the PR is merged/closed or the finding already waived.
     """
-    acting = getattr(request.state, "operator", None)
-    operator = getattr(acting, "name", None) or body.operator
-    if not operator:
-        raise ValidationError("a waiver needs an operator")
+    operator = acting(request, body)
     done = await asyncio.to_thread(
         waive, _pipeline(request), pr_action_id, body.finding, operator, body.reason
     )

@@ -14,6 +14,7 @@ from sse_starlette.sse import EventSourceResponse
 from backend.agents.activity import render
 from backend.api.auth import require_token
 from backend.api.models import After
+from backend.api.routes_docs import metrics_access
 from backend.api.schemas import (
     ERRORS,
     STREAM_RESPONSE,
@@ -44,11 +45,13 @@ async def healthz() -> HealthOut:
 
 @public.get(
     "/metrics",
+    dependencies=[Depends(metrics_access)],
     response_class=Response,
     responses={200: {"content": {"text/plain": {"schema": {"type": "string"}}}}},
 )
 async def metrics(request: Request) -> Response:
-    """Prometheus text (no auth): ``cadencia_interrupcoes_por_teto_total`` and friends."""
+    """Prometheus text: ``cadencia_interrupcoes_por_teto_total`` and friends (no token from
+    loopback by default; ``CADENCIA_METRICS_ACCESS`` = open | loopback | token)."""
     text = _backend(request).guard.metrics.prometheus_text()
     return Response(text, media_type="text/plain; version=0.0.4")
 

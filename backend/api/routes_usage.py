@@ -10,7 +10,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query, Request
 
-from backend.api.auth import require_token
+from backend.api.auth import acting, require_role, require_token
 from backend.api.models import Ident
 from backend.api.schemas import ERRORS
 from backend.api.schemas_usage import BudgetBody, BudgetOut, UsageOut
@@ -46,14 +46,14 @@ async def budget(request: Request, agent_id: Ident) -> BudgetOut:
     return BudgetOut.model_validate(await asyncio.to_thread(_b(request).budgets.budget, agent_id))
 
 
-@router.post("/agents/{agent_id}/budget")
+@router.post("/agents/{agent_id}/budget", dependencies=[Depends(require_role("admin"))])
 async def set_budget(request: Request, agent_id: Ident, body: BudgetBody) -> BudgetOut:
-    """An operator sets the agent's daily budget; raising it past today's use lets a
+    """An admin sets the agent's daily budget; raising it past today's use lets a
     budget-stopped agent run again (``agent.budget_changed``)."""
     got = await asyncio.to_thread(
         _b(request).budgets.set_budget,
         agent_id,
-        body.operator,
+        acting(request, body),
         body.tokens_per_day,
         body.reason,
     )

@@ -130,7 +130,8 @@ class WaiverBody(BaseModel):
     operator: (
         Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._@ -]{0,63}$")] | None
     ) = None
-    """Who waives, until the token names the operator (then the token's operator wins)."""
+    """Ignored for an operator account (its own name is recorded); the bootstrap admin may
+    waive in this name (see ``backend.api.auth.acting``)."""
 
 
 class WaiverOut(BaseModel):

@@ -77,6 +77,7 @@ class EventType(StrEnum):
     BENCH_TICK = "bench.tick"
     EVENTS_ARCHIVED = "events.archived"
     EVENTS_RESTORED = "events.restored"
+    OPERATOR_ACTION = "operator.action"
 
 
 TENTATIVA = EventType.TENTATIVA_DE_FERRAMENTA_REGISTRADA
@@ -219,8 +220,19 @@ EVENTS: dict[EventType, EventSpec] = {
         "`cadencia events restore` put archived events back with their ids",
         retention.EventsRestored,
     ),
+    E.OPERATOR_ACTION: EventSpec(
+        "an operator's request to act (the audit trail): who, what, target, reason, outcome "
+        "(done, refused or failed)",
+        p.OperatorAction,
+    ),
 }
 del E
+
+OPERATOR_ACTIONS: tuple[EventType, ...] = (EventType.OPERATOR_ACTION,)
+"""The event types ``GET /api/audit`` lists: every operator action. ``operator.action`` is
+written for every acting request (refused ones too) by the API's audit middleware; a type
+recording one operator's decision on its own (payload with ``operator`` and ``reason``)
+may be added here."""
 
 PAYLOADS: dict[EventType, type[BaseModel]] = {t: s.payload for t, s in EVENTS.items()}
 """The payload model of each event type (a view of :data:`EVENTS`)."""

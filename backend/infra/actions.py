@@ -19,6 +19,7 @@ from backend.infra.git import DEFAULT_BRANCH
 from backend.infra.job_store import died_reason
 from backend.infra.kinds import rules_for
 from backend.infra.prs import Finding, HistoryEntry, PrKind, PullRequest
+from backend.operators import approvals
 
 
 class PrPipeline(PrFlow):
@@ -27,19 +28,35 @@ class PrPipeline(PrFlow):
     # -- operator actions ------------------------------------------------------------------
 
     def approve(self, pr_id: str, operator: str, reason: str | None = None) -> PullRequest:
-        """Merge the PR into ``main`` (only from ``awaiting_human``); one operator wins.
+        """Approve the PR; its last required approval merges it into ``main`` (only from
+        ``awaiting_human``). A kind needing N approvals (``required_approvals``) merges on
+        the N-th by a different operator at the same head; until then the approval is
+        recorded on the timeline and the PR stays ``awaiting_human``.
 
         Raises:
-            ConflictError: not awaiting_human, another operator acted first, or the merge
-                conflicts (then nothing changes, in git or in the database).
+            ForbiddenError: ``operator`` authored the PR.
+            ConflictError: not awaiting_human, ``operator`` already approved this head,
+                another operator acted first, or the merge conflicts (then nothing
+                changes, in git or in the database).
         """
         operator = _required(operator, "operator")
         pr = self.prs.get(pr_id)
+        approvals.check_approver(pr, operator)
         rules = rules_for(pr.kind)
         move = next_gate_status(pr.state, GateEvent.approve(reason), self.limit)
+        needed = approvals.required_for(self.settings.required_approvals, pr.kind)
         git = self.git(pr.project_id)
         note = f"approved by {operator}" + (f": {reason}" if reason else "")
         with self.db.transaction() as tx:
+            given = approvals.record(tx, pr, operator, reason, needed)
+            pr = self.prs.current(tx, pr_id)
+            if pr.gate_status != "awaiting_human" or not given.enough:
+                # Not the last approval (or the PR moved since it was read: the conditional
+                # UPDATE below would refuse it; here the approval simply does not stand).
+                if pr.gate_status != "awaiting_human":
+                    raise ConflictError(f"{pr_id} is no longer awaiting_human", key=pr_id)
+                self.prs.note(tx, pr, operator, f"{given.text()}: {note}")
+                return pr
             # The conditional UPDATE comes first: the loser of a race stops here, before
             # git; a failing merge rolls the row back.
             self.prs.transition(tx, pr, move.state, actor=operator, note=note)
@@ -48,6 +65,12 @@ class PrPipeline(PrFlow):
             events = self.append(tx, pr, [*emits, *rules.merged(pr, operator)])
         self.events.publish(events)
         return self.prs.get(pr_id)
+
+    def approval_count(self, pr: PullRequest) -> approvals.ApprovalCount:
+        """Who approved ``pr`` at its head, and how many approvals its kind needs."""
+        needed = approvals.required_for(self.settings.required_approvals, pr.kind)
+        with self.db.transaction(write=False) as tx:
+            return approvals.count(tx, pr, needed)
 
     def reject(self, pr_id: str, operator: str, reason: str) -> PullRequest:
         """Send the PR back to its author with a reason (required); it corrects on the PR."""

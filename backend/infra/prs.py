@@ -326,6 +326,17 @@ class PullRequests:
         _add_history(tx, pr.id, pr.gate_status, state.status, actor, note)
         return after
 
+    def current(self, tx: Tx, pr_id: str) -> PullRequest:
+        """The PR as ``tx`` sees it (e.g. after locking its row)."""
+        row = tx.one("pr_get", {"id": pr_id})
+        if row is None:
+            raise NotFoundError(f"no PR with id {pr_id}", id=pr_id)
+        return PullRequest.from_row(row)
+
+    def note(self, tx: Tx, pr: PullRequest, actor: str, note: str) -> None:
+        """A timeline step that does not move the PR (e.g. one approval of several)."""
+        _add_history(tx, pr.id, pr.gate_status, pr.gate_status, actor, note)
+
     def history(self, pr_id: str) -> list[HistoryEntry]:
         """The PR's gate timeline, oldest first."""
         with self.db.transaction(write=False) as tx:

@@ -111,7 +111,8 @@ def test_pause_errors_change_nothing(live: Live) -> None:
     gate = post("/api/agents/qa/pause", json={"operator": "alice"})
     assert gate.status_code == 409
     assert "deterministic gate" in gate.json()["error"]["message"]
-    for bad in ({}, {"operator": ""}, {"operator": "alice", "extra": 1}, {"operator": "a\nb"}):
+    # ``{}`` is no longer malformed: the operator is the token's (issue 16).
+    for bad in ({"operator": ""}, {"operator": "alice", "extra": 1}, {"operator": "a\nb"}):
         got = post("/api/agents/po/pause", json=bad)
         assert got.status_code == 422, (bad, got.text)
     assert _roster_entry(live, "po")["status"] == "idle"

@@ -17,6 +17,7 @@ from backend.exceptions import (
     CadenciaError,
     ConfigError,
     ConflictError,
+    ForbiddenError,
     GatewayError,
     NotFoundError,
     PathError,
@@ -145,6 +146,8 @@ def test_every_backend_error_maps_to_an_honest_status() -> None:
             assert headers_of(exc) == {"Retry-After": str(cls.retry_after_s)}, cls
         elif isinstance(exc, ConfigError):
             assert (status, headers_of(exc)) == (503, None), cls
+        elif isinstance(exc, ForbiddenError):
+            assert status == 403, cls
         elif isinstance(exc, NotFoundError | ConflictError | ValidationError | PathError):
             assert 400 <= status < 500, cls
         elif cls is not CadenciaError:

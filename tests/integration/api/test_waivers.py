@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import httpx
+
 from backend.gates.findings import fingerprint
 from backend.infra.prs import PullRequest
 from tests.integration.api.conftest import Live
@@ -144,3 +146,28 @@ def test_a_waiver_leaves_other_blockers_and_is_recorded(live: Live) -> None:
         None,
         None,
     ]
+
+
+def test_a_waiver_is_the_token_operators_and_a_viewer_cannot_waive(live: Live) -> None:
+    pr_id = _open_pr(live, {"docs/a.md": "a\n"}, "act_waive4")
+    pipeline = live.backend.pipeline
+    pipeline.record_verdict(pr_id, "qa", "pass")
+    found = [
+        {"id": "f_cccccccccccccccc", "tool": "semgrep", "rule": "r1", "file": "docs/a.md",
+         "line": 1, "severity": "error", "message": "m"},
+    ]  # fmt: skip
+    pipeline.record_verdict(pr_id, "secops", "fail", found, "1 blocking finding(s)")
+    _, vera = live.backend.operators.add("vera", "viewer")
+    _, ana = live.backend.operators.add("ana", "operator")
+    url = f"{live.url}/api/prs/{pr_id}/waivers"
+    body = {"finding": "f_cccccccccccccccc", "reason": "known", "operator": "somebody-else"}
+
+    refused = httpx.post(url, json=body, headers={"Authorization": f"Bearer {vera}"})
+    assert refused.status_code == 403, refused.text
+    assert [f["waived"] for f in live.http.get(f"/api/prs/{pr_id}").json()["findings"]] == [None]
+
+    done = httpx.post(url, json=body, headers={"Authorization": f"Bearer {ana}"})
+    assert done.status_code == 201, done.text
+    assert done.json()["operator"] == "ana"  # the token's operator, not the body's name
+    [event] = _events(live, "gate.finding_waived")
+    assert event["payload"]["operator"] == "ana"

@@ -484,6 +484,25 @@ CASES: list[tuple[dict[str, Any], str]] = [
     ),
     (
         ev(
+            "operator.action",
+            {
+                "operator": "admin",
+                "role": "admin",
+                "as_operator": "ana",
+                "action": "approve",
+                "method": "POST",
+                "path": "/api/prs/pr-1/approve",
+                "target": {"pr_action_id": "pr-1"},
+                "outcome": "refused",
+                "status": 403,
+                "error": "forbidden",
+                "reason": "lgtm",
+            },
+        ),
+        "admin as ana approve pr-1: refused (403) forbidden — lgtm",
+    ),
+    (
+        ev(
             "interrupcao.concedida",
             {
                 "interrupcao_id": 3,

@@ -1,0 +1,196 @@
+"""The audit trail: every acting request is recorded, and listed at ``GET /api/audit``.
+
+:class:`AuditTrail` (an ASGI middleware) writes one ``operator.action`` event for every
+non-read ``/api`` request whose token named an operator, after the route ran and before the
+response leaves, so a client that reads the audit after its answer finds it: who (the
+token's operator), what (the route), target (the path's ids), reason (the body's), outcome
+(done; refused for 403/409; failed for 5xx) and when. A refused
+action is audited like a done one. A request with no valid token (401) names nobody and is
+not recorded, nor is input the API refused as malformed (400/404/413/422: nothing was
+attempted).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Callable
+from typing import Annotated, Any, TypeVar
+
+from fastapi import APIRouter, Depends, Query, Request, Response
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from backend.api.auth import READS, require_token
+from backend.api.paging import (
+    DEFAULT_LIMIT,
+    PAGED,
+    Cursor,
+    PageLimit,
+    decode_cursor,
+    next_page,
+)
+from backend.api.schemas import ERRORS
+from backend.api.schemas_audit import AuditEntryOut, MeOut
+from backend.events import Event, EventType
+from backend.events.catalog import OPERATOR_ACTIONS
+from backend.operators.roles import Actor
+
+log = logging.getLogger(__name__)
+
+router = APIRouter(prefix="/api", dependencies=[Depends(require_token)], responses=ERRORS)
+OperatorFilter = Annotated[
+    str | None, Query(pattern=r"^[A-Za-z0-9][A-Za-z0-9._@ -]{0,63}$", description="who acted")
+]
+AfterId = Annotated[int, Query(ge=0, le=2**53, description="entries after this event id")]
+_MAX_ERROR_BODY = 64 * 1024
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+NOT_OPERATOR_ACTIONS: set[Callable[..., Any]] = set()
+"""Route endpoints that are not an operator's action (a customer's message)."""
+
+
+def not_an_operator_action(endpoint: _F) -> _F:
+    """Mark a route's endpoint as outside the audit trail (apply below ``@router.post``)."""
+    NOT_OPERATOR_ACTIONS.add(endpoint)
+    return endpoint
+
+
+def outcome_of(status: int) -> str | None:
+    """The audit outcome of an HTTP status; None for input the API could not take (400,
+    404, 413, 422): nothing was attempted, nothing changed, nothing is recorded."""
+    if status < 400:
+        return "done"
+    if status in (403, 409):
+        return "refused"
+    return None if status < 500 else "failed"
+
+
+class AuditTrail:
+    """ASGI middleware recording each acting request as an ``operator.action`` event."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if (
+            scope["type"] != "http"
+            or scope["method"] in READS
+            or not scope["path"].startswith("/api/")
+        ):
+            await self.app(scope, receive, send)
+            return
+        state: dict[str, Any] = scope.setdefault("state", {})
+        held: list[Message] = []
+        recorded = False
+
+        async def audited(message: Message) -> None:
+            nonlocal recorded
+            if recorded:
+                await send(message)
+                return
+            held.append(message)
+            start = held[0]
+            if message["type"] == "http.response.start" and start["status"] < 400:
+                pass  # no body to read: record now
+            elif message["type"] == "http.response.body" and message.get("more_body", False):
+                if sum(len(m.get("body", b"")) for m in held) < _MAX_ERROR_BODY:
+                    return  # keep the error body to name its code
+            elif message["type"] != "http.response.body":
+                return
+            recorded = True
+            await self._record(scope, state, start["status"], held[1:])
+            for m in held:
+                await send(m)
+
+        await self.app(scope, receive, audited)
+
+    async def _record(
+        self, scope: Scope, state: dict[str, Any], status: int, body: list[Message]
+    ) -> None:
+        actor = state.get("operator")
+        app = scope.get("app")
+        backend = getattr(getattr(app, "state", None), "backend", None)
+        outcome = outcome_of(status)
+        route = scope.get("route")
+        if (
+            not isinstance(actor, Actor)
+            or backend is None
+            or outcome is None
+            or getattr(route, "endpoint", None) in NOT_OPERATOR_ACTIONS
+        ):
+            return
+        payload: dict[str, Any] = {
+            "operator": actor.name,
+            "role": actor.role,
+            "action": getattr(route, "name", None) or scope["path"],
+            "method": scope["method"],
+            "path": scope["path"],
+            "target": {str(k): str(v) for k, v in (scope.get("path_params") or {}).items()},
+            "outcome": outcome,
+            "status": status,
+            "reason": state.get("audit_reason"),
+            "as_operator": state.get("audit_as"),
+            "body_operator": state.get("audit_body_operator"),
+            "error": _error_code(body) if status >= 400 else None,
+        }
+        payload = {k: v for k, v in payload.items() if v is not None}
+        try:
+            await asyncio.to_thread(backend.events.append, EventType.OPERATOR_ACTION, payload)
+        except Exception:
+            # The action already happened (or was refused); its answer must still go out.
+            log.exception("audit: could not record %s %s", scope["method"], scope["path"])
+
+
+def _error_code(body: list[Message]) -> str | None:
+    raw = b"".join(m.get("body", b"") for m in body)
+    try:
+        error = json.loads(raw)["error"]
+        return str(error["code"])
+    except (ValueError, KeyError, TypeError):
+        return None
+
+
+@router.get("/me")
+async def me(request: Request) -> MeOut:
+    """The operator this token names and its role (viewer, operator, admin)."""
+    actor: Actor = request.state.operator
+    return MeOut(name=actor.name, role=actor.role, bootstrap=actor.bootstrap)
+
+
+def _audit_page(backend: Any, operator: str | None, after: int, limit: int) -> list[Event]:
+    upto = backend.events.last_id()  # only settled ids: a later page never skips one
+    types = [t.value for t in OPERATOR_ACTIONS]
+    with backend.db.transaction(write=False) as tx:
+        rows = tx.all(
+            "audit_page",
+            {
+                "types": types if backend.db.dialect == "postgres" else json.dumps(types),
+                "after": after,
+                "upto": upto,
+                "operator": operator,
+                "limit": limit,
+            },
+        )
+    return [Event.from_row(r) for r in rows]
+
+
+@router.get("/audit", responses=PAGED)
+async def audit(
+    request: Request,
+    response: Response,
+    operator: OperatorFilter = None,
+    after: AfterId = 0,
+    limit: PageLimit = DEFAULT_LIMIT,
+    cursor: Cursor = None,
+) -> list[AuditEntryOut]:
+    """Every operator action (of one ``operator``), oldest first, after event ``after``:
+    who, what, target, reason, outcome (done, refused, failed) and when."""
+    position = decode_cursor("audit", cursor, (int,))
+    start = int(position[0]) if position else after
+    got = await asyncio.to_thread(
+        _audit_page, request.app.state.backend, operator, start, limit + 1
+    )
+    page = next_page(request, response, got, limit, "audit", lambda e: (e.id,), drop=["after"])
+    return [AuditEntryOut.of(e) for e in page]
