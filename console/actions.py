@@ -14,6 +14,7 @@ from textual import work
 
 from console.exceptions import ApiError, BlockedByLedgerError, ConflictError
 from console.models import InfraPr, Interruption
+from console.models_operators import Role
 from console.screens.modals import ConfirmScreen, PromptScreen
 from console.takeover import Outcome, blocked_outcome
 
@@ -42,6 +43,9 @@ DANGEROUS_ACTIONS = frozenset(
 
 class ActionsMixin:
     """Mixed into :class:`~console.app.CadenciaConsole`."""
+
+    readonly: bool
+    role: Role | None
 
     @work(group="role", exclusive=True, exit_on_error=False)
     async def learn_role(self: CadenciaConsole) -> None:  # type: ignore[misc]

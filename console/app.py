@@ -31,6 +31,7 @@ from console.exceptions import ApiError, AuthError, ContractError
 from console.feed import AUDIT, FeedLine, from_activity, from_event
 from console.inbox_state import InboxStateMixin
 from console.models import Approvals, Connected, Malformed, Resync, RosterEntry, StreamEvent
+from console.models_operators import Role
 from console.modes import SCREEN_CSS, ModesMixin
 from console.screens.approvals import ApprovalsScreen
 from console.screens.help import HelpScreen, binding_rows
@@ -116,7 +117,7 @@ class CadenciaConsole(
         self.client = client or ConsoleClient(settings.url, settings.token)
         self.operator = settings.operator
         self.readonly = settings.readonly
-        self.role: str | None = None  # the token's role (GET /api/me); a viewer is read-only
+        self.role: Role | None = None  # the token's role (GET /api/me); a viewer is read-only
         self.now = now or (lambda: datetime.now(UTC))
         """Wall clock for "waiting since" ages (frozen in snapshot tests)."""
         self.roster: dict[str, RosterEntry] = {}

@@ -12,11 +12,14 @@ class _Model(BaseModel):
     model_config = ConfigDict(extra="ignore", frozen=True)
 
 
+Role = Literal["viewer", "operator", "admin"]
+
+
 class Me(_Model):
     """Who the console's token names: a viewer gets the read-only console."""
 
     name: str
-    role: Literal["viewer", "operator", "admin"]
+    role: Role
     bootstrap: bool
 
 

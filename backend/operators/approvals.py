@@ -11,15 +11,18 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from backend.exceptions import ConflictError, ForbiddenError
 from backend.store.db import Tx
 
+if TYPE_CHECKING:
+    from backend.infra.prs import PrKind
+
 DEFAULT_REQUIRED = 1
 
 
-def required_for(required: Mapping[str, int], kind: str) -> int:
+def required_for(required: Mapping[PrKind, int], kind: PrKind) -> int:
     """Approvals a PR of ``kind`` needs before it merges."""
     return int(required.get(kind, DEFAULT_REQUIRED))
 
