@@ -51,10 +51,12 @@ def scrub_process_title(argv: Sequence[str] | None = None) -> bool:
     import os
 
     pid = os.getpid()
-    if not (_scrub_proc_mem() or _scrub_setproctitle(args)):
-        log.warning("could not mask the password in the process title")
+    # Warned before the masking: whoever sees the masked title has the warning already.
     log.warning(WARNING.format(pid=pid))
     sys.stderr.write("warning: " + WARNING.format(pid=pid) + "\n")
+    sys.stderr.flush()
+    if not (_scrub_proc_mem() or _scrub_setproctitle(args)):
+        log.warning("could not mask the password in the process title")
     return True
 
 
