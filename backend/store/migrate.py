@@ -64,8 +64,11 @@ def _migrate_postgres(db: PostgresDatabase) -> list[int]:
     applied: list[int] = []
     try:
         with db.pool.connection() as conn, conn.transaction():
+            present = conn.execute(q["migrations_table_present"]).fetchone()
+            if not cast(dict[str, Any], present)["present"]:
+                conn.execute(q["migrations_first_lock"])
+                conn.execute(q["migrations_table"])
             conn.execute(q["migrations_lock"])
-            conn.execute(q["migrations_table"])
             rows = conn.execute(q["migrations_applied"]).fetchall()
             done = {r["version"] for r in cast(list[dict[str, Any]], rows)}  # dict_row pool
             for version, name, sql in migration_files("postgres"):

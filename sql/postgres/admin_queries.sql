@@ -2,9 +2,20 @@
 -- `teardown`. Queries whose statement names a role take it as a `{role}` placeholder that
 -- backend.store.queries.composed() fills with psycopg.sql.Identifier, never with text.
 
--- name: migrations_lock
--- An arbitrary constant: every process migrating the same PostgreSQL waits on it.
+-- name: migrations_table_present
+SELECT to_regclass('schema_migrations') IS NOT NULL AS present
+
+-- name: migrations_first_lock
+-- Only while the migrations table does not exist yet (a fresh database, before any tool
+-- role exists): two processes creating it at once wait on this arbitrary constant.
 SELECT pg_advisory_xact_lock(738700001)
+
+-- name: migrations_lock
+-- Every process migrating (or re-creating the tool roles of) the same PostgreSQL waits on
+-- this table lock. Not an advisory lock: any role can take any advisory lock and hold it
+-- forever, a tool role included; LOCK TABLE needs a privilege on the table that no tool
+-- role has (it is refused at once, never queued).
+LOCK TABLE schema_migrations IN EXCLUSIVE MODE
 
 -- name: migrations_table
 CREATE TABLE IF NOT EXISTS schema_migrations

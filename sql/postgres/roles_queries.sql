@@ -3,8 +3,10 @@
 -- (ALTER ROLE takes no bind parameters).
 
 -- name: roles_lock
--- Two processes migrating at once must not both try CREATE ROLE.
-SELECT pg_advisory_xact_lock(738700003)
+-- Two processes migrating at once must not both try CREATE ROLE. The migrations table's
+-- lock (see admin_queries.sql: a table lock no tool role can take or block); the table
+-- exists, the migrations ran first.
+LOCK TABLE schema_migrations IN EXCLUSIVE MODE
 
 -- name: role_exists
 SELECT 1 FROM pg_roles WHERE rolname = %(role)s

@@ -3,6 +3,7 @@ temporary tables, other databases. Logged in with the password ``db migrate`` st
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import psycopg
@@ -75,3 +76,24 @@ def test_a_tool_role_cannot_connect_to_another_database(private_db: str, data_di
     other = private_db.replace(private_db.split("@/")[1].split("?")[0], "postgres")
     with pytest.raises(psycopg.OperationalError, match="permission denied for database"):
         psycopg.connect(other, user=ROLE_CONSULTA)
+
+
+def test_a_tool_role_cannot_block_migrations_or_the_role_setup(pg_url: str, data_dir: Path) -> None:
+    """The start migrates and sets up the tool roles under a lock; a tool credential holding
+    the advisory keys those steps once waited on changes nothing (a second ``db migrate``
+    finishes), and the table lock they take now is refused to it."""
+    _migrate(pg_url, data_dir)
+    with _as_tool(pg_url, data_dir, ROLE_CONSULTA, autocommit=True) as tool:
+        tool.execute("SELECT pg_advisory_lock(738700001), pg_advisory_lock(738700003)")
+        with pytest.raises(psycopg.errors.InsufficientPrivilege), tool.transaction():
+            tool.execute("LOCK TABLE schema_migrations IN ACCESS SHARE MODE")
+        codes: list[int] = []
+        again = threading.Thread(target=lambda: codes.append(_migrate_code(pg_url, data_dir)))
+        again.start()
+        again.join(60)
+        assert not again.is_alive(), "db migrate waited on a lock a tool role holds"
+        assert codes == [0]
+
+
+def _migrate_code(url: str, data_dir: Path) -> int:
+    return main(["db", "migrate", "--database", url, "--data-dir", str(data_dir)])
