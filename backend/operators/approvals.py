@@ -11,19 +11,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from backend.exceptions import ConflictError, ForbiddenError
 from backend.store.db import Tx
 
-if TYPE_CHECKING:
-    from backend.infra.prs import PrKind
-
 DEFAULT_REQUIRED = 1
 
 
-def required_for(required: Mapping[PrKind, int], kind: PrKind) -> int:
-    """Approvals a PR of ``kind`` needs before it merges."""
+def required_for(required: Mapping[Any, int], kind: str) -> int:
+    """Approvals a PR of ``kind`` needs before it merges (``required``: the setting, keyed
+    by PR kind)."""
     return int(required.get(kind, DEFAULT_REQUIRED))
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from backend.exceptions import ConfigError
 from backend.settings import load_settings
 
 
@@ -24,7 +25,8 @@ def test_defaults_and_bounds(monkeypatch: pytest.MonkeyPatch) -> None:
     settings = load_settings()
     assert (settings.gate_lease_s, settings.gate_max_attempts) == (60.0, 3)
     assert settings.resolved_gate_sweep_s() == 15.0
-    with pytest.raises(ValueError, match="gate_lease_s"):
+    # A wrong setting stops the start with its own name (ConfigError: exit 2, no traceback).
+    with pytest.raises(ConfigError, match="gate_lease_s"):
         load_settings(gate_lease_s=0)
-    with pytest.raises(ValueError, match="gate_max_attempts"):
+    with pytest.raises(ConfigError, match="gate_max_attempts"):
         load_settings(gate_max_attempts=0)

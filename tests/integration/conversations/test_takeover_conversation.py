@@ -138,13 +138,15 @@ def test_bad_reply_bodies_are_4xx(live: Live) -> None:
     for body in (
         {"operator": "ana", "text": 42},
         {"operator": "ana"},
-        {"text": "oi"},
         {"operator": "ana", "text": "   "},
         {"operator": "ana", "text": "x" * 4001},
         {"operator": "ana", "text": "oi", "extra": True},
         {"operator": ["ana"], "text": "oi"},
     ):
         assert live.http.post(url, json=body).status_code == 422, body
+    # No operator in the body: the token's (the bootstrap admin), who did not claim it.
+    not_claimer = live.http.post(url, json={"text": "oi"})
+    assert not_claimer.status_code == 409, not_claimer.text
     huge = live.http.post(url, json={"operator": "ana", "text": "x" * 2_000_000})
     assert huge.status_code == 413
     assert not [m for m in conversation(live, "conv-bad")["messages"] if m["autor"] == "operador"]

@@ -1,6 +1,7 @@
 """``POST /api/prs/{id}/rerun`` on a real backend (loopback HTTP, real git, real gates), on
 SQLite and on PostgreSQL: a stuck gate job is re-queued and the PR leaves the gate; any
-other state answers 409, an unknown PR 404, a missing operator 422."""
+other state answers 409, an unknown PR 404, a malformed operator 422 (a missing one is the
+token's)."""
 
 from __future__ import annotations
 
@@ -72,7 +73,7 @@ def test_rerun_requeues_a_stuck_gate_job_and_the_pr_leaves_the_gate(live: Live) 
     assert stuck.pr.gate_status == "awaiting_qa"
     assert "died 1 time(s)" in stuck.reason
 
-    assert live.http.post(f"/api/prs/{pr}/rerun", json={}).status_code == 422
+    assert live.http.post(f"/api/prs/{pr}/rerun", json={"operator": 5}).status_code == 422
     assert live.http.post(f"/api/prs/{pr}/rerun", json={"operator": " "}).status_code == 422
     answer = live.http.post(f"/api/prs/{pr}/rerun", json={"operator": "ana", "reason": "again"})
 
