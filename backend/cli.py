@@ -47,7 +47,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         from rich.console import Console
         from rich.markup import escape
 
-        Console(stderr=True).print(f"[bold red]error:[/] {escape(exc.message)}")
+        # soft_wrap: a long path stays one line (copyable); the terminal wraps it.
+        Console(stderr=True).print(f"[bold red]error:[/] {escape(exc.message)}", soft_wrap=True)
         return 2
     except KeyboardInterrupt:
         return 130

@@ -45,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
 
     target = Path(args.dir)
     if not target.is_dir():
-        Console(stderr=True).print(f"[bold red]error:[/] not a directory: {target}")
+        Console(stderr=True).print(f"[bold red]error:[/] not a directory: {target}", soft_wrap=True)
         return 2
     report = run_gates(target, load_settings(data_dir=args.data_dir))
     if args.json:

@@ -70,7 +70,9 @@ def test_producao_debits_once_and_stops_at_the_fifth_attempt(tmp_path: Path) -> 
 
 
 def test_bad_scenario_is_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    bad = tmp_path / "bad.jsonl"
+    deep = tmp_path / ("d" * 90)  # a path longer than the terminal: still one line
+    deep.mkdir()
+    bad = deep / "bad.jsonl"
     bad.write_text('{"conversaId": "x", "turnos": "nope"}\n')
     code = main(
         [
@@ -84,5 +86,5 @@ def test_bad_scenario_is_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFix
         ]
     )
     assert code == 2
-    assert "bad.jsonl:1" in capsys.readouterr().err
+    assert f"{bad}:1" in capsys.readouterr().err
     assert not (tmp_path / "o.json").exists()
