@@ -11,9 +11,20 @@ cd "$(dirname "$0")/.."
 python3 -m pip install -q --disable-pip-version-check -e '.[dev]'
 python3 -m backend.cli tools install
 
+# Tests outside tests/console run on CADENCIA_TEST_WORKERS pytest-xdist workers (default 2),
+# each with a PostgreSQL cluster of its own (tool roles are cluster-wide); given only
+# CADENCIA_TEST_PG_URL (one server, no CADENCIA_TEST_PG_URLS) they run on one worker.
+workers="${CADENCIA_TEST_WORKERS:-2}"
 if [ -z "${CADENCIA_TEST_PG_URL:-}" ]; then
   CADENCIA_TEST_PG_URL="$(bash scripts/start-postgres.sh)"
-  export CADENCIA_TEST_PG_URL
+  urls="$CADENCIA_TEST_PG_URL"
+  for i in $(seq 1 $((workers - 1))); do
+    urls="$urls $(CADENCIA_TEST_PG_CLUSTER="cadencia_w$i" CADENCIA_TEST_PG_PORT=$((5432 + i)) \
+      bash scripts/start-postgres.sh)"
+  done
+  export CADENCIA_TEST_PG_URL CADENCIA_TEST_PG_URLS="$urls"
+elif [ -z "${CADENCIA_TEST_PG_URLS:-}" ]; then
+  workers=1
 fi
 
 # The style gates run before any test, all three of them, so one run shows every problem.
@@ -26,11 +37,27 @@ if [ "${#lint_failed[@]}" -gt 0 ]; then
   exit 1
 fi
 
-status=0
-python3 -m pytest -q -p no:cacheprovider --durations=25 "$@" || status=$?
-if [ "$status" -eq 5 ]; then
-  # pytest's "no tests collected": a wrong path or -k/-m filter must not look like a pass.
-  echo "scripts/test.sh: pytest collected no tests (exit 5); check the paths and filters" >&2
-  exit 1
+run_pytest() {
+  local status=0
+  python3 -m pytest -q -p no:cacheprovider "$@" || status=$?
+  if [ "$status" -eq 5 ]; then
+    # pytest's "no tests collected": a wrong path or -k/-m filter must not look like a pass.
+    echo "scripts/test.sh: pytest collected no tests (exit 5); check the paths and filters" >&2
+    return 1
+  fi
+  return "$status"
+}
+
+if [ "$#" -gt 0 ]; then
+  run_pytest "$@"  # what the caller asked for, in one process
+  exit $?
 fi
+# The whole suite: the console's tests first and alone (they wait on a live UI and a live
+# backend; a second worker's scanners would only make them wait longer), then the rest on
+# the workers. Both phases run, and the run fails if either did.
+status=0
+run_pytest --durations=10 tests/console || status=$?
+parallel=()
+if [ "$workers" -gt 1 ]; then parallel=(-n "$workers"); fi
+run_pytest --durations=25 "${parallel[@]}" --ignore=tests/console tests || status=$?
 exit "$status"

@@ -41,8 +41,17 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 @pytest.fixture(scope="session")
 def pg_admin_url() -> str:
-    """Admin URL of the PostgreSQL server started by .ci/run (``CADENCIA_TEST_PG_URL``)."""
+    """Admin URL of the PostgreSQL server started by .ci/run (``CADENCIA_TEST_PG_URL``).
+
+    Under pytest-xdist, worker ``gwN`` takes the N-th URL of ``CADENCIA_TEST_PG_URLS``
+    (space-separated; scripts/test.sh starts one cluster per worker) when it has one: the
+    tool roles are cluster-wide, and two workers' tests would re-password each other's.
+    """
     url = os.environ.get("CADENCIA_TEST_PG_URL")
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+    per_worker = os.environ.get("CADENCIA_TEST_PG_URLS", "").split()
+    if worker.startswith("gw") and worker[2:].isdigit() and int(worker[2:]) < len(per_worker):
+        url = per_worker[int(worker[2:])]
     require(bool(url), "PostgreSQL (set CADENCIA_TEST_PG_URL; .ci/run starts one)")
     assert url is not None
     return url

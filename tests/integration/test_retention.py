@@ -243,7 +243,8 @@ def test_archive_refuses_bad_input(
 
 
 def _archive_of(lines: list[bytes]) -> bytes:
-    return gzip.compress(b"".join(line + b"\n" for line in lines))
+    # mtime=0: the same bytes in every process (pytest-xdist workers collect the same ids)
+    return gzip.compress(b"".join(line + b"\n" for line in lines), mtime=0)
 
 
 GOOD = json.dumps(
