@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 SCREENS_DIR = Path(__file__).parent / "screens"
 SCREEN_CSS: list[str | PurePath] = [
     SCREENS_DIR / name
-    for name in ("team.tcss", "inbox.tcss", "approvals.tcss", "detail.tcss", "agent_turns.tcss")
+    for name in ("team.tcss", "inbox.tcss", "approvals.tcss", "detail.tcss", "fetched.tcss")
 ]
 """Every screen's stylesheet, for the App's ``CSS_PATH``. A screen's own ``CSS_PATH`` is
 read the first time it is shown, and each new file re-parsed the whole stylesheet and

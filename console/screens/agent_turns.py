@@ -12,17 +12,10 @@ from typing import Any, ClassVar
 
 from rich.console import Group
 from rich.text import Text
-from textual import work
-from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
-from textual.containers import VerticalScroll
-from textual.widgets import Static
+from textual.binding import BindingType
 
-from console.exceptions import ApiError, ContractError
 from console.models_agents import AgentTurn
-from console.screens._base import ConsoleScreen
-from console.widgets.footer import KeysFooter
-from console.widgets.status_bar import StatusBar
+from console.screens._fetched import FetchedScreen, fetched_bindings
 
 TURNS_SHOWN = 20
 CONTENT_MAX = 600
@@ -90,70 +83,37 @@ def render_turn(turn: AgentTurn) -> Group:
     return Group(header, *(_message(m) for m in turn.messages), Text(""))
 
 
-class AgentTurnsScreen(ConsoleScreen):
+class AgentTurnsScreen(FetchedScreen):
     """The newest turns of one agent, scrollable."""
 
     TITLE = "Turns"
-    CSS_PATH = "agent_turns.tcss"
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "app.pop_screen", "Back"),
-        Binding("r", "reload", "Refresh turns"),
-        Binding("j", "scroll('down')", "Down", show=False),
-        Binding("k", "scroll('up')", "Up", show=False),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = fetched_bindings("turns")
 
     def __init__(self, agent_id: str) -> None:
         super().__init__()
         self.agent_id = agent_id
         self.turns: list[AgentTurn] = []
-        self.loads = 0
-        """Completed fetches (tests wait on it)."""
 
-    def compose(self) -> ComposeResult:
-        """Status bar, summary line, the turns, footer."""
-        yield StatusBar()
-        yield Static(f"{self.agent_id}: loading…", id="summary")
-        with VerticalScroll(id="turns-pane"):
-            yield Static(id="turns")
-        yield KeysFooter()
+    def loading_text(self) -> str:
+        return f"{self.agent_id}: loading…"
 
-    def on_mount(self) -> None:
-        """Fetch the turns."""
-        super().on_mount()
-        self.load()
+    def failed_text(self, message: str) -> str:
+        return f"{self.agent_id}: could not load turns: {message}"
 
-    def action_reload(self) -> None:
-        """``r``: fetch the turns again."""
-        self.load()
+    async def fetch(self) -> list[AgentTurn]:
+        return await self.console.client.agent_turns(self.agent_id, TURNS_SHOWN)
 
-    def action_scroll(self, direction: str) -> None:
-        """``j``/``k``."""
-        getattr(self.query_one("#turns-pane", VerticalScroll), f"scroll_{direction}")()
-
-    @work(exclusive=True, group="load", exit_on_error=False)
-    async def load(self) -> None:
-        """Screen-owned: popping the screen cancels a fetch nobody will see."""
-        summary = self.query_one("#summary", Static)
-        try:
-            turns = await self.console.client.agent_turns(self.agent_id, TURNS_SHOWN)
-        except ApiError as exc:
-            if isinstance(exc, ContractError):
-                self.console.report_contract_error(exc.route, exc.field, exc.detail)
-            summary.update(Text(f"{self.agent_id}: could not load turns: {exc.message}", "red"))
-            return
-        self.turns = turns
-        calls = sum(len(t.tool_calls) for t in turns)
-        summary.update(
-            Text.assemble(
-                (self.agent_id, "bold"),
-                f": {len(turns)} most recent turn{'s' if len(turns) != 1 else ''}, newest first"
-                f" · {calls} tool call{'s' if calls != 1 else ''} · r refreshes · esc back",
-            )
+    def present(self, data: list[AgentTurn]) -> tuple[Text, Group | Text]:
+        self.turns = data
+        calls = sum(len(t.tool_calls) for t in data)
+        line = Text.assemble(
+            (self.agent_id, "bold"),
+            f": {len(data)} most recent turn{'s' if len(data) != 1 else ''}, newest first"
+            f" · {calls} tool call{'s' if calls != 1 else ''} · r refreshes · esc back",
         )
         body: Group | Text = (
-            Group(*(render_turn(t) for t in turns))
-            if turns
+            Group(*(render_turn(t) for t in data))
+            if data
             else Text("No turns recorded yet.", style="dim")
         )
-        self.query_one("#turns", Static).update(body)
-        self.loads += 1
+        return line, body

@@ -7,17 +7,10 @@ from typing import ClassVar
 
 from rich.table import Table
 from rich.text import Text
-from textual import work
-from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
-from textual.containers import VerticalScroll
-from textual.widgets import Static
+from textual.binding import BindingType
 
-from console.exceptions import ApiError, ContractError
 from console.models_operators import AuditEntry
-from console.screens._base import ConsoleScreen
-from console.widgets.footer import KeysFooter
-from console.widgets.status_bar import StatusBar
+from console.screens._fetched import FetchedScreen, fetched_bindings
 
 AUDIT_SHOWN = 1000
 _OUTCOME_STYLE = {"done": "green", "refused": "bold red", "failed": "red"}
@@ -47,63 +40,30 @@ def render_audit(entries: list[AuditEntry]) -> Table | Text:
     return table
 
 
-class AuditScreen(ConsoleScreen):
+class AuditScreen(FetchedScreen):
     """Every operator action, scrollable."""
 
     TITLE = "Audit"
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "app.pop_screen", "Back"),
-        Binding("r", "reload", "Refresh audit"),
-        Binding("j", "scroll('down')", "Down", show=False),
-        Binding("k", "scroll('up')", "Up", show=False),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = fetched_bindings("audit")
 
     def __init__(self) -> None:
         super().__init__()
         self.entries: list[AuditEntry] = []
-        self.loads = 0
-        """Completed fetches (tests wait on it)."""
 
-    def compose(self) -> ComposeResult:
-        """Status bar, summary line, the trail, footer."""
-        yield StatusBar()
-        yield Static("audit: loading…", id="audit-summary")
-        with VerticalScroll(id="audit-pane"):
-            yield Static(id="audit")
-        yield KeysFooter()
+    def loading_text(self) -> str:
+        return "audit: loading…"
 
-    def on_mount(self) -> None:
-        """Fetch the trail."""
-        super().on_mount()
-        self.load()
+    def failed_text(self, message: str) -> str:
+        return f"audit: could not load: {message}"
 
-    def action_reload(self) -> None:
-        """``r``: fetch the trail again."""
-        self.load()
+    async def fetch(self) -> list[AuditEntry]:
+        return await self.console.client.audit(AUDIT_SHOWN)
 
-    def action_scroll(self, direction: str) -> None:
-        """``j``/``k``."""
-        getattr(self.query_one("#audit-pane", VerticalScroll), f"scroll_{direction}")()
-
-    @work(exclusive=True, group="load", exit_on_error=False)
-    async def load(self) -> None:
-        """Screen-owned: popping the screen cancels a fetch nobody will see."""
-        summary = self.query_one("#audit-summary", Static)
-        try:
-            entries = await self.console.client.audit(AUDIT_SHOWN)
-        except ApiError as exc:
-            if isinstance(exc, ContractError):
-                self.console.report_contract_error(exc.route, exc.field, exc.detail)
-            summary.update(Text(f"audit: could not load: {exc.message}", "red"))
-            return
-        self.entries = entries
-        refused = sum(1 for e in entries if e.outcome == "refused")
-        summary.update(
-            Text.assemble(
-                ("Audit trail", "bold"),
-                f": {len(entries)} action(s), {refused} refused, newest first · r refreshes"
-                " · esc back",
-            )
+    def present(self, data: list[AuditEntry]) -> tuple[Text, Table | Text]:
+        self.entries = data
+        refused = sum(1 for e in data if e.outcome == "refused")
+        line = Text.assemble(
+            ("Audit trail", "bold"),
+            f": {len(data)} action(s), {refused} refused, newest first · r refreshes · esc back",
         )
-        self.query_one("#audit", Static).update(render_audit(entries))
-        self.loads += 1
+        return line, render_audit(data)

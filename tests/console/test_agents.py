@@ -108,7 +108,7 @@ async def test_t_shows_the_agents_recent_turns_with_their_tool_calls(
         assert screen.turns
         assert any(t.tool_calls for t in screen.turns)
         out = Console(width=160, record=True, color_system=None)
-        out.print(screen.query_one("#turns", Static).content)
+        out.print(screen.query_one("#fetched-body", Static).content)
         text = out.export_text()
         assert "→ emitir-reembolso(" in text  # the call, with its arguments
         assert '"pedidoId": "' in text
