@@ -17,6 +17,7 @@ from pydantic import ValidationError as PydanticValidationError
 
 import backend.events.payloads as p
 import backend.events.payloads_retention as retention
+import backend.events.payloads_system as system
 from backend.exceptions import ValidationError
 
 
@@ -203,14 +204,14 @@ EVENTS: dict[EventType, EventSpec] = {
     ),
     E.CONVERSA_MENSAGEM: EventSpec("a message in a customer conversation", p.ConversaMensagem),
     E.TOOLS_PROVISIONING: EventSpec(
-        "the backend is installing a missing scanner", p.ToolProvisioning
+        "the backend is installing a missing scanner", system.ToolProvisioning
     ),
-    E.TOOLS_READY: EventSpec("a scanner the backend installed is ready", p.ToolReady),
-    E.TOOLS_FAILED: EventSpec("installing a scanner failed", p.ToolFailed),
-    E.BACKEND_TASK_FAILED: EventSpec("a background task of the backend failed", p.TaskFailed),
+    E.TOOLS_READY: EventSpec("a scanner the backend installed is ready", system.ToolReady),
+    E.TOOLS_FAILED: EventSpec("installing a scanner failed", system.ToolFailed),
+    E.BACKEND_TASK_FAILED: EventSpec("a background task of the backend failed", system.TaskFailed),
     E.BENCH_TICK: EventSpec(
         "a synthetic event `python -m bench.stream` appends to time the live stream",
-        p.BenchTick,
+        system.BenchTick,
     ),
     E.EVENTS_ARCHIVED: EventSpec(
         "`cadencia events archive` moved old events out of the log into a file",
@@ -223,7 +224,7 @@ EVENTS: dict[EventType, EventSpec] = {
     E.OPERATOR_ACTION: EventSpec(
         "an operator's request to act (the audit trail): who, what, target, reason, outcome "
         "(done, refused or failed)",
-        p.OperatorAction,
+        system.OperatorAction,
     ),
 }
 del E
