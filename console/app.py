@@ -8,7 +8,6 @@ widgets by key. Importing this module starts nothing (STYLE rule 2).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -27,10 +26,10 @@ from console.actions_takeover import TakeoverActionsMixin
 from console.client import ConsoleClient
 from console.commands import ConsoleCommands
 from console.config import ConsoleSettings
-from console.exceptions import ApiError, AuthError, ContractError
-from console.feed import AUDIT, FeedLine, from_activity, from_event
+from console.exceptions import ApiError
+from console.feed import AUDIT, FeedLine, from_event
 from console.inbox_state import InboxStateMixin
-from console.models import Approvals, Connected, Malformed, Resync, RosterEntry, StreamEvent
+from console.models import Approvals, RosterEntry, StreamEvent
 from console.models_operators import Role
 from console.modes import SCREEN_CSS, ModesMixin
 from console.screens.approvals import ApprovalsScreen
@@ -41,17 +40,16 @@ from console.snapshots import PERSISTENT_TOAST_S as PERSISTENT_TOAST_S  # re-exp
 from console.snapshots import SnapshotsMixin
 from console.state import (
     awaiting_counts,
-    backoff_delay,
     inbox_awaiting_counts,
     needs_approvals_refetch,
     needs_inbox_refetch,
     needs_roster_refetch,
     touched_items,
 )
+from console.stream import FEED_TAIL as FEED_TAIL  # re-exported
+from console.stream import StreamMixin
 from console.takeover import Outcome
 
-FEED_TAIL = 200
-"""Feed lines loaded at start (the newest); the live stream follows from the last of them."""
 FLUSH_INTERVAL_S = 0.1
 """Events are applied to widgets in batches at most this often: bursts cost one redraw."""
 
@@ -63,6 +61,7 @@ class CadenciaConsole(
     InboxActionsMixin,
     InboxStateMixin,
     SnapshotsMixin,
+    StreamMixin,
     ModesMixin,
     App[int],
 ):
@@ -200,78 +199,6 @@ class CadenciaConsole(
         self.status_changed.publish(None)
 
     # -- workers -----------------------------------------------------------------------
-
-    @work(group="bootstrap", exclusive=True, exit_on_error=False)
-    async def _bootstrap(self) -> None:
-        # The feed starts from the log's tail (one bounded read), never from event 1: with a
-        # month of history, paging from 0 kept the Team screen empty for minutes. Snapshots
-        # and the tail load side by side; one failing does not hide the other.
-        results = await asyncio.gather(
-            self._load_snapshots(), self.client.activity_tail(FEED_TAIL), return_exceptions=True
-        )
-        tail = results[1]
-        if isinstance(tail, list):
-            self._pending_feed.extend(from_activity(x) for x in tail)
-            self.last_event_id = tail[-1].id if tail else self.last_event_id
-        for failure in results:
-            if isinstance(failure, ContractError):
-                self.report_contract_error(failure.route, failure.field, failure.detail)
-            elif isinstance(failure, ApiError):
-                self.notify(f"Backend not reachable yet: {failure.message}", severity="warning")
-                break
-            elif isinstance(failure, BaseException):
-                raise failure
-        self._flush_pending()
-        self.ready.set()
-        self.follow_stream()
-
-    @work(group="stream", exclusive=True, exit_on_error=False)
-    async def follow_stream(self) -> None:
-        """Consume the SSE stream forever: resume by id, back off with jitter, never exit."""
-        failures = 0
-        while True:
-            resync = False
-            try:
-                stream = self.client.stream_events(self.last_event_id)
-                async with contextlib.aclosing(stream):
-                    async for item in stream:
-                        if isinstance(item, Connected):
-                            self.stream_connects += 1
-                            if failures:
-                                await self._load_snapshots()
-                            failures = 0
-                            self._set_connection("live")
-                        elif isinstance(item, Malformed):
-                            self.report_contract_error(
-                                item.route, f"event {item.id}: {item.field}", item.message
-                            )
-                            self.last_event_id = item.id or self.last_event_id
-                        elif isinstance(item, Resync):
-                            self._pending_feed.append(
-                                FeedLine(
-                                    item.last_id,
-                                    "",
-                                    "console.resync",
-                                    f"fell behind; resynced at event {item.last_id}",
-                                )
-                            )
-                            self.last_event_id = item.last_id
-                            await self._load_snapshots()
-                            resync = True
-                        else:
-                            self._on_event(item)
-            except AuthError as exc:
-                failures += 1
-                self.notify(f"Backend refused the token: {exc.message}", severity="error")
-            except ApiError:
-                failures += 1
-            except Exception as exc:
-                failures += 1
-                self.log.error(f"stream: {exc!r}")
-            if resync:
-                continue
-            self._set_connection("reconnecting")
-            await asyncio.sleep(backoff_delay(failures))
 
     @work(group="refetch", exit_on_error=False)
     async def _refetch_worker(self) -> None:
