@@ -10,6 +10,7 @@ a dev task PR is approved exactly like an infra PR.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
@@ -124,16 +125,7 @@ async def add_waiver(request: Request, pr_action_id: PrActionId, body: WaiverBod
     )
     w = done.waiver
     return WaiverOut(
-        pr_id=w.pr_id,
-        finding=w.finding,
-        gate=w.gate,
-        tool=w.tool,
-        rule=w.rule,
-        file=w.file,
-        line=w.line,
-        operator=w.operator,
-        reason=w.reason,
-        created_at=w.created_at,
+        **dataclasses.asdict(w),
         note=w.note,
         reevaluated=done.reevaluated,
         pr=PullRequestOut.of(done.pr),
