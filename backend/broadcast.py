@@ -1,7 +1,7 @@
 """Live fan-out of the event log to subscribers (SSE clients, the in-process console).
 
 The log is the source of truth: on every signal (an append in this process, or a
-PostgreSQL ``NOTIFY cadencia_events`` from another process) the hub reads the log after
+PostgreSQL ``NOTIFY`` on the deployment's channel from another process) the hub reads the log after
 the last id it fanned out and hands each new event to every subscriber, in id order. So
 two backend processes on one PostgreSQL see the same stream, and concurrent appends can
 never be delivered out of order.
@@ -28,6 +28,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
 from backend.events import Event, EventLog
+from backend.exceptions import StorageError
 from backend.store.db import PostgresDatabase
 
 log = logging.getLogger(__name__)
@@ -159,19 +160,27 @@ class Broadcaster:
                 return
 
     def _listen(self) -> None:
-        """LISTEN for other processes' appends (PostgreSQL only)."""
+        """LISTEN for other processes' appends (PostgreSQL only), on the deployment's secret
+        channel (migration 0018: no tool role can name it, so none can LISTEN or NOTIFY it)."""
         import psycopg
+        from psycopg import sql
 
-        assert isinstance(self.events.db, PostgresDatabase)
+        db = self.events.db
+        assert isinstance(db, PostgresDatabase)
         while not self._stopping.is_set():
             try:
-                with psycopg.connect(self.events.db.url, autocommit=True) as conn:
-                    conn.execute("LISTEN cadencia_events")
+                with db.transaction(write=False) as tx:
+                    row = tx.one("events_channel")  # migration 0018's only row
+                if row is None:
+                    raise StorageError("events_channel has no row: run `cadencia db migrate`")
+                channel = str(row["name"])
+                with psycopg.connect(db.url, autocommit=True) as conn:
+                    conn.execute(sql.SQL("LISTEN {}").format(sql.Identifier(channel)))
                     self.notify()  # catch up on anything missed while (re)connecting
                     while not self._stopping.is_set():
                         if any(True for _ in conn.notifies(timeout=1.0, stop_after=100)):
                             self.notify()
-            except psycopg.Error:
+            except (psycopg.Error, StorageError):
                 log.warning("broadcast: LISTEN connection lost; reconnecting")
                 self._stopping.wait(1.0)
 

@@ -16,8 +16,8 @@ horizon). A table lock and not an advisory one because any role can take any adv
 lock: a tool role holding the key would freeze every append, whereas LOCK TABLE needs a
 privilege on ``events_order`` that no tool role has (migration 0017). ``append`` commits
 and then tells in-process listeners (the live broadcast hooks in there); on PostgreSQL the
-same transaction also sends ``NOTIFY cadencia_events`` so other backend processes see the
-event.
+same transaction also sends a ``NOTIFY`` (no payload, on the deployment's secret channel,
+migration 0018) so other backend processes see the event.
 
 Every append checks its type against :class:`~backend.events.catalog.EventType` and its
 payload against that type's model: both are rejected with a ``ValidationError`` before

@@ -8,14 +8,15 @@
 -- drawn so far is committed or rolled back, so the horizon it reads next has no lower id
 -- still to come. A table lock, not an advisory one: a tool role has no privilege on
 -- events_order, so it cannot take or hold it. NOTIFY tells other backend processes
--- (delivered at commit).
+-- (delivered at commit, one per transaction: equal notifications fold into one), on the
+-- deployment's secret channel (events_channel, migration 0018) and with no payload.
 WITH ins AS (
     INSERT INTO events (type, ts, project_id, session_id, agent, payload)
     SELECT %(type)s, %(ts)s, %(project_id)s, %(session_id)s, %(agent)s, %(payload)s
     FROM (SELECT events_order_append()) AS ordered
     RETURNING id
 )
-SELECT id, pg_notify('cadencia_events', id::text) AS notified FROM ins
+SELECT id, pg_notify((SELECT name FROM events_channel), '') AS notified FROM ins
 
 -- name: events_barrier
 -- The readers' form of event_append's lock (SHARE on events_order), held only by a
@@ -26,3 +27,7 @@ SELECT id, pg_notify('cadencia_events', id::text) AS notified FROM ins
 -- that stays open long, or one open in the reader's own thread, delays readers instead of
 -- hanging them, and appenders queued behind the barrier wait at most that long.
 SELECT events_order_barrier() AS settled
+
+-- name: events_channel
+-- The NOTIFY channel of this deployment (migration 0018); the listener LISTENs on it.
+SELECT name FROM events_channel

@@ -97,3 +97,32 @@ def test_a_tool_role_cannot_block_migrations_or_the_role_setup(pg_url: str, data
 
 def _migrate_code(url: str, data_dir: Path) -> int:
     return main(["db", "migrate", "--database", url, "--data-dir", str(data_dir)])
+
+
+def test_a_tool_role_can_neither_hear_nor_forge_the_event_notifications(
+    pg_url: str, data_dir: Path
+) -> None:
+    """LISTEN/NOTIFY take no privilege, so the channel's name is the deployment's secret
+    (migration 0018): a tool role cannot read it, cannot see it in another session's query,
+    and hears nothing on the channel name it could guess; the serve processes still do."""
+    _migrate(pg_url, data_dir)
+    with psycopg.connect(pg_url, autocommit=True) as admin:
+        row = admin.execute("SELECT name FROM events_channel").fetchone()
+        assert row is not None
+        channel = row[0]
+        assert channel.startswith("cadencia_events_") and len(channel) == 48
+        admin.execute(psycopg.sql.SQL("LISTEN {}").format(psycopg.sql.Identifier(channel)))
+        with _as_tool(pg_url, data_dir, ROLE_CONSULTA, autocommit=True) as tool:
+            with pytest.raises(psycopg.errors.InsufficientPrivilege):
+                tool.execute("SELECT name FROM events_channel")
+            seen = tool.execute("SELECT coalesce(query, '') FROM pg_stat_activity").fetchall()
+            assert not [q for (q,) in seen if channel in q], "the listener's query leaked"
+            tool.execute("LISTEN cadencia_events")  # the channel's old, guessable name
+            db = open_database(pg_url)
+            try:
+                EventLog(db).append(EventType.BENCH_TICK, {"i": 1, "t": 0.0})
+            finally:
+                db.close()
+            heard = list(admin.notifies(timeout=5.0, stop_after=1))
+            assert [(n.channel, n.payload) for n in heard] == [(channel, "")]
+            assert list(tool.notifies(timeout=0.5)) == []
