@@ -51,7 +51,7 @@ ORDER BY m.id DESC
 LIMIT %(limit)s
 
 -- name: events_of_session_type_newest
--- Newest first, below an id (events_session_idx (session_id, id)).
+-- Newest first, below an id (events_session_type_idx (session_id, type, id), migration 0019).
 SELECT id, type, ts, project_id, session_id, agent, payload
 FROM events
 WHERE session_id = %(session_id)s AND type = %(type)s AND id < %(before)s

@@ -1,0 +1,51 @@
+"""The event log's reads the routes make are index range scans on SQLite, whatever the mix
+of event types (issue 14: bounded reads). SQLite plans without statistics, from the schema
+alone, so a wrong choice here is the choice every store makes: with only (session_id, id)
+and (type, id) to pick from, a conversation's attempts were read through the type index,
+walking every attempt of every conversation (127 ms at 1M events, growing with the log)."""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from backend.store.db import open_database
+from backend.store.migrate import migrate
+from backend.store.queries import load_queries
+
+# query -> the index its plan must search (the rowid is the primary key's).
+ROUTE_READS = {
+    "events_of_session_type_newest": "events_session_type_idx",  # conversation's attempts
+    "events_of_session_type": "events_session_type_idx",
+    "events_agent_before": "events_agent_type_idx",  # an agent's turns, paged
+    "events_agent_latest": "events_agent_type_idx",
+    "events_before": "INTEGER PRIMARY KEY",  # activity feed pages
+    "events_after": "INTEGER PRIMARY KEY",  # events tail, SSE resume
+    "events_after_upto": "INTEGER PRIMARY KEY",
+}
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("plans") / "c.sqlite3"
+    db = open_database(f"sqlite:///{path}")
+    try:
+        migrate(db)
+    finally:
+        db.close()
+    return path
+
+
+@pytest.mark.parametrize("name", sorted(ROUTE_READS))
+def test_a_route_read_searches_its_index(store: Path, name: str) -> None:
+    sql = load_queries("sqlite")[name]
+    params = dict.fromkeys(re.findall(r":(\w+)", sql), 1)
+    with sqlite3.connect(store) as conn:
+        plan = [row[3] for row in conn.execute(f"EXPLAIN QUERY PLAN {sql}", params)]
+    on_events = [step for step in plan if " events" in f" {step}"]
+    assert on_events, plan
+    assert all(step.startswith("SEARCH events") for step in on_events), plan
+    assert any(ROUTE_READS[name] in step for step in on_events), plan
