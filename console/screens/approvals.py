@@ -124,6 +124,8 @@ class ApprovalsScreen(OperatorScreen):
 
     def on_screen_resume(self) -> None:
         """Catch up after another mode or a detail screen."""
+        if not self.query("#prs"):
+            return  # resumed while the App quits, never composed (see on_mount)
         super().on_screen_resume()
         self._render_lists(None)
 

@@ -94,6 +94,8 @@ class InboxScreen(InboxKeysScreen):
 
     def on_screen_resume(self) -> None:
         """Back on the Inbox: show what changed meanwhile."""
+        if not self.query("#inbox"):
+            return  # resumed while the App quits, never composed (see on_mount)
         super().on_screen_resume()
         self._render_list(None)
 
