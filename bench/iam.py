@@ -83,7 +83,7 @@ def _ours(case: Case) -> tuple[float, int]:
     """Seconds of one ``audit iam`` run and the number of policies it says it read."""
     seconds, done = _wall([sys.executable, "-m", "backend.cli", "audit", "iam", str(case.path)])
     if done.returncode not in (0, 1, 3):
-        raise SystemExit(f"audit iam crashed on {case.path} (exit {done.returncode}):\n{done.stderr}")
+        raise SystemExit(f"audit iam crashed on {case.path} ({done.returncode}): {done.stderr}")
     found = _COUNT.search(done.stdout)
     policies = int(found.group(1)) if found else 0
     if case.policies is not None and policies != case.policies:
@@ -92,10 +92,11 @@ def _ours(case: Case) -> tuple[float, int]:
 
 
 def _peer(case: Case) -> float:
-    argv = [sys.executable, "-m", "parliament.cli", "--include-community-auditors", *(case.peer or [])]
+    argv = [sys.executable, "-m", "parliament.cli", "--include-community-auditors"]
+    argv += case.peer or []
     seconds, done = _wall(argv, case.peer_stdin)
     if done.returncode not in (0, 1) or "error:" in done.stderr:
-        raise SystemExit(f"parliament failed on {case.path} (exit {done.returncode}):\n{done.stderr}")
+        raise SystemExit(f"parliament failed on {case.path} ({done.returncode}): {done.stderr}")
     return seconds
 
 

@@ -3,6 +3,7 @@ temporary tables, other databases. Logged in with the password ``db migrate`` st
 
 from __future__ import annotations
 
+import re
 import threading
 from pathlib import Path
 
@@ -110,7 +111,7 @@ def test_a_tool_role_can_neither_hear_nor_forge_the_event_notifications(
         row = admin.execute("SELECT name FROM events_channel").fetchone()
         assert row is not None
         channel = row[0]
-        assert channel.startswith("cadencia_events_") and len(channel) == 48
+        assert re.fullmatch(r"cadencia_events_[0-9a-f]{32}", channel)
         admin.execute(psycopg.sql.SQL("LISTEN {}").format(psycopg.sql.Identifier(channel)))
         with _as_tool(pg_url, data_dir, ROLE_CONSULTA, autocommit=True) as tool:
             with pytest.raises(psycopg.errors.InsufficientPrivilege):
