@@ -10,23 +10,39 @@ workspace already deleted the PR's own ignore files), ``--no-exclude-binary-file
 copy is no git checkout, so ``.gitignore`` is not honoured either (a test checks all
 three). The ``--x-`` flag is not semgrep's stable API, which is one more reason semgrep is
 pinned in ``pyproject.toml``.
+
+semgrep picks a rule's files by name (``paths: include``), and the Dockerfile rules list
+every name :func:`~backend.gates.targets.is_dockerfile` accepts. A Dockerfile the gate
+recognises only by its content (``build/image.def`` starting with ``FROM``) gets those
+rules too: the run's config is the shipped rules, each rule meant for Dockerfiles rewritten
+to also include those files' own paths, written outside the copy (never scanned itself).
 """
 
 from __future__ import annotations
 
+import fnmatch
 import json
-from collections.abc import Sequence
+import tempfile
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+
+import yaml
 
 from backend.gates.findings import Finding, ScanResult, Severity
 from backend.gates.scanners._base import RULES_DIR, ScanContext, ToolFailed, run_tool, tail
+from backend.gates.targets import dockerfile_targets, is_dockerfile
 
 TOOL = "semgrep"
 SEMGREP_RULES = RULES_DIR / "semgrep"
 _SEVERITY: dict[str, Severity] = {"ERROR": "error", "WARNING": "warning", "INFO": "info"}
 
 
-def command(binary: str, targets: Sequence[str] = (".",)) -> list[str]:
+def command(
+    binary: str, targets: Sequence[str] = (".",), configs: Sequence[str] = (str(SEMGREP_RULES),)
+) -> list[str]:
     """The exact command line (the benchmark runs it directly too); the gate scans ``.``."""
+    config_args = [arg for config in configs for arg in ("--config", config)]
     return [
         binary,
         "scan",
@@ -37,8 +53,7 @@ def command(binary: str, targets: Sequence[str] = (".",)) -> list[str]:
         "--quiet",
         "--x-ignore-semgrepignore-files",
         "--no-exclude-binary-files",
-        "--config",
-        str(SEMGREP_RULES),
+        *config_args,
         "--",
         *targets,
     ]
@@ -51,10 +66,47 @@ def scan(ctx: ScanContext) -> ScanResult | None:
     if not ctx.semgrep_bin:
         return ScanResult.skipped(TOOL, ctx.semgrep_missing)
     try:
-        proc = run_tool(command(ctx.semgrep_bin), ctx)
+        with rule_configs(ctx) as configs:
+            proc = run_tool(command(ctx.semgrep_bin, configs=configs), ctx)
         return ScanResult.from_findings(TOOL, parse(proc.stdout, proc.stderr))
     except ToolFailed as exc:
         return ScanResult.skipped(TOOL, str(exc))
+
+
+@contextmanager
+def rule_configs(ctx: ScanContext) -> Iterator[list[str]]:
+    """The ``--config`` paths of this run: the shipped rules directory, or, when some
+    Dockerfile is known only by its content, the shipped files with every rule meant for
+    Dockerfiles (its ``include`` matches the name ``Dockerfile``) also including those."""
+    by_content = [rel for rel in dockerfile_targets(ctx.root, ctx.files) if not is_dockerfile(rel)]
+    if not by_content:
+        yield [str(SEMGREP_RULES)]
+        return
+    extra = [_literal_glob(rel) for rel in by_content]
+    with tempfile.TemporaryDirectory(prefix="cadencia-semgrep-rules-") as tmp:
+        configs = []
+        for shipped in sorted(SEMGREP_RULES.glob("*.yaml")):
+            document = yaml.safe_load(shipped.read_text(encoding="utf-8"))
+            changed = False
+            for rule in document["rules"]:
+                include = rule.get("paths", {}).get("include")
+                if include and any(fnmatch.fnmatchcase("Dockerfile", g) for g in include):
+                    rule["paths"]["include"] = [*include, *extra]
+                    changed = True
+            if not changed:
+                configs.append(str(shipped))
+                continue
+            rewritten = Path(tmp) / shipped.name
+            rewritten.write_text(yaml.safe_dump(document, sort_keys=False), encoding="utf-8")
+            configs.append(str(rewritten))
+        yield configs
+
+
+def _literal_glob(rel: str) -> str:
+    """``rel`` as a glob matching only itself, anchored at the copy's root (semgrep's globs
+    escape with a backslash, as gitignore's do; a ``[*]`` class matches nothing there)."""
+    escaped = "".join(f"\\{c}" if c in "\\*?[]" else c for c in rel)
+    return f"/{escaped}"
 
 
 def parse(stdout: str, stderr: str = "") -> list[Finding]:

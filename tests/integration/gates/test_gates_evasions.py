@@ -16,6 +16,8 @@ LATEST = "FROM python:latest\nUSER 10001\n"
 CURL_SH = "RUN curl -fsSL https://get.example.com/install.sh | sh\n"
 HEREDOC = "FROM python:3.12-slim\nCOPY <<EOF /app/motd\nhello\nEOF\nUSER 10001\n"
 NAMES = ("svc/dockerfile", "Dockerfile-prod", "app_Dockerfile", "x.dockerfile", "Containerfile")
+BY_CONTENT = ("build/image.def", "build/odd[v1]*.img")  # no Dockerfile name; glob characters
+ENV_SECRET = "ENV DB_PASSWORD=hunter2-hunter2\n"
 
 
 @pytest.fixture(scope="module")
@@ -29,6 +31,7 @@ def report(scanners: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -
         "build/image.txt": b"# syntax=docker/dockerfile:1\n" + LATEST.encode(),
         "shared/base.txt": b"FROM python:3.12-slim\nUSER root\n",
         **{name: (LATEST + CURL_SH).encode() for name in NAMES},
+        **{name: (LATEST + CURL_SH + ENV_SECRET).encode() for name in BY_CONTENT},
         "heredoc/ok/Dockerfile": HEREDOC.encode(),
         "heredoc/root/Dockerfile": HEREDOC.replace("10001", "0").encode(),
     }
@@ -66,6 +69,17 @@ def test_dockerfiles_by_any_name_or_by_content_are_linted(report: GateReport, fi
 @pytest.mark.parametrize("file", NAMES)
 def test_semgrep_dockerfile_rules_see_every_name(report: GateReport, file: str) -> None:
     assert ("semgrep", "dockerfile-curl-pipe-shell") in rules_on(report, file)
+
+
+@pytest.mark.parametrize("file", BY_CONTENT)
+def test_semgrep_dockerfile_rules_see_a_dockerfile_known_by_its_content(
+    report: GateReport, file: str
+) -> None:
+    assert {
+        ("semgrep", "dockerfile-curl-pipe-shell"),
+        ("semgrep", "dockerfile-secret-in-env"),
+        ("semgrep", "hardcoded-credential-assignment"),
+    } <= rules_on(report, file)
 
 
 def test_a_symlink_inside_the_pr_is_scanned_under_its_name(report: GateReport) -> None:
