@@ -100,6 +100,24 @@ def test_time_travel_is_the_fold_of_the_events_up_to_n(any_db: Database) -> None
     assert upto == (len(log) // EVERY) * EVERY
 
 
+def test_the_background_builds_one_snapshot_per_step_each_the_fold_up_to_it(
+    sqlite_db: Database,
+) -> None:
+    """keep_current's step: one block at a time, the tables carried from the step before,
+    each snapshot the fold of the log up to it; nothing left to build ends the catch-up."""
+    events, projection = _projected(sqlite_db)
+    _append(events, history(seed=5, n=4 * EVERY + 40))
+    log = events.until(events.last_id())
+    snapshots = projection.snapshots
+    carried, built = None, []
+    while (carried := snapshots.build_next(carried)) is not None:
+        built.append(carried[0])
+        assert carried[1] == fold([e for e in log if e.id <= carried[0]])
+        assert snapshots.latest(len(log))[0] == carried[0]  # stored as it goes
+    assert built == [EVERY, 2 * EVERY, 3 * EVERY, 4 * EVERY]
+    assert snapshots.build_next() is None  # from the stored ones: nothing missing either
+
+
 def test_a_database_whose_log_predates_the_projection_is_rebuilt_once(sqlite_db: Database) -> None:
     bare = EventLog(sqlite_db)  # a writer without the projector: facts are missing
     _append(bare, history(seed=1, n=300))
