@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -52,9 +53,11 @@ def create_app(settings: Settings, *, backend: Any = None, demo: bool = False) -
             from backend.demo.runner import run_demo
 
             core.spawn(run_demo(core), "demo")
+        _freeze_startup_heap()
         try:
             yield
         finally:
+            gc.unfreeze()  # collectable again (a test process starts many apps)
             if owned:
                 await core.stop()
 
@@ -100,3 +103,14 @@ def _document_stream(app: FastAPI) -> None:
         return app.openapi_schema or build()
 
     app.openapi = openapi  # type: ignore[method-assign]
+
+
+def _freeze_startup_heap() -> None:
+    """Move everything alive after start-up (modules, parliament's action database, the
+    scanners' rules, caches: ~120k objects) out of the collector's sight. A full collection
+    walked them all, ~75 ms holding the GIL every few seconds, and the request that
+    happened to allocate then waited that long (p99 ~90 ms on 7 ms routes); it now walks
+    what was allocated since, ~10 ms. Nothing frozen is ever freed, which is right for
+    objects that live as long as the process anyway."""
+    gc.collect()
+    gc.freeze()
