@@ -24,6 +24,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from backend.api.auth import READS, require_token
 from backend.api.paging import (
     DEFAULT_LIMIT,
+    MAX_LIMIT,
     PAGED,
     Cursor,
     PageLimit,
@@ -33,7 +34,7 @@ from backend.api.paging import (
 from backend.api.schemas import ERRORS
 from backend.api.schemas_audit import AuditEntryOut, MeOut
 from backend.events import Event, EventType
-from backend.events.catalog import OPERATOR_ACTIONS
+from backend.exceptions import ValidationError
 from backend.operators.roles import Actor
 
 log = logging.getLogger(__name__)
@@ -43,6 +44,16 @@ OperatorFilter = Annotated[
     str | None, Query(pattern=r"^[A-Za-z0-9][A-Za-z0-9._@ -]{0,63}$", description="who acted")
 ]
 AfterId = Annotated[int, Query(ge=0, le=2**53, description="entries after this event id")]
+TargetFilter = Annotated[
+    str | None,
+    Query(
+        pattern=r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$",
+        description="the item acted on: a PR, approval, interruption, handoff... id",
+    ),
+]
+AuditTail = Annotated[
+    int | None, Query(ge=1, le=MAX_LIMIT, description="the newest N entries, oldest first")
+]
 _MAX_ERROR_BODY = 64 * 1024
 _F = TypeVar("_F", bound=Callable[..., Any])
 
@@ -121,13 +132,15 @@ class AuditTrail:
             or getattr(route, "endpoint", None) in NOT_OPERATOR_ACTIONS
         ):
             return
+        target = {str(k): str(v) for k, v in (scope.get("path_params") or {}).items()}
         payload: dict[str, Any] = {
             "operator": actor.name,
             "role": actor.role,
             "action": getattr(route, "name", None) or scope["path"],
             "method": scope["method"],
             "path": scope["path"],
-            "target": {str(k): str(v) for k, v in (scope.get("path_params") or {}).items()},
+            "target": target,
+            "subject": next(iter(target.values()), None),
             "outcome": outcome,
             "status": status,
             "reason": state.get("audit_reason"),
@@ -159,21 +172,21 @@ async def me(request: Request) -> MeOut:
     return MeOut(name=actor.name, role=actor.role, bootstrap=actor.bootstrap)
 
 
-def _audit_page(backend: Any, operator: str | None, after: int, limit: int) -> list[Event]:
+def _audit_page(
+    backend: Any, operator: str | None, target: str | None, after: int, limit: int, *, tail: bool
+) -> list[Event]:
+    """Oldest first after ``after``; with ``tail``, the newest ``limit`` (oldest first)."""
     upto = backend.events.last_id()  # only settled ids: a later page never skips one
-    types = [t.value for t in OPERATOR_ACTIONS]
+    query = "audit_tail" if tail else "audit_page"
+    if target is not None:
+        query += "_subject"  # the item's index; the operator, if given, filters that range
+    elif operator is not None:
+        query += "_operator"
+    params = {"after": after, "upto": upto, "operator": operator, "subject": target}
     with backend.db.transaction(write=False) as tx:
-        rows = tx.all(
-            "audit_page",
-            {
-                "types": types if backend.db.dialect == "postgres" else json.dumps(types),
-                "after": after,
-                "upto": upto,
-                "operator": operator,
-                "limit": limit,
-            },
-        )
-    return [Event.from_row(r) for r in rows]
+        rows = tx.all(query, {**params, "limit": limit})
+    events = [Event.from_row(r) for r in rows]
+    return events[::-1] if tail else events
 
 
 @router.get("/audit", responses=PAGED)
@@ -181,16 +194,27 @@ async def audit(
     request: Request,
     response: Response,
     operator: OperatorFilter = None,
+    target: TargetFilter = None,
     after: AfterId = 0,
+    tail: AuditTail = None,
     limit: PageLimit = DEFAULT_LIMIT,
     cursor: Cursor = None,
 ) -> list[AuditEntryOut]:
-    """Every operator action (of one ``operator``), oldest first, after event ``after``:
-    who, what, target, reason, outcome (done, refused, failed) and when."""
+    """Every operator action (of one ``operator``, on one ``target`` item), oldest first,
+    after event ``after``: who, what, target, reason, outcome (done, refused, failed) and
+    when. ``?tail=N`` instead answers the newest N (oldest first, no next page): what the
+    console's audit screen and an item's timeline show."""
+    if tail is not None:
+        if after or cursor is not None:
+            raise ValidationError("tail reads the newest entries: give it without after or cursor")
+        got = await asyncio.to_thread(
+            _audit_page, request.app.state.backend, operator, target, 0, tail, tail=True
+        )
+        return [AuditEntryOut.of(e) for e in got]
     position = decode_cursor("audit", cursor, (int,))
     start = int(position[0]) if position else after
     got = await asyncio.to_thread(
-        _audit_page, request.app.state.backend, operator, start, limit + 1
+        _audit_page, request.app.state.backend, operator, target, start, limit + 1, tail=False
     )
     page = next_page(request, response, got, limit, "audit", lambda e: (e.id,), drop=["after"])
     return [AuditEntryOut.of(e) for e in page]

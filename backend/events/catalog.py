@@ -231,9 +231,9 @@ del E
 
 OPERATOR_ACTIONS: tuple[EventType, ...] = (EventType.OPERATOR_ACTION,)
 """The event types ``GET /api/audit`` lists: every operator action. ``operator.action`` is
-written for every acting request (refused ones too) by the API's audit middleware; a type
-recording one operator's decision on its own (payload with ``operator`` and ``reason``)
-may be added here."""
+written for every acting request (refused ones too) by the API's audit middleware. The
+audit queries (``audit_page*``/``audit_tail*``) name this type literally, so that the
+partial indexes on it apply: a type added here must be added there too (a test checks)."""
 
 PAYLOADS: dict[EventType, type[BaseModel]] = {t: s.payload for t, s in EVENTS.items()}
 """The payload model of each event type (a view of :data:`EVENTS`)."""

@@ -49,6 +49,7 @@ class OperatorAction(Payload):
     method: str
     path: str
     target: dict[str, str]  # the path's ids, e.g. ``{"pr_action_id": "pr-1"}``
+    subject: str | None = None  # the first of them: the item acted on (``?target=``)
     outcome: str  # done | refused (403/409) | failed (5xx)
     status: int  # the HTTP status answered
     reason: str | None = None

@@ -108,7 +108,25 @@ def test_roles_audit_and_two_approvals_by_two_operators(live: Live) -> None:
     assert len(page.json()) == 2
     assert page.headers["X-Next-Cursor"]
     rest = _audit(live, cursor=page.headers["X-Next-Cursor"], limit=1000)
-    assert [e["id"] for e in page.json() + rest] == [e["id"] for e in _audit(live, limit=1000)]
+    everything = _audit(live, limit=1000)
+    assert [e["id"] for e in page.json() + rest] == [e["id"] for e in everything]
+
+    # The PR's own timeline of operator actions: every try on it, refused ones too, and
+    # nothing done elsewhere (the budget); the newest N of them with tail.
+    on_pr = _audit(live, target=pr_id)
+    assert [(e["operator"], e["status"]) for e in on_pr] == [
+        ("vera", 403),
+        ("ana", 200),
+        ("ana", 409),
+        ("admin", 403),
+        ("bruno", 200),
+    ]
+    assert _audit(live, target=pr_id, tail=2) == on_pr[-2:]
+    assert _audit(live, tail=1) == everything[-1:]
+    assert _audit(live, target="no-such-item") == []
+    for bad in ({"tail": 2, "after": 1}, {"tail": 0}, {"target": "../etc"}, {"target": "x'--"}):
+        refused = live.http.get("/api/audit", params=bad)
+        assert refused.status_code == 422, (bad, refused.text)
 
 
 def test_docs_need_the_token_unless_published(live_sqlite: Live, tmp_path: Path) -> None:

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from backend.events import EventType
+from backend.events.catalog import OPERATOR_ACTIONS
 from backend.store.db import open_database
 from backend.store.migrate import migrate
 from backend.store.queries import load_queries
@@ -25,6 +27,13 @@ ROUTE_READS = {
     "events_before": "INTEGER PRIMARY KEY",  # activity feed pages
     "events_after": "INTEGER PRIMARY KEY",  # events tail, SSE resume
     "events_after_upto": "INTEGER PRIMARY KEY",
+    # the audit trail, each filter on its own index, stopping at LIMIT (no sort of them all)
+    "audit_page": "events_type_idx",
+    "audit_tail": "events_type_idx",
+    "audit_page_operator": "events_operator_action_idx",
+    "audit_tail_operator": "events_operator_action_idx",
+    "audit_page_subject": "events_audit_subject_idx",
+    "audit_tail_subject": "events_audit_subject_idx",
 }
 
 
@@ -42,10 +51,20 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.mark.parametrize("name", sorted(ROUTE_READS))
 def test_a_route_read_searches_its_index(store: Path, name: str) -> None:
     sql = load_queries("sqlite")[name]
-    params = dict.fromkeys(re.findall(r":(\w+)", sql), 1)
+    params: dict[str, object] = dict.fromkeys(re.findall(r":(\w+)", sql), 1)
+    params.update(operator="ana", subject="pr-1")
     with sqlite3.connect(store) as conn:
         plan = [row[3] for row in conn.execute(f"EXPLAIN QUERY PLAN {sql}", params)]
     on_events = [step for step in plan if " events" in f" {step}"]
     assert on_events, plan
     assert all(step.startswith("SEARCH events") for step in on_events), plan
     assert any(ROUTE_READS[name] in step for step in on_events), plan
+    assert not [step for step in plan if "TEMP B-TREE" in step], plan  # read in order
+
+
+def test_the_audit_queries_name_every_audited_type() -> None:
+    """They name ``operator.action`` literally (the partial indexes need it)."""
+    queries = load_queries("sqlite")
+    assert OPERATOR_ACTIONS == (EventType.OPERATOR_ACTION,)
+    for name in (n for n in ROUTE_READS if n.startswith("audit_")):
+        assert f"type = '{EventType.OPERATOR_ACTION.value}'" in queries[name]
