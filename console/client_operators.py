@@ -18,10 +18,15 @@ class OperatorCalls:
         got: Me = await self._get(Me, "/api/me")
         return got
 
-    async def audit(self, limit: int = 200, operator: str | None = None) -> list[AuditEntry]:
-        """The first ``limit`` entries of the audit trail, oldest first (one page)."""
-        params: dict[str, Any] = {"limit": limit}
+    async def audit(
+        self, tail: int = 200, operator: str | None = None, target: str | None = None
+    ) -> list[AuditEntry]:
+        """The newest ``tail`` entries of the audit trail (of one operator, on one item),
+        oldest first."""
+        params: dict[str, Any] = {"tail": tail}
         if operator:
             params["operator"] = operator
+        if target:
+            params["target"] = target
         got: list[AuditEntry] = await self._get(list[AuditEntry], "/api/audit", params=params)
         return got

@@ -1,5 +1,6 @@
 """The audit trail (command palette: "Audit trail"): every operator action — who, what,
-target, reason, outcome, when — from ``GET /api/audit``, newest first; ``r`` fetches again."""
+target, reason, outcome, when — the newest of ``GET /api/audit``, newest first; ``r`` fetches
+again. :func:`render_item_actions` is one item's share of it, shown in that item's detail."""
 
 from __future__ import annotations
 
@@ -38,6 +39,32 @@ def render_audit(entries: list[AuditEntry]) -> Table | Text:
             e.reason or "",
         )
     return table
+
+
+ITEM_ACTIONS_SHOWN = 50
+"""An item's timeline shows its newest operator actions (``GET /api/audit?target=``)."""
+
+
+def render_item_actions(entries: list[AuditEntry], *, when: bool = True) -> Text:
+    """An item's operator actions, oldest first, one line each: when (unless ``when`` is
+    False: the takeover screen's compact lines sit under a timed transcript), who, what,
+    outcome, reason (the item's own timeline; the audit screen has every item's)."""
+    out = Text("Operator actions", style="bold")
+    if not entries:
+        out.append(": none yet", style="dim")
+        return out
+    out.append("\n")
+    for e in entries:
+        who = e.operator + (f" as {e.as_operator}" if e.as_operator else "")
+        out.append(f"{e.ts.replace('T', ' ')[:19]}  " if when else "")
+        out.append(f"{who}  {e.action}  ")
+        out.append(
+            e.outcome + (f" {e.status}" if e.status else "") + (f" {e.error}" if e.error else ""),
+            _OUTCOME_STYLE.get(e.outcome, ""),
+        )
+        out.append(f"  {e.reason}\n" if e.reason else "\n")
+    out.rstrip()
+    return out
 
 
 class AuditScreen(FetchedScreen):

@@ -18,6 +18,7 @@ from console.exceptions import ApiError, ContractError
 from console.feed import short_ts
 from console.models import Conversation, Interruption, InterruptionDetail
 from console.screens._base import INTERRUPTION_BINDINGS, OperatorScreen
+from console.screens.audit import render_item_actions
 from console.state import resultado_style
 from console.takeover import delivery_mark, execute_warning, ledger_text
 from console.widgets.footer import KeysFooter
@@ -34,6 +35,8 @@ ATTEMPT_COLUMNS = (
 """Fixed widths: the table reads the same whatever arrives first, rows or a redraw."""
 DELIVERY_POLL_S = 1.0
 """While an outbound message is still pending, its delivery is refetched this often."""
+TAKEOVER_ACTIONS_SHOWN = 3
+"""The takeover screen is the conversation's: it shows only its newest operator actions."""
 
 
 class InterruptionDetailScreen(OperatorScreen):
@@ -64,6 +67,7 @@ class InterruptionDetailScreen(OperatorScreen):
         yield Static("Loading…", id="summary")
         yield Static("", id="ledger")
         yield Static("", id="outcome")
+        yield Static("", id="item-actions")
         with Vertical(id="transcript-pane"):
             yield Label("Conversation", id="conversation-title", classes="pane-title")
             with VerticalScroll(id="transcript-scroll"):
@@ -122,6 +126,9 @@ class InterruptionDetailScreen(OperatorScreen):
         """Screen-owned: popping the screen cancels a fetch nobody will see."""
         try:
             detail = await self.console.client.interruption(self.interruption_id)
+            actions = await self.console.client.audit(
+                TAKEOVER_ACTIONS_SHOWN, target=str(self.interruption_id)
+            )
         except ApiError as exc:
             if isinstance(exc, ContractError):
                 self.console.report_contract_error(exc.route, exc.field, exc.detail)
@@ -130,6 +137,7 @@ class InterruptionDetailScreen(OperatorScreen):
         self.detail = detail
         await self._fetch_conversation(detail.conversation)
         self._display(detail)
+        self.query_one("#item-actions", Static).update(render_item_actions(actions, when=False))
 
     @work(exclusive=True, group="conversation", exit_on_error=False)
     async def load_conversation(self) -> None:

@@ -21,7 +21,9 @@ from textual.widgets import Static
 from console.actions_inbox import item_key
 from console.exceptions import ApiError, ContractError
 from console.models_inbox import ApprovalOut, HandoffOut, InboxItem
+from console.models_operators import AuditEntry
 from console.screens._inbox_keys import InboxKeysScreen
+from console.screens.audit import ITEM_ACTIONS_SHOWN, render_item_actions
 from console.widgets.footer import KeysFooter
 from console.widgets.status_bar import StatusBar
 
@@ -57,6 +59,7 @@ class ItemDetailScreen(InboxKeysScreen):
         super().__init__()
         self.item = item
         self.record: ApprovalOut | HandoffOut | None = None
+        self.actions: list[AuditEntry] = []  # its operator actions (GET /api/audit?target=)
         self.loads = 0
         """Completed fetches (the live-update test watches it)."""
 
@@ -66,6 +69,7 @@ class ItemDetailScreen(InboxKeysScreen):
         yield Static("Loading…", id="summary")
         with VerticalScroll(id="record-scroll"):
             yield Static(id="record")
+            yield Static(id="item-actions")
         yield Static("", id="outcome")
         yield KeysFooter()
 
@@ -89,6 +93,7 @@ class ItemDetailScreen(InboxKeysScreen):
         """Screen-owned: popping the screen cancels a fetch nobody will see."""
         client, item = self.console.client, self.item
         try:
+            self.actions = await client.audit(ITEM_ACTIONS_SHOWN, target=item.target_id)
             if item.kind == "action_approval":
                 self.record = await client.approval(item.target_id)
             elif item.kind == "handoff":
@@ -135,6 +140,7 @@ class ItemDetailScreen(InboxKeysScreen):
             )
         )
         self.query_one("#record", Static).update(self._record_text())
+        self.query_one("#item-actions", Static).update(render_item_actions(self.actions))
         outcome = self.console.outcomes.get(item_key(item))
         self.query_one("#outcome", Static).update(
             Text.assemble(("last action: ", "bold"), (outcome.text, outcome.style))

@@ -21,6 +21,7 @@ from console.exceptions import ApiError, ContractError
 from console.models import Findings, InfraFiles, InfraPrDetail
 from console.models_inbox import InboxItem
 from console.screens._inbox_keys import InboxKeysScreen
+from console.screens.audit import ITEM_ACTIONS_SHOWN, render_item_actions
 from console.widgets.footer import KeysFooter
 from console.widgets.status_bar import StatusBar
 
@@ -62,6 +63,7 @@ class PrDetailScreen(InboxKeysScreen):
         with TabbedContent(id="tabs"):
             with TabPane("Timeline", id="tab-timeline"), VerticalScroll():
                 yield Static(id="timeline")
+                yield Static(id="item-actions")
             with TabPane("Findings", id="tab-findings"), VerticalScroll():
                 yield Static(id="findings")
             with TabPane("Diff", id="tab-diff"), VerticalScroll():
@@ -121,10 +123,11 @@ class PrDetailScreen(InboxKeysScreen):
         """Screen-owned: popping the screen cancels a fetch nobody will see."""
         client = self.console.client
         try:
-            detail, files, findings = await asyncio.gather(
+            detail, files, findings, actions = await asyncio.gather(
                 client.infra_pr(self.pr_action_id),
                 client.infra_files(self.pr_action_id),
                 client.infra_findings(self.pr_action_id),
+                client.audit(ITEM_ACTIONS_SHOWN, target=self.pr_action_id),
             )
         except ApiError as exc:
             if isinstance(exc, ContractError):
@@ -133,6 +136,7 @@ class PrDetailScreen(InboxKeysScreen):
             return
         self.detail = detail
         self._display(detail, files, findings)
+        self.query_one("#item-actions", Static).update(render_item_actions(actions))
         self.refresh_bindings()  # a final PR has no keys left
         self.loads += 1
 
