@@ -8,7 +8,10 @@ import subprocess
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
+
+from backend.gates.targets import dockerfile_targets
 
 RULES_DIR = Path(__file__).resolve().parent.parent / "rules"
 REPO_ROOT = Path(__file__).resolve().parents[3]
@@ -32,6 +35,11 @@ class ScanContext:
     timeout_s: float = DEFAULT_TIMEOUT_S
     semgrep_bin: str | None = None
     semgrep_missing: str = "semgrep not installed"
+
+    @cached_property
+    def dockerfiles(self) -> list[str]:
+        """The copy's Dockerfiles, by name or content (read once: three scanners ask)."""
+        return dockerfile_targets(self.root, self.files)
 
 
 class ToolMissing(Exception):

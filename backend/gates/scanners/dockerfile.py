@@ -16,7 +16,6 @@ from dockerfile_parse import DockerfileParser
 from backend.gates.findings import Finding, ScanResult
 from backend.gates.scanners._base import ScanContext
 from backend.gates.scanners.dockerfile_user import blank_heredocs, final_user
-from backend.gates.targets import dockerfile_targets
 
 TOOL = "dockerfile"
 _URL = re.compile(r"^(https?|ftp)://|^git@", re.IGNORECASE)
@@ -24,7 +23,7 @@ _URL = re.compile(r"^(https?|ftp)://|^git@", re.IGNORECASE)
 
 def scan(ctx: ScanContext) -> ScanResult | None:
     """Check every Dockerfile of the copy; ``None`` when there is none."""
-    targets = dockerfile_targets(ctx.root, ctx.files)
+    targets = ctx.dockerfiles
     if not targets:
         return None
     findings: list[Finding] = []

@@ -13,7 +13,6 @@ from backend.gates.scanners._base import (
     run_tool,
     tail,
 )
-from backend.gates.targets import dockerfile_targets
 
 TOOL = "hadolint"
 CONFIG = RULES_DIR / "hadolint.yaml"
@@ -42,7 +41,7 @@ def command(binary: str, targets: list[str]) -> list[str]:
 
 def scan(ctx: ScanContext) -> ScanResult | None:
     """Lint every Dockerfile of the copy; ``None`` when there is none."""
-    targets = dockerfile_targets(ctx.root, ctx.files)
+    targets = ctx.dockerfiles
     if not targets:
         return None
     binary = find_binary(TOOL)

@@ -31,7 +31,7 @@ import yaml
 
 from backend.gates.findings import Finding, ScanResult, Severity
 from backend.gates.scanners._base import RULES_DIR, ScanContext, ToolFailed, run_tool, tail
-from backend.gates.targets import dockerfile_targets, is_dockerfile
+from backend.gates.targets import is_dockerfile
 
 TOOL = "semgrep"
 SEMGREP_RULES = RULES_DIR / "semgrep"
@@ -78,7 +78,7 @@ def rule_configs(ctx: ScanContext) -> Iterator[list[str]]:
     """The ``--config`` paths of this run: the shipped rules directory, or, when some
     Dockerfile is known only by its content, the shipped files with every rule meant for
     Dockerfiles (its ``include`` matches the name ``Dockerfile``) also including those."""
-    by_content = [rel for rel in dockerfile_targets(ctx.root, ctx.files) if not is_dockerfile(rel)]
+    by_content = [rel for rel in ctx.dockerfiles if not is_dockerfile(rel)]
     if not by_content:
         yield [str(SEMGREP_RULES)]
         return
