@@ -182,9 +182,9 @@ def _audit_page(
         query += "_subject"  # the item's index; the operator, if given, filters that range
     elif operator is not None:
         query += "_operator"
-    params = {"after": after, "upto": upto, "operator": operator, "subject": target}
+    params = {"after": after, "upto": upto, "operator": operator, "subject": target, "limit": limit}
     with backend.db.transaction(write=False) as tx:
-        rows = tx.all(query, {**params, "limit": limit})
+        rows = tx.all(query, params)
     events = [Event.from_row(r) for r in rows]
     return events[::-1] if tail else events
 

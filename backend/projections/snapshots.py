@@ -53,22 +53,14 @@ class Snapshots:
                 {"upto": upto, "facts": encode(tables), "created_at": utcnow_iso()},
             )
 
-    def catch_up(
-        self, target: int | None = None, *, max_blocks: int | None = None
-    ) -> tuple[int, Tables]:
+    def catch_up(self, target: int | None = None) -> tuple[int, Tables]:
         """Build every missing snapshot up to ``target`` (default: the log's last id) over
-        complete blocks only, at most ``max_blocks`` of them; return the newest snapshot at
-        or before ``target``."""
+        complete blocks only; return the newest snapshot at or before ``target``."""
         last = self.events.last_id()
         target = last if target is None else min(target, last)
         upto, tables = self.latest(target)
-        if max_blocks is not None:
-            target = min(target, upto + max_blocks * self.every)
         while upto + self.every <= target:
-            nxt = upto + self.every
-            tables = fold(self.events.until(nxt, upto), copy(tables))
-            self.put(nxt, tables)
-            upto = nxt
+            upto, tables = self._build(upto, tables)
         return upto, tables
 
     def tables_at(self, at: int) -> Tables:
@@ -85,6 +77,10 @@ class Snapshots:
         upto, tables = since if since is not None else self.latest(last)
         if upto + self.every > last:
             return None
+        return self._build(upto, tables)
+
+    def _build(self, upto: int, tables: Tables) -> tuple[int, Tables]:
+        """Fold the block after the snapshot at ``upto`` onto it and store the result."""
         nxt = upto + self.every
         tables = fold(self.events.until(nxt, upto), copy(tables))
         self.put(nxt, tables)

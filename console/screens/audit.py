@@ -17,6 +17,21 @@ AUDIT_SHOWN = 1000
 _OUTCOME_STYLE = {"done": "green", "refused": "bold red", "failed": "red"}
 
 
+def _when(e: AuditEntry) -> str:
+    return e.ts.replace("T", " ")[:19]
+
+
+def _who(e: AuditEntry) -> str:
+    return e.operator + (f" as {e.as_operator}" if e.as_operator else "")
+
+
+def _outcome(e: AuditEntry) -> Text:
+    return Text(
+        e.outcome + (f" {e.status}" if e.status else "") + (f" {e.error}" if e.error else ""),
+        _OUTCOME_STYLE.get(e.outcome, ""),
+    )
+
+
 def render_audit(entries: list[AuditEntry]) -> Table | Text:
     """The entries as a table, newest first."""
     if not entries:
@@ -25,18 +40,8 @@ def render_audit(entries: list[AuditEntry]) -> Table | Text:
     for column in ("when", "who", "action", "target", "outcome", "reason"):
         table.add_column(column)
     for e in reversed(entries):
-        who = e.operator + (f" as {e.as_operator}" if e.as_operator else "")
-        outcome = Text(
-            e.outcome + (f" {e.status}" if e.status else "") + (f" {e.error}" if e.error else ""),
-            _OUTCOME_STYLE.get(e.outcome, ""),
-        )
         table.add_row(
-            e.ts.replace("T", " ")[:19],
-            who,
-            e.action,
-            " ".join(e.target.values()),
-            outcome,
-            e.reason or "",
+            _when(e), _who(e), e.action, " ".join(e.target.values()), _outcome(e), e.reason or ""
         )
     return table
 
@@ -55,13 +60,9 @@ def render_item_actions(entries: list[AuditEntry], *, when: bool = True) -> Text
         return out
     out.append("\n")
     for e in entries:
-        who = e.operator + (f" as {e.as_operator}" if e.as_operator else "")
-        out.append(f"{e.ts.replace('T', ' ')[:19]}  " if when else "")
-        out.append(f"{who}  {e.action}  ")
-        out.append(
-            e.outcome + (f" {e.status}" if e.status else "") + (f" {e.error}" if e.error else ""),
-            _OUTCOME_STYLE.get(e.outcome, ""),
-        )
+        out.append(f"{_when(e)}  " if when else "")
+        out.append(f"{_who(e)}  {e.action}  ")
+        out.append(_outcome(e))
         out.append(f"  {e.reason}\n" if e.reason else "\n")
     out.rstrip()
     return out

@@ -4,6 +4,7 @@ box, and the keys to finish the takeover by hand."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import ClassVar
 
 from rich.text import Text
@@ -125,9 +126,9 @@ class InterruptionDetailScreen(OperatorScreen):
     async def load(self) -> None:
         """Screen-owned: popping the screen cancels a fetch nobody will see."""
         try:
-            detail = await self.console.client.interruption(self.interruption_id)
-            actions = await self.console.client.audit(
-                TAKEOVER_ACTIONS_SHOWN, target=str(self.interruption_id)
+            detail, actions = await asyncio.gather(
+                self.console.client.interruption(self.interruption_id),
+                self.console.client.audit(TAKEOVER_ACTIONS_SHOWN, target=str(self.interruption_id)),
             )
         except ApiError as exc:
             if isinstance(exc, ContractError):

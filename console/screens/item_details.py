@@ -8,6 +8,7 @@ Each refetches when an event touches its item (``approval:<id>``, ``handoff:<id>
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import TYPE_CHECKING, ClassVar
 
@@ -92,13 +93,19 @@ class ItemDetailScreen(InboxKeysScreen):
     async def load(self) -> None:
         """Screen-owned: popping the screen cancels a fetch nobody will see."""
         client, item = self.console.client, self.item
-        try:
-            self.actions = await client.audit(ITEM_ACTIONS_SHOWN, target=item.target_id)
+
+        async def record() -> ApprovalOut | HandoffOut | None:
             if item.kind == "action_approval":
-                self.record = await client.approval(item.target_id)
-            elif item.kind == "handoff":
+                return await client.approval(item.target_id)
+            if item.kind == "handoff":
                 every = await client.handoffs(status=None)
-                self.record = next((h for h in every if h.id == item.target_id), None)
+                return next((h for h in every if h.id == item.target_id), None)
+            return None
+
+        try:
+            self.record, self.actions = await asyncio.gather(
+                record(), client.audit(ITEM_ACTIONS_SHOWN, target=item.target_id)
+            )
         except ApiError as exc:
             if isinstance(exc, ContractError):
                 self.console.report_contract_error(exc.route, exc.field, exc.detail)
