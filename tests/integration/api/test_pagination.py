@@ -112,10 +112,12 @@ def test_projects_handoffs_inbox_and_prs_walk_every_page_once(live: Live) -> Non
     backend = live.backend
     projects = [_project(live, f"p{i}") for i in range(5)]
     sessions = [backend.store.create_session(projects[0], f"s{i}")["id"] for i in range(5)]
-    handoffs = [
-        backend.store.offer_handoff(projects[0], s, "arquiteto", "infra", "ready").id
-        for s in sessions
+    offered = [
+        backend.store.offer_handoff(projects[0], s, "arquiteto", "infra", "ready") for s in sessions
     ]
+    # The pages' order is (offered_at, id): two offers in one millisecond tie on the time
+    # and their random ids decide (creation order once failed CI that way).
+    handoffs = [h.id for h in sorted(offered, key=lambda h: (h.offered_at, h.id))]
     with backend.events.db.transaction() as tx:
         for i in range(5):
             pr = PullRequest.opened(
