@@ -7,11 +7,12 @@ models back, or an :mod:`console.exceptions` error carrying an operator-readable
 from __future__ import annotations
 
 import json
+import ssl
 import time
 from collections.abc import AsyncGenerator, Callable
 from decimal import Decimal
 from typing import Any, Literal, TypeVar
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 import httpx
 from httpx_sse import ServerSentEvent, SSEError
@@ -69,6 +70,19 @@ _T = TypeVar("_T")
 ResolveAction = Literal["execute", "deny", "hand_back"]
 
 
+def tls_context(base_url: str) -> ssl.SSLContext | bool:
+    """How the client verifies TLS for a backend at ``base_url``.
+
+    Loading the CA bundle (what ``verify=True`` does) costs tens of milliseconds before the
+    console's first frame, and a plain-http backend (the loopback default) never uses it.
+    Such a backend gets a client context with no trust roots instead: verification stays
+    on, so a request that somehow reached an https URL would fail closed, not go unchecked.
+    """
+    if urlsplit(base_url).scheme == "https":
+        return True
+    return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+
+
 class ConsoleClient(InboxCalls, AgentCalls, OperatorCalls):
     """Typed async calls of the HTTP API.
 
@@ -90,7 +104,11 @@ class ConsoleClient(InboxCalls, AgentCalls, OperatorCalls):
         self.base_url = base_url.rstrip("/")
         headers = {"Authorization": f"Bearer {token}"} if token else {}
         self._http = httpx.AsyncClient(
-            base_url=self.base_url, headers=headers, timeout=timeout, transport=transport
+            base_url=self.base_url,
+            headers=headers,
+            timeout=timeout,
+            transport=transport,
+            verify=tls_context(self.base_url),
         )
         self.last_line_at: float = 0.0
         """``time.monotonic()`` of the last byte line read from the stream (heartbeats too)."""

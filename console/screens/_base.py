@@ -8,11 +8,12 @@ from typing import TYPE_CHECKING, cast
 from textual import events
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
-from textual.widgets import Static
+from textual.widgets import Input, Static
 
 from console.actions import DANGEROUS_ACTIONS
 from console.layout import MIN_HEIGHT, MIN_WIDTH, too_small
 from console.models import InfraPr, Interruption, UncertainItem
+from console.widgets.footer import KeysFooter
 from console.widgets.status_bar import StatusBar
 
 if TYPE_CHECKING:
@@ -63,6 +64,11 @@ class ConsoleScreen(Screen[None]):
         # CSS_PATH), so it starts current; a later theme change still refreshes it.
         with contextlib.suppress(RuntimeError):  # no running App: nothing to match
             self._css_update_count = self.app._css_update_count
+            # Likewise the width class (-narrow, -wide...) the first Resize would add: given
+            # now, that Resize finds it set and does not restyle the whole screen once more
+            # just before the first frame. Textual's own rule picks it, so a resize agrees.
+            width, breakpoints = self.app.size.width, self.app.HORIZONTAL_BREAKPOINTS or []
+            self.add_class(*self._get_breakpoint_classes(width, breakpoints), update=False)
 
     @property
     def console(self) -> CadenciaConsole:
@@ -71,8 +77,6 @@ class ConsoleScreen(Screen[None]):
 
     def on_mount(self) -> None:
         """Follow the App's status; cover the screen while the terminal is too small."""
-        if not self.query("#too-small"):  # Textual also runs this handler for each subclass
-            self.mount(Static(id="too-small"))
         self._check_size(self.app.size.width, self.app.size.height)
         self.console.status_changed.subscribe(self, self._sync_status)
         self._sync_status(None)
@@ -85,15 +89,45 @@ class ConsoleScreen(Screen[None]):
     def fit(self, width: int) -> None:
         """Subclasses widen their table columns to ``width``."""
 
+    async def filter_box(self, placeholder: str) -> Input:
+        """The screen's filter line (``/``), mounted the first time it is asked for, where
+        compose would have put it (above the footer).
+
+        Composed hidden with the screen, it cost every first paint the styling and layout
+        of a widget most sessions never show.
+        """
+        found = self.query("#filter")
+        if found:
+            return found.first(Input)
+        box = Input(placeholder=placeholder, id="filter", classes="hidden")
+        await self.mount(box, before=self.query_one(KeysFooter))
+        return box
+
+    def hide_filter(self) -> None:
+        """Clear the filter line and hide it (nothing to do if it was never shown)."""
+        for box in self.query("#filter").results(Input):
+            box.value = ""
+            box.add_class("hidden")
+
     def _check_size(self, width: int, height: int) -> None:
         # Saying so beats silently dropping columns an operator then never knows exist.
         small = too_small(width, height)
-        self.set_class(small, "-too-small")
         if small:
-            self.query_one("#too-small", Static).update(
+            self._too_small_banner().update(
                 f"Terminal too small: {width}×{height}.\n"
                 f"The console needs at least {MIN_WIDTH}×{MIN_HEIGHT}; enlarge the window."
             )
+        self.set_class(small, "-too-small")
+
+    def _too_small_banner(self) -> Static:
+        # Mounted the first time the terminal is too small, not with every screen: most never
+        # are, and a widget mounted after compose costs the first frame one more styling pass.
+        found = self.query("#too-small")
+        if found:
+            return found.first(Static)
+        banner = Static(id="too-small")
+        self.mount(banner)
+        return banner
 
     def on_screen_resume(self) -> None:
         """A screen coming back shows the current status, not the one it left with."""

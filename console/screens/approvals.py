@@ -82,7 +82,7 @@ class ApprovalsScreen(OperatorScreen):
     ]
 
     def compose(self) -> ComposeResult:
-        """Status bar, the two lists, filter line, footer."""
+        """Status bar, the lists, footer (the filter line comes with ``/``)."""
         yield StatusBar()
         with Vertical(id="prs-pane"):
             yield Label("Infra PRs in review", classes="pane-title")
@@ -95,9 +95,6 @@ class ApprovalsScreen(OperatorScreen):
                 "Uncertain outcomes (resultado_incerto: did money move?)", classes="pane-title"
             )
             yield DataTable(id="uncertain", cursor_type="row")
-        yield Input(
-            placeholder="filter PRs and interruptions (esc clears)", id="filter", classes="hidden"
-        )
         yield KeysFooter()
 
     def on_mount(self) -> None:
@@ -158,17 +155,15 @@ class ApprovalsScreen(OperatorScreen):
         elif pr := self.selected_pr():
             self.app.push_screen(PrDetailScreen(pr.pr_action_id))
 
-    def action_filter(self) -> None:
+    async def action_filter(self) -> None:
         """``/``: filter both lists."""
-        box = self.query_one("#filter", Input)
+        box = await self.filter_box("filter PRs and interruptions (esc clears)")
         box.remove_class("hidden")
         box.focus()
 
     def action_clear_filter(self) -> None:
         """``esc``: clear and hide the filter."""
-        box = self.query_one("#filter", Input)
-        box.value = ""
-        box.add_class("hidden")
+        self.hide_filter()
         self.query_one("#prs", DataTable).focus()
 
     def selected_pr(self) -> InfraPr | None:

@@ -66,8 +66,10 @@ class InboxScreen(InboxKeysScreen):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("enter", "open", "Open"),
         Binding("n", "next_attention", "Next", tooltip="next item that needs you"),
-        Binding("j", "cursor('down')", "Down", show=False),
-        Binding("k", "cursor('up')", "Up", show=False),
+        # Priority: the App runs j/k as the key arrives, not after it bubbled up from the
+        # table through its pane and the screen, one message queue per hop.
+        Binding("j", "cursor('down')", "Down", show=False, priority=True),
+        Binding("k", "cursor('up')", "Up", show=False, priority=True),
     ]
 
     def compose(self) -> ComposeResult:

@@ -59,8 +59,12 @@ class TeamScreen(ConsoleScreen):
     TITLE = "Team"
     CSS_PATH = "team.tcss"
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("j", "cursor_down", "Down", show=False),
-        Binding("k", "cursor_up", "Up", show=False),
+        # Priority: the App runs j/k as the key arrives, instead of after the key has
+        # bubbled up from the table through both panes and the screen, one message queue
+        # per hop. The filter box still gets its letters: Textual leaves out the bindings
+        # of keys a focused Input consumes.
+        Binding("j", "cursor_down", "Down", show=False, priority=True),
+        Binding("k", "cursor_up", "Up", show=False, priority=True),
         Binding("slash", "filter", "Filter"),
         Binding("escape", "clear_filter", "Clear filter", show=False),
         Binding("f", "focus_feed", "Feed"),
@@ -71,7 +75,7 @@ class TeamScreen(ConsoleScreen):
     ]
 
     def compose(self) -> ComposeResult:
-        """Status bar, roster | feed, filter line, footer."""
+        """Status bar, roster | feed, footer (the filter line comes with ``/``)."""
         yield StatusBar()
         with Horizontal(id="body"):
             with Vertical(id="roster-pane"):
@@ -80,7 +84,6 @@ class TeamScreen(ConsoleScreen):
             with Vertical(id="feed-pane"):
                 yield Label("Activity", classes="pane-title")
                 yield ActivityFeed(max_lines=self.console.settings.feed_max_lines, id="feed")
-        yield Input(placeholder="filter agents (esc clears)", id="filter", classes="hidden")
         yield KeysFooter()
 
     def on_mount(self) -> None:
@@ -142,17 +145,15 @@ class TeamScreen(ConsoleScreen):
         """``k``."""
         self._focused_scroller("up")
 
-    def action_filter(self) -> None:
+    async def action_filter(self) -> None:
         """``/``: filter the roster."""
-        box = self.query_one("#filter", Input)
+        box = await self.filter_box("filter agents (esc clears)")
         box.remove_class("hidden")
         box.focus()
 
     def action_clear_filter(self) -> None:
         """``esc``: clear and hide the filter."""
-        box = self.query_one("#filter", Input)
-        box.value = ""
-        box.add_class("hidden")
+        self.hide_filter()
         self.query_one("#roster", DataTable).focus()
 
     def action_toggle_agent_pause(self) -> None:

@@ -239,6 +239,24 @@ async def test_filter_narrows_the_lists(make_app: Factory, world: World) -> None
         await wait_for(pilot, lambda: _pr_keys(app) == [world.pr_ready, world.pr_changes])
 
 
+async def test_team_filter_takes_j_and_k_as_letters(make_app: Factory) -> None:
+    # j/k are priority bindings on the Team (run as the key arrives, before the focused
+    # widget): the filter box must still get them as letters, and once it is closed they
+    # move the cursor again.
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until_live(pilot)
+        table = app.screen.query_one("#roster", DataTable)
+        await wait_for(pilot, lambda: table.row_count > 1)
+        await pilot.press("slash", "j", "k")
+        assert app.screen.query_one("#filter", Input).value == "jk"
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: table.row_count > 1 and app.screen.focused is table)
+        row = table.cursor_row
+        await pilot.press("j")
+        assert table.cursor_row == row + 1
+
+
 async def test_feed_stays_put_when_scrolled_up(make_app: Factory, live: Live) -> None:
     app = make_app()
     async with app.run_test(size=(120, 40)) as pilot:

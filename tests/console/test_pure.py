@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import ssl
 from decimal import Decimal
 from typing import get_args
 
@@ -11,7 +12,7 @@ import pytest
 from httpx_sse import ServerSentEvent
 from pydantic import ValidationError as PydanticValidationError
 
-from console.client import _error_from, _parse, _stream_item
+from console.client import _error_from, _parse, _stream_item, tls_context
 from console.exceptions import (
     AuthError,
     BlockedByLedgerError,
@@ -89,6 +90,14 @@ def test_backoff_grows_capped_with_jitter() -> None:
     assert all(0.25 <= d <= 15.0 for d in delays)
     assert max(backoff_delay(10, rng=random.Random(s)) for s in range(50)) > 5
     assert len({round(backoff_delay(5, rng=random.Random(s)), 3) for s in range(20)}) > 10
+
+
+def test_plain_http_skips_the_ca_bundle_but_tls_would_still_be_verified() -> None:
+    assert tls_context("https://ops.example.com") is True  # httpx's own verification
+    ctx = tls_context("http://127.0.0.1:8765")
+    assert isinstance(ctx, ssl.SSLContext)
+    assert ctx.cert_store_stats()["x509_ca"] == 0  # nothing loaded at start
+    assert (ctx.verify_mode, ctx.check_hostname) == (ssl.CERT_REQUIRED, True)  # fails closed
 
 
 def test_error_translation() -> None:
