@@ -57,6 +57,23 @@ _IMPLIED_GATE_STATUS: dict[str, str] = {
     EventType.INFRA_ARTIFACT_BLOCKED: "blocked",
 }
 FLAGS: frozenset[str] = frozenset({"execution", "infra", "gate_opened", "conversation"})
+FACT_EVENTS: frozenset[str] = (
+    frozenset(
+        {
+            EventType.AGENT_STATUS,
+            EventType.AGENT_PAUSED,
+            EventType.AGENT_RESUMED,
+            EventType.AGENT_TURN,
+            EventType.EXECUTION_ACTIVATED,
+            EventType.HANDOFF_ACCEPTED,
+        }
+    )
+    | DEV_EVENTS
+    | GATE_EVENTS
+    | CONVERSATION_EVENTS
+)
+"""The only event types :func:`facts_of` finds facts in: every other event is skipped
+before its payload is even looked at (the projector runs on every append)."""
 
 
 @dataclass(frozen=True)
@@ -92,7 +109,15 @@ def facts_of(event: Any) -> list[Fact]:
 
     Most events say nothing (``[]``) or one fact; none says more than four.
     """
-    view = as_event(event)
+    kind = event.get("type") if isinstance(event, Mapping) else getattr(event, "type", None)
+    if not isinstance(kind, str) or kind not in FACT_EVENTS:
+        return []
+    return facts_of_view(as_event(event))
+
+
+def facts_of_view(view: EventView) -> list[Fact]:
+    """:func:`facts_of` without its shortcut on :data:`FACT_EVENTS` (a test proves the
+    shortcut skips nothing this would find)."""
     kind, p, agent = view.type, view.payload, view.agent
     scope = view.project_id or GLOBAL
     out: list[Fact] = []

@@ -5,8 +5,21 @@ from __future__ import annotations
 import random
 from typing import Any
 
+from backend.agents.activity import as_event
 from backend.agents.roster import render_roster
-from backend.agents.roster_facts import GLOBAL, Fact, Row, apply, facts_of, fold, merge
+from backend.agents.roster_facts import (
+    FACT_EVENTS,
+    GLOBAL,
+    Fact,
+    Row,
+    apply,
+    facts_of,
+    facts_of_view,
+    fold,
+    merge,
+)
+from backend.agents.team import INFRA
+from backend.events import EventType
 
 
 def ev(
@@ -27,6 +40,39 @@ def test_a_customer_message_is_one_flag_and_most_events_say_nothing() -> None:
     message = ev(9, "conversa.mensagem", None, None, conversaId="c", autor="cliente", texto="oi")
     assert facts_of(message) == [Fact(GLOBAL, "conversation", True, 9, "first")]
     assert facts_of(ev(10, "architecture.readiness_confirmed", "arquiteto", summary="ok")) == []
+
+
+def test_the_shortcut_on_fact_events_skips_no_event_type_that_has_facts() -> None:
+    # Every payload key facts_of reads, filled, on every event type the shortcut skips:
+    # the full path finds nothing in any of them either.
+    loaded = {
+        "status": "working",
+        "detail": "d",
+        "operator": "ana",
+        "reason": "r",
+        "model": "m",
+        "modules": ["api"],
+        "to_agent": INFRA,
+        "autonomy_seeded": {"merge": "ask"},
+        "gate_status": "awaiting_qa",
+        "pr_action_id": 1,
+        "task_id": "t1",
+        "module": "api",
+    }
+
+    def loaded_event(kind: str) -> dict:
+        event = ev(1, kind, "dev-1")
+        event["payload"] = {**loaded, "agent": "dev-1", "owner": "dev-1"}
+        return event
+
+    skipped = [kind for kind in EventType if kind not in FACT_EVENTS]
+    assert skipped  # most event types say nothing about the roster
+    for kind in skipped:
+        assert facts_of_view(as_event(loaded_event(kind.value))) == [], kind
+        assert facts_of(loaded_event(kind.value)) == []
+    for kind in FACT_EVENTS:  # and the shortcut lets each of these through
+        assert facts_of(loaded_event(kind)) == facts_of_view(as_event(loaded_event(kind)))
+        assert facts_of(loaded_event(kind)), kind
 
 
 def test_any_order_of_applying_the_facts_gives_the_same_table() -> None:
