@@ -55,3 +55,48 @@ def test_both_dialects_have_the_same_migration_numbers() -> None:
     assert [v for v, _, _ in migration_files("sqlite")] == [
         v for v, _, _ in migration_files("postgres")
     ]
+
+
+def test_0021_keeps_the_ledger_rows_and_drops_the_redundant_event_index(
+    tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An existing SQLite store moves to the WITHOUT ROWID ledger tables with every row."""
+    import backend.store.migrate as migrate_module
+
+    every = migration_files("sqlite")
+    monkeypatch.setattr(
+        migrate_module, "migration_files", lambda d: [m for m in every if m[0] < 21]
+    )
+    db = open_database(f"sqlite:///{tmp_path / 'old.sqlite3'}")
+    try:
+        migrate(db)
+        with db.transaction() as tx:
+            tx.execute_sql(
+                "INSERT INTO ledger_counters (chave, attempts, blocked, updated_at) "
+                "VALUES ('c#p#t', 3, 1, 'now')"
+            )
+            tx.execute_sql(
+                "INSERT INTO ledger_records (chave, ferramenta, conversa_id, entidade_id, status,"
+                " payload_hash, valor, resultado, lease_until, created_at, updated_at) VALUES"
+                " ('k', 'emitir-reembolso', 'c', 'p', 'executado', 'h', '10.00', '{\"ok\":1}',"
+                " 0, 'then', 'now')"
+            )
+        monkeypatch.undo()
+        assert migrate(db) == [v for v, _, _ in every if v >= 21]
+        with db.transaction(write=False) as tx:
+            counter = tx.one("ledger_counter_get", {"chave": "c#p#t"})
+            tx.execute_sql("SELECT chave, status, resultado FROM ledger_records")
+            records = tx._cursor.fetchall()
+            tx.execute_sql("SELECT name, sql FROM sqlite_master WHERE name LIKE 'ledger_%'")
+            schema = {r["name"]: r["sql"] for r in tx._cursor.fetchall()}
+            tx.execute_sql("SELECT name FROM sqlite_master WHERE type = 'index'")
+            indexes = {r["name"] for r in tx._cursor.fetchall()}
+    finally:
+        db.close()
+    assert counter == {"chave": "c#p#t", "attempts": 3, "blocked": 1}
+    assert records == [{"chave": "k", "status": "executado", "resultado": '{"ok":1}'}]
+    assert schema["ledger_counters"].endswith("WITHOUT ROWID")
+    assert schema["ledger_records"].endswith("WITHOUT ROWID")
+    assert "ledger_records_status_idx" in indexes
+    assert "events_session_idx" not in indexes
+    assert "events_session_type_idx" in indexes

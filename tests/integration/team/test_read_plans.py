@@ -22,6 +22,7 @@ from backend.store.queries import load_queries
 ROUTE_READS = {
     "events_of_session_type_newest": "events_session_type_idx",  # conversation's attempts
     "events_of_session_type": "events_session_type_idx",
+    "events_of_agent": "events_session_type_idx",  # a session agent's events of one type
     "events_agent_before": "events_agent_type_idx",  # an agent's turns, paged
     "events_agent_latest": "events_agent_type_idx",
     "events_before": "INTEGER PRIMARY KEY",  # activity feed pages
