@@ -8,6 +8,12 @@ that is down for one customer delays nobody else's messages beyond their own ret
 Every attempt is counted in the journal; a transient failure is retried with the same
 idempotency key on :class:`~backend.channel.base.RetryPolicy`'s schedule until its
 deadline, then the delivery is ``failed`` with the last error.
+
+Closing a delivery is a commit of its own (an fsync on SQLite), so closings are group
+committed: the first one is written at once, and those that finish while it is being
+written go together in the next commit. Each delivery still waits for its own closing
+to commit before the next message of its conversation goes out; a crash before that
+commit leaves the delivery ``pending`` and it is sent again with the same idempotency key.
 """
 
 from __future__ import annotations
@@ -47,6 +53,9 @@ class DeliveryWorker:
         self._inflight: set[int] = set()
         self._order: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._closing: list[tuple[int, Any, str | None, asyncio.Future[None]]] = []
+        """Finished deliveries waiting for the next closing commit."""
+        self._closer: asyncio.Task[None] | None = None
 
     def _notify(self, message_id: int) -> None:
         # Called after a commit, from whatever thread committed it.
@@ -128,8 +137,36 @@ class DeliveryWorker:
             return
 
     async def _finish(self, message: OutboundMessage, status: Any, error: str | None) -> None:
+        """Close the delivery; return once its closing has committed."""
         if status == "failed":
             log.warning("message %d could not be delivered: %s", message.message_id, error)
-        await asyncio.to_thread(
-            self.conversations.finish_delivery, message.message_id, status, error
-        )
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._closing.append((message.message_id, status, error, done))
+        if self._closer is None or self._closer.done():
+            self._closer = asyncio.create_task(self._close_waiting(), name="delivery-closer")
+            self._tasks.add(self._closer)
+            self._closer.add_done_callback(self._done)
+        await done
+
+    @property
+    def closings_waiting(self) -> int:
+        """Finished deliveries waiting for the next closing commit (the one in progress
+        not counted)."""
+        return len(self._closing)
+
+    async def _close_waiting(self) -> None:
+        """Commit every closing waiting, in one transaction, until none is left."""
+        while self._closing:
+            batch, self._closing = self._closing, []
+            try:
+                await asyncio.to_thread(
+                    self.conversations.finish_deliveries, [item[:3] for item in batch]
+                )
+            except Exception as exc:  # each waiting delivery fails as it would alone
+                for *_, done in batch:
+                    if not done.done():
+                        done.set_exception(exc)
+            else:
+                for *_, done in batch:
+                    if not done.done():
+                        done.set_result(None)

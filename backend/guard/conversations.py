@@ -14,7 +14,7 @@ leaves a ``pending`` row that the next start retries.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -282,15 +282,22 @@ class Conversations:
         self, message_id: int, status: Literal["delivered", "failed"], error: str | None
     ) -> None:
         """Close a pending delivery as ``delivered`` or ``failed``."""
+        self.finish_deliveries([(message_id, status, error)])
+
+    def finish_deliveries(
+        self, finished: Iterable[tuple[int, Literal["delivered", "failed"], str | None]]
+    ) -> None:
+        """Close several pending deliveries (``(message_id, status, error)``) in one commit."""
         now = utcnow_iso()
         with self.db.transaction() as tx:
-            tx.execute(
-                "delivery_finish",
-                {
-                    "message_id": message_id,
-                    "status": status,
-                    "error": error,
-                    "now": now,
-                    "delivered_at": now if status == "delivered" else None,
-                },
-            )
+            for message_id, status, error in finished:
+                tx.execute(
+                    "delivery_finish",
+                    {
+                        "message_id": message_id,
+                        "status": status,
+                        "error": error,
+                        "now": now,
+                        "delivered_at": now if status == "delivered" else None,
+                    },
+                )
