@@ -13,9 +13,23 @@ SELECT scope, key, value, event_id, first_id FROM roster_facts
 WHERE scope IN (%(global)s, %(scope)s) AND value IN ('"awaiting_qa"', '"awaiting_secops"');
 
 -- name: roster_gate_newest_infra
--- The infra PR the roster met last (what an idle Infra agent shows), through a partial index.
-SELECT scope, key, value, event_id, first_id FROM roster_facts
-WHERE scope IN (%(global)s, %(scope)s) AND key >= 'gate:infra PR ' AND key < 'gate:infra PR!'
+-- The infra PR the roster met last (what an idle Infra agent shows): the newest of each
+-- scope, each one step backwards on the partial index roster_facts_infra_idx (scope,
+-- first_id). With the two scopes in one IN list PostgreSQL sorted every infra PR's row
+-- (6 ms with 6,000 PRs).
+SELECT scope, key, value, event_id, first_id FROM (
+    SELECT * FROM (
+        SELECT scope, key, value, event_id, first_id FROM roster_facts
+        WHERE scope = %(global)s AND key >= 'gate:infra PR ' AND key < 'gate:infra PR!'
+        ORDER BY first_id DESC LIMIT 1
+    ) AS of_global
+    UNION ALL
+    SELECT * FROM (
+        SELECT scope, key, value, event_id, first_id FROM roster_facts
+        WHERE scope = %(scope)s AND key >= 'gate:infra PR ' AND key < 'gate:infra PR!'
+        ORDER BY first_id DESC LIMIT 1
+    ) AS of_scope
+) AS newest
 ORDER BY first_id DESC LIMIT 1;
 
 -- name: roster_facts_all

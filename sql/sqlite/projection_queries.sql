@@ -28,3 +28,24 @@ ON CONFLICT (scope, key) DO UPDATE SET
     value = CASE WHEN excluded.event_id >= f.event_id THEN excluded.value ELSE f.value END,
     event_id = MAX(f.event_id, excluded.event_id),
     first_id = MIN(f.first_id, excluded.first_id);
+
+-- name: roster_gate_newest_infra
+-- The shared query's shape, each scope's newest read one step backwards on the partial
+-- index roster_facts_infra_idx (scope, first_id): SQLite plans without statistics and would
+-- otherwise take the key range of the primary key and sort every infra PR of the scope.
+SELECT scope, key, value, event_id, first_id FROM (
+    SELECT * FROM (
+        SELECT scope, key, value, event_id, first_id FROM roster_facts
+        INDEXED BY roster_facts_infra_idx
+        WHERE scope = %(global)s AND key >= 'gate:infra PR ' AND key < 'gate:infra PR!'
+        ORDER BY first_id DESC LIMIT 1
+    ) AS of_global
+    UNION ALL
+    SELECT * FROM (
+        SELECT scope, key, value, event_id, first_id FROM roster_facts
+        INDEXED BY roster_facts_infra_idx
+        WHERE scope = %(scope)s AND key >= 'gate:infra PR ' AND key < 'gate:infra PR!'
+        ORDER BY first_id DESC LIMIT 1
+    ) AS of_scope
+) AS newest
+ORDER BY first_id DESC LIMIT 1;

@@ -69,3 +69,17 @@ def test_the_audit_queries_name_every_audited_type() -> None:
     assert OPERATOR_ACTIONS == (EventType.OPERATOR_ACTION,)
     for name in (n for n in ROUTE_READS if n.startswith("audit_")):
         assert f"type = '{EventType.OPERATOR_ACTION.value}'" in queries[name]
+
+
+def test_the_newest_infra_pr_is_one_step_back_on_its_partial_index_per_scope(
+    store: Path,
+) -> None:
+    """The roster's idle Infra line: never every infra PR of the project sorted."""
+    sql = load_queries("sqlite")["roster_gate_newest_infra"]
+    with sqlite3.connect(store) as conn:
+        plan = [
+            row[3]
+            for row in conn.execute(f"EXPLAIN QUERY PLAN {sql}", {"global": "", "scope": "p1"})
+        ]
+    searches = [step for step in plan if step.startswith("SEARCH roster_facts")]
+    assert searches == ["SEARCH roster_facts USING INDEX roster_facts_infra_idx (scope=?)"] * 2
