@@ -6,7 +6,6 @@ models back, or an :mod:`console.exceptions` error carrying an operator-readable
 
 from __future__ import annotations
 
-import json
 import ssl
 import time
 from collections.abc import AsyncGenerator, Callable
@@ -15,24 +14,19 @@ from typing import Any, Literal, TypeVar
 from urllib.parse import quote, urlsplit
 
 import httpx
-from httpx_sse import ServerSentEvent, SSEError
+from httpx_sse import SSEError
 
 # The public aiter_sse() swallows ':' heartbeat comments; reading lines ourselves through
 # the same decoders lets the console tell "quiet but alive" from "stale".
 from httpx_sse._decoders import SSEDecoder, SSELineDecoder
-from pydantic import TypeAdapter, ValidationError
 
 from console.client_agents import AgentCalls
+from console.client_decode import error_from, parse, read_json, stream_item
 from console.client_inbox import InboxCalls
 from console.client_operators import OperatorCalls
 from console.exceptions import (
     ApiError,
-    AuthError,
     BackendUnavailableError,
-    BlockedByLedgerError,
-    ConflictError,
-    ContractError,
-    NotFoundError,
 )
 from console.models import (
     ActivityLine,
@@ -47,8 +41,6 @@ from console.models import (
     InfraPrDetail,
     Interruption,
     InterruptionDetail,
-    LedgerFacts,
-    Malformed,
     Message,
     ResolveResult,
     Resync,
@@ -60,7 +52,6 @@ from console.models import (
 
 STREAM_READ_TIMEOUT_S = 45.0
 """Heartbeats come every 15 s; three missed means the stream is dead, reconnect."""
-STREAM_ROUTE = "GET /api/events/stream"
 PAGE_LIMIT = 1000
 """Items per page when the console walks a whole list (the API's maximum)."""
 MAX_PAGES = 100
@@ -193,13 +184,13 @@ class ConsoleClient(InboxCalls, AgentCalls, OperatorCalls):
         """Take over an interruption; :class:`ConflictError` if someone already did."""
         path = f"/api/interruptions/{interruption_id}/claim"
         body = await self._request("POST", path, json={"operator": operator})
-        return _parse(Interruption, body, f"POST {path}")
+        return parse(Interruption, body, f"POST {path}")
 
     async def reply(self, interruption_id: int, operator: str, text: str) -> Message:
         """Send the customer a message from the operator (any number of times while claimed)."""
         path = f"/api/interruptions/{interruption_id}/reply"
         body = await self._request("POST", path, json={"operator": operator, "text": text})
-        return _parse(Message, body, f"POST {path}")
+        return parse(Message, body, f"POST {path}")
 
     async def resolve(
         self,
@@ -227,7 +218,7 @@ class ConsoleClient(InboxCalls, AgentCalls, OperatorCalls):
             payload["reason"] = reason
         path = f"/api/interruptions/{interruption_id}/resolve"
         body = await self._request("POST", path, json=payload)
-        return _parse(ResolveResult, body, f"POST {path}")
+        return parse(ResolveResult, body, f"POST {path}")
 
     async def grant(
         self, interruption_id: int, operator: str, attempts: int, reason: str
@@ -238,13 +229,13 @@ class ConsoleClient(InboxCalls, AgentCalls, OperatorCalls):
         path = f"/api/interruptions/{interruption_id}/grant"
         payload = {"operator": operator, "attempts": attempts, "reason": reason}
         body = await self._request("POST", path, json=payload)
-        return _parse(Interruption, body, f"POST {path}")
+        return parse(Interruption, body, f"POST {path}")
 
     async def reconcile(self, uncertain_id: str, operator: str) -> UncertainOut:
         """Ask the gateway what happened to an uncertain attempt (by its idempotency key)."""
         path = f"/api/uncertain/{quote(uncertain_id, safe='')}/reconcile"
         body = await self._request("POST", path, json={"operator": operator})
-        return _parse(UncertainOut, body, f"POST {path}")
+        return parse(UncertainOut, body, f"POST {path}")
 
     async def settle(
         self,
@@ -259,7 +250,7 @@ class ConsoleClient(InboxCalls, AgentCalls, OperatorCalls):
         path = f"/api/uncertain/{quote(uncertain_id, safe='')}/settle"
         payload = {"operator": operator, "outcome": outcome, "reason": reason}
         body = await self._request("POST", path, json=payload)
-        return _parse(UncertainOut, body, f"POST {path}")
+        return parse(UncertainOut, body, f"POST {path}")
 
     # -- live stream -------------------------------------------------------------------
 
@@ -283,7 +274,7 @@ class ConsoleClient(InboxCalls, AgentCalls, OperatorCalls):
             ) as response:
                 if response.status_code >= 400:
                     await response.aread()
-                    raise _error_from(response)
+                    raise error_from(response)
                 self.last_line_at = clock()
                 yield Connected(resumed_from=last_event_id)
                 lines, decoder = SSELineDecoder(), SSEDecoder()
@@ -294,12 +285,12 @@ class ConsoleClient(InboxCalls, AgentCalls, OperatorCalls):
                         if sse is None:
                             continue
                         if sse.event == "resync":
-                            resync = _stream_item(Resync, sse)
+                            resync = stream_item(Resync, sse)
                             yield resync
                             if isinstance(resync, Resync):
                                 return
                         elif sse.event in ("", "event", "message") and sse.data:
-                            yield _stream_item(StreamEvent, sse)
+                            yield stream_item(StreamEvent, sse)
         except (httpx.TransportError, SSEError) as exc:
             raise BackendUnavailableError(f"event stream: {exc or type(exc).__name__}") from exc
         raise BackendUnavailableError("event stream ended")
@@ -312,10 +303,10 @@ class ConsoleClient(InboxCalls, AgentCalls, OperatorCalls):
             payload["reason"] = reason
         path = f"/api/prs/{pr_action_id}/{verb}"
         body = await self._request("POST", path, json=payload)
-        return _parse(InfraPr, body, f"POST {path}")
+        return parse(InfraPr, body, f"POST {path}")
 
     async def _get(self, shape: type[_T], path: str, **kwargs: Any) -> _T:
-        return _parse(shape, await self._request("GET", path, **kwargs), f"GET {path}")
+        return parse(shape, await self._request("GET", path, **kwargs), f"GET {path}")
 
     async def _get_all(
         self, shape: type[list[_T]], path: str, params: dict[str, Any] | None = None
@@ -326,7 +317,7 @@ class ConsoleClient(InboxCalls, AgentCalls, OperatorCalls):
         query = dict(params or {}, limit=PAGE_LIMIT)
         for _ in range(MAX_PAGES):
             response = await self._send("GET", path, params=query)
-            items += _parse(shape, _json(response, f"GET {path}"), f"GET {path}")
+            items += parse(shape, read_json(response, f"GET {path}"), f"GET {path}")
             cursor = response.headers.get("X-Next-Cursor")
             if not cursor:
                 break
@@ -334,7 +325,7 @@ class ConsoleClient(InboxCalls, AgentCalls, OperatorCalls):
         return items
 
     async def _request(self, method: str, path: str, **kwargs: Any) -> Any:
-        return _json(await self._send(method, path, **kwargs), f"{method} {path}")
+        return read_json(await self._send(method, path, **kwargs), f"{method} {path}")
 
     async def _send(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
         try:
@@ -342,77 +333,5 @@ class ConsoleClient(InboxCalls, AgentCalls, OperatorCalls):
         except httpx.TransportError as exc:
             raise BackendUnavailableError(f"{method} {path}: {exc or type(exc).__name__}") from exc
         if response.status_code >= 400:
-            raise _error_from(response)
+            raise error_from(response)
         return response
-
-
-def _json(response: httpx.Response, route: str) -> Any:
-    try:
-        return response.json()
-    except ValueError as exc:
-        raise ContractError(route, "(body)", "not JSON", response.status_code) from exc
-
-
-_ADAPTERS: dict[object, TypeAdapter[Any]] = {}
-"""One adapter per response shape, built on first use (building one costs more than a call)."""
-
-
-def _parse(shape: type[_T], body: Any, route: str) -> _T:
-    """Validate ``body`` as ``shape``; a mismatch becomes :class:`ContractError`.
-
-    pydantic's error must not escape: a screen catches :class:`ApiError` and keeps
-    running, where an unexpected exception would kill the worker that loads the data.
-    """
-    try:
-        adapter = _ADAPTERS.get(shape) or _ADAPTERS.setdefault(shape, TypeAdapter(shape))
-        return adapter.validate_python(body)  # type: ignore[no-any-return]
-    except ValidationError as exc:
-        field, detail = _first_error(exc)
-        raise ContractError(route, field, detail) from exc
-
-
-def _first_error(exc: ValidationError) -> tuple[str, str]:
-    errors = exc.errors(include_url=False)
-    first = errors[0]
-    field = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in first["loc"]).lstrip(".")
-    more = f" (+{len(errors) - 1} more)" if len(errors) > 1 else ""
-    return field or "(body)", f"{first['msg']}, got {first.get('input')!r}{more}"
-
-
-def _stream_item(shape: type[StreamEvent] | type[Resync], sse: ServerSentEvent) -> StreamItem:
-    """One SSE message as a model, or :class:`Malformed` naming what was wrong."""
-    event_id = int(sse.id) if sse.id and sse.id.isdigit() else None
-    try:
-        return _parse(shape, json.loads(sse.data), STREAM_ROUTE)
-    except ContractError as exc:
-        return Malformed(id=event_id, route=STREAM_ROUTE, field=exc.field, message=exc.detail)
-    except ValueError:
-        return Malformed(id=event_id, route=STREAM_ROUTE, field="(data)", message="not JSON")
-
-
-def _error_from(response: httpx.Response) -> ApiError:
-    """Translate an error response (``{"error": {"code", "message"}}``) to our tree."""
-    code, message = "http_error", response.reason_phrase or "error"
-    error: Any = None
-    try:
-        body = response.json()
-        error = body.get("error") if isinstance(body, dict) else None
-        if isinstance(error, dict):
-            code = str(error.get("code") or code)
-            message = str(error.get("message") or message)
-        elif isinstance(body, dict) and "detail" in body:
-            message = str(body["detail"])
-    except ValueError:
-        pass
-    status = response.status_code
-    if status == 409 and isinstance(error, dict) and error.get("ledger") is not None:
-        try:
-            facts = _parse(LedgerFacts, error["ledger"], f"409 {code}")
-        except ContractError:
-            pass  # still a conflict; without readable facts it is shown as a plain one
-        else:
-            return BlockedByLedgerError(status, code, message, facts)
-    cls = {401: AuthError, 403: AuthError, 404: NotFoundError, 409: ConflictError}.get(
-        status, ApiError
-    )
-    return cls(status, code, message)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import quote
 
+from console.client_decode import parse
 from console.models_agents import AgentPause, AgentTurn
 
 
@@ -36,9 +37,7 @@ class AgentCalls:
         return result
 
     async def _agent_action(self, agent_id: str, verb: str, body: dict[str, Any]) -> AgentPause:
-        from console.client import _parse
-
         path = f"/api/agents/{quote(agent_id, safe='')}/{verb}"
         answer = await self._request("POST", path, json=body)
-        result: AgentPause = _parse(AgentPause, answer, f"POST {path}")
+        result: AgentPause = parse(AgentPause, answer, f"POST {path}")
         return result

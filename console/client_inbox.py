@@ -13,6 +13,7 @@ from urllib.parse import quote
 
 from pydantic import BaseModel
 
+from console.client_decode import parse
 from console.exceptions import ApiError
 from console.models import InfraPr
 from console.models_inbox import (
@@ -75,8 +76,6 @@ class InboxCalls:
         Raises:
             ApiError: a required reason is blank (nothing is sent), or the server refused.
         """
-        from console.client import _parse
-
         if action.reason == "required" and not reason.strip():
             raise ApiError(422, "reason_required", f"a reason is required to {action.name}")
         shape = RESULT_SHAPE.get(item.kind)
@@ -86,4 +85,4 @@ class InboxCalls:
         if reason.strip() and action.reason != "none":
             body["reason"] = reason.strip()
         answer = await self._request(action.method, action.path, json=body)
-        return cast("ActResult", _parse(shape, answer, f"{action.method} {action.path}"))
+        return cast("ActResult", parse(shape, answer, f"{action.method} {action.path}"))

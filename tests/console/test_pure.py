@@ -12,7 +12,8 @@ import pytest
 from httpx_sse import ServerSentEvent
 from pydantic import ValidationError as PydanticValidationError
 
-from console.client import _error_from, _parse, _stream_item, tls_context
+from console.client import tls_context
+from console.client_decode import error_from, parse, stream_item
 from console.exceptions import (
     AuthError,
     BlockedByLedgerError,
@@ -104,10 +105,10 @@ def test_error_translation() -> None:
     def resp(status: int) -> httpx.Response:
         return httpx.Response(status, json={"error": {"code": "c", "message": "m"}})
 
-    assert isinstance(_error_from(resp(409)), ConflictError)
-    assert isinstance(_error_from(resp(401)), AuthError)
-    assert isinstance(_error_from(resp(404)), NotFoundError)
-    assert _error_from(resp(409)).message == "m"
+    assert isinstance(error_from(resp(409)), ConflictError)
+    assert isinstance(error_from(resp(401)), AuthError)
+    assert isinstance(error_from(resp(404)), NotFoundError)
+    assert error_from(resp(409)).message == "m"
 
 
 def test_interruption_item_and_detail_read_the_agreed_contract() -> None:
@@ -130,20 +131,20 @@ def test_interruption_item_and_detail_read_the_agreed_contract() -> None:
 
 def test_a_bad_field_is_a_contract_error_naming_route_and_field() -> None:
     with pytest.raises(ContractError) as caught:
-        _parse(list[RosterEntry], [{"id": "qa", "status": 3}], "GET /api/roster")
+        parse(list[RosterEntry], [{"id": "qa", "status": 3}], "GET /api/roster")
     assert (caught.value.route, caught.value.field) == ("GET /api/roster", "[0].status")
     assert "GET /api/roster" in caught.value.message
     assert "[0].status" in caught.value.message
 
 
 def test_an_unreadable_stream_event_is_malformed_not_fatal() -> None:
-    bad = _stream_item(StreamEvent, ServerSentEvent(event="event", data='{"id": "x"}', id="41"))
+    bad = stream_item(StreamEvent, ServerSentEvent(event="event", data='{"id": "x"}', id="41"))
     assert isinstance(bad, Malformed)
     assert (bad.id, bad.field) == (41, "id")
-    garbled = _stream_item(StreamEvent, ServerSentEvent(event="event", data="{", id="42"))
+    garbled = stream_item(StreamEvent, ServerSentEvent(event="event", data="{", id="42"))
     assert isinstance(garbled, Malformed)
     assert garbled.field == "(data)"
-    no_text = _stream_item(StreamEvent, ServerSentEvent(data='{"id": 43, "type": "x"}', id="43"))
+    no_text = stream_item(StreamEvent, ServerSentEvent(data='{"id": 43, "type": "x"}', id="43"))
     assert isinstance(no_text, Malformed)
     assert no_text.field == "text"  # the feed shows the server's line; without it, say so
 
@@ -193,7 +194,7 @@ def test_only_executado_is_reported_as_executed() -> None:
 
 def test_a_409_blocked_by_ledger_carries_the_ledger_facts() -> None:
     facts = _facts("executado").model_dump()
-    blocked = _error_from(
+    blocked = error_from(
         httpx.Response(
             409, json={"error": {"code": "blocked_by_ledger", "message": "m", "ledger": facts}}
         )
@@ -201,7 +202,7 @@ def test_a_409_blocked_by_ledger_carries_the_ledger_facts() -> None:
     assert isinstance(blocked, BlockedByLedgerError)
     assert blocked.ledger.valor == "129.90"
     assert "nothing ran" in blocked_outcome(blocked.ledger, "emitir-reembolso").text
-    unreadable = _error_from(
+    unreadable = error_from(
         httpx.Response(409, json={"error": {"code": "blocked_by_ledger", "message": "m"}})
     )
     assert type(unreadable) is ConflictError  # still a conflict, never a success
