@@ -24,10 +24,7 @@ from console.client_agents import AgentCalls
 from console.client_decode import error_from, parse, read_json, stream_item
 from console.client_inbox import InboxCalls
 from console.client_operators import OperatorCalls
-from console.exceptions import (
-    ApiError,
-    BackendUnavailableError,
-)
+from console.exceptions import ApiError, BackendUnavailableError
 from console.models import (
     ActivityLine,
     Approvals,

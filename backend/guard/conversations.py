@@ -278,16 +278,11 @@ class Conversations:
                 {"message_id": message_id, "error": error, "now": utcnow_iso()},
             )
 
-    def finish_delivery(
-        self, message_id: int, status: Literal["delivered", "failed"], error: str | None
-    ) -> None:
-        """Close a pending delivery as ``delivered`` or ``failed``."""
-        self.finish_deliveries([(message_id, status, error)])
-
     def finish_deliveries(
         self, finished: Iterable[tuple[int, Literal["delivered", "failed"], str | None]]
     ) -> None:
-        """Close several pending deliveries (``(message_id, status, error)``) in one commit."""
+        """Close pending deliveries (``(message_id, status, error)``, ``status`` being
+        ``delivered`` or ``failed``) in one commit."""
         now = utcnow_iso()
         with self.db.transaction() as tx:
             for message_id, status, error in finished:
