@@ -17,7 +17,9 @@ refunded: validation → teto de voltas → idempotency claim refused, the attem
 the customer's message, the turn's record and the reply; a conversation's first message
 also looks the order up). Each conversation takes a few
 messages before the next one starts, so a turn's history stays short, as in real traffic.
-``ratio`` = decisions/s ÷ bare inserts/s; the target is ≥ 0.5.
+``ratio`` = decisions/s ÷ bare inserts/s; the target is ≥ 0.5. Each side's server CPU
+(user + system, from ``/proc``) per request is reported too: on a shared 2-core machine it
+moves far less than the rates, so it is the figure to compare before/after a change.
 """
 
 from __future__ import annotations
@@ -139,7 +141,9 @@ def _free_port() -> int:
 
 
 @contextmanager
-def _process(argv: list[str], url: str, env: dict[str, str], log: Path) -> Iterator[str]:
+def _process(
+    argv: list[str], url: str, env: dict[str, str], log: Path
+) -> Iterator[subprocess.Popen[bytes]]:
     import httpx
 
     with log.open("w") as out:
@@ -159,7 +163,7 @@ def _process(argv: list[str], url: str, env: dict[str, str], log: Path) -> Itera
             if time.monotonic() > deadline:
                 raise RuntimeError(f"{argv[2:4]} did not start; see {log}")
             time.sleep(0.1)
-        yield url
+        yield proc
     finally:
         proc.terminate()
         try:
@@ -174,6 +178,17 @@ class Servers:
 
     backend: str
     bare: str
+    backend_pid: int = 0
+    bare_pid: int = 0
+
+
+def cpu_seconds(pid: int) -> float | None:
+    """User + system CPU ``pid`` has used so far (Linux ``/proc``; None elsewhere)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 @contextmanager
@@ -192,14 +207,11 @@ def servers(database_url: str, tmp: Path, server_path: str | None) -> Iterator[S
     # The bare app always runs from this checkout (``bench`` is a package of each tree).
     bare_env = {**env, "PYTHONPATH": root}
     with ExitStack() as stack:
-        backend_url = stack.enter_context(
-            _process(serve, f"http://127.0.0.1:{bport}", env, tmp / "serve.log")
-        )
+        backend_url, bare_url = f"http://127.0.0.1:{bport}", f"http://127.0.0.1:{rport}"
+        ours = stack.enter_context(_process(serve, backend_url, env, tmp / "serve.log"))
         # Second, once the backend has created and migrated the database file.
-        bare_url = stack.enter_context(
-            _process(bare, f"http://127.0.0.1:{rport}", bare_env, tmp / "bare.log")
-        )
-        yield Servers(backend_url, bare_url)
+        theirs = stack.enter_context(_process(bare, bare_url, bare_env, tmp / "bare.log"))
+        yield Servers(backend_url, bare_url, ours.pid, theirs.pid)
 
 
 # -- the client -------------------------------------------------------------------------------
@@ -211,6 +223,8 @@ class Tally:
 
     ops: int = 0
     requests: int = 0
+    cpu_s: float = 0.0
+    """CPU the server process used during the round (0 where /proc is missing)."""
     errors: list[str] = field(default_factory=list)
 
 
@@ -231,6 +245,8 @@ class Driver:
         headers = {"Authorization": f"Bearer {TOKEN}"}
         self.http = httpx.AsyncClient(timeout=60, limits=limits, headers=headers)
         self._conversations = 0
+        self.cpu_s = {"decisions": 0.0, "bare_inserts": 0.0}
+        self.requests = {"decisions": 0, "bare_inserts": 0}
 
     def close(self) -> None:
         self.loop.run_until_complete(self.http.aclose())
@@ -257,10 +273,14 @@ class Driver:
         if "executado" not in got:
             raise RuntimeError(f"the warm-up refund did not execute: {got}")
 
-    async def _timed(self, worker: Any) -> Tally:
+    async def _timed(self, worker: Any, pid: int) -> Tally:
         tally = Tally()
+        before = cpu_seconds(pid)
         deadline = time.perf_counter() + self.round_s
         await asyncio.gather(*(worker(tally, deadline) for _ in range(self.concurrency)))
+        after = cpu_seconds(pid)
+        if before is not None and after is not None:
+            tally.cpu_s = after - before
         return tally
 
     async def _decider(self, tally: Tally, deadline: float) -> None:
@@ -294,14 +314,18 @@ class Driver:
             tally.ops += 1
 
     def decisions(self, _round: int) -> int:
-        tally = self.loop.run_until_complete(self._timed(self._decider))
+        tally = self.loop.run_until_complete(self._timed(self._decider, self.urls.backend_pid))
         self.messages += tally.requests
         self.errors += tally.errors
+        self.cpu_s["decisions"] += tally.cpu_s
+        self.requests["decisions"] += tally.requests
         return tally.ops
 
     def inserts(self, _round: int) -> int:
-        tally = self.loop.run_until_complete(self._timed(self._inserter))
+        tally = self.loop.run_until_complete(self._timed(self._inserter, self.urls.bare_pid))
         self.errors += tally.errors
+        self.cpu_s["bare_inserts"] += tally.cpu_s
+        self.requests["bare_inserts"] += tally.requests
         return tally.ops
 
 
@@ -350,6 +374,12 @@ def run(
             finally:
                 driver.close()
     decided, inserted = rates["decisions"].per_s, rates["bare_inserts"].per_s
+    cpu_ms = {
+        name: round(1000 * driver.cpu_s[name] / driver.requests[name], 2)
+        if driver.requests[name] and driver.cpu_s[name]
+        else None
+        for name in ("decisions", "bare_inserts")
+    }
     return {
         "backend": backend,
         "concurrency": concurrency,
@@ -364,6 +394,10 @@ def run(
         "bare_inserts_per_s": round(inserted, 1),
         "ratio": ratio(decided, inserted),
         "target": TARGET,
+        # Server CPU (user + system) per HTTP request: steadier than the rates on a shared
+        # machine, and what bounds one serve process once it is busy.
+        "serve_cpu_ms_per_message": cpu_ms["decisions"],
+        "bare_cpu_ms_per_insert": cpu_ms["bare_inserts"],
         "errors": driver.errors[:20],
         "error_count": len(driver.errors),
     }
@@ -404,6 +438,8 @@ def main(argv: list[str] | None = None) -> int:
             ("customer messages/s", f"{result['messages_per_s']:.1f}", ""),
             ("bare FastAPI one-INSERT/s", f"{result['bare_inserts_per_s']:.1f}", ""),
             ("ratio", f"{result['ratio']:.3f}", f"≥ {TARGET}"),
+            ("serve CPU per message (ms)", str(result["serve_cpu_ms_per_message"]), ""),
+            ("bare server CPU per insert (ms)", str(result["bare_cpu_ms_per_insert"]), ""),
             ("errors", str(result["error_count"]), "0"),
         ],
     )
@@ -411,7 +447,9 @@ def main(argv: list[str] | None = None) -> int:
         write_json(args.json, result)
     print(
         f"decisions {result['decisions_per_s']:.1f}/s vs bare {result['bare_inserts_per_s']:.1f}/s:"
-        f" ratio {result['ratio']:.3f} (target ≥ {TARGET}), {result['error_count']} errors"
+        f" ratio {result['ratio']:.3f} (target ≥ {TARGET}), {result['error_count']} errors;"
+        f" server CPU {result['serve_cpu_ms_per_message']} ms/message,"
+        f" {result['bare_cpu_ms_per_insert']} ms/insert"
     )
     return 0 if not result["error_count"] else 1
 
