@@ -47,6 +47,14 @@ class Budgets:
         with self.db.transaction(write=False) as tx:
             return tx.one("budget_get", {"agent": agent_id})
 
+    def _limit(self, agent_id: str) -> tuple[dict[str, Any] | None, int | None, Source | None]:
+        """The operator's row (if any), the daily limit in force and where it comes from."""
+        stored = self._stored(agent_id)
+        if stored is not None:
+            return stored, int(stored["tokens_per_day"]), "operator"
+        limit = self._from_settings(agent_id)
+        return None, limit, "settings" if limit is not None else None
+
     def budget(self, agent_id: str) -> dict[str, Any]:
         """``GET /api/agents/{id}/budget``.
 
@@ -54,13 +62,7 @@ class Budgets:
             NotFoundError: unknown agent.
         """
         agent(agent_id)
-        stored = self._stored(agent_id)
-        if stored is not None:
-            limit: int | None = int(stored["tokens_per_day"])
-            source: Source | None = "operator"
-        else:
-            limit = self._from_settings(agent_id)
-            source = "settings" if limit is not None else None
+        stored, limit, source = self._limit(agent_id)
         return {
             "agent": agent_id,
             "tokens_per_day": limit,
@@ -133,7 +135,8 @@ class Budgets:
         Raises:
             BudgetExceededError: tokens used today >= the budget.
         """
-        limit = self.budget(ctx.agent_id)["tokens_per_day"]
+        # The limit alone: today's usage is read once, and only when there is a limit.
+        _, limit, _ = self._limit(ctx.agent_id)
         if limit is None:
             return
         today = self.usage.today()
