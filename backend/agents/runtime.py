@@ -197,22 +197,31 @@ class AgentRuntime:
         decision reaches the agent exactly once, in its next turn of that session, even
         after a restart.
         """
-        return self._unseen(session_id, agent_id, self._turn_events(session_id, agent_id))
+        return self._before_turn(TurnContext(None, session_id, agent_id))[1]
 
-    def _unseen(self, session_id: str | None, agent_id: str, turns: list[Event]) -> list[Event]:
-        if session_id is None:
-            return []
-        seen = {str(a) for event in turns for a in event.payload.get("decisions_seen", [])}
-        return [
-            e
-            for e in self.events.of_agent(session_id, agent_id, EventType.APPROVAL_DECIDED)
-            if str(e.payload.get("approval_id")) not in seen
-        ]
+    def _checked_start(self, ctx: TurnContext) -> tuple[tuple[list[Message], int], list[Event]]:
+        """The turn checks (each may refuse the turn), then what the turn starts from: one
+        trip to a worker thread for all of it, as it runs before every turn."""
+        for check in self.checks:
+            check(ctx)
+        return self._before_turn(ctx)
 
     def _before_turn(self, ctx: TurnContext) -> tuple[tuple[list[Message], int], list[Event]]:
-        # One read of the agent's turns serves both the history and the decisions it saw.
-        turns = self._turn_events(ctx.session_id, ctx.agent_id)
-        return _history(turns), self._unseen(ctx.session_id, ctx.agent_id, turns)
+        """The agent's history in the session and the decisions none of its turns saw: one
+        read of its turns serves both, in one read transaction with the decisions."""
+        if ctx.session_id is None:
+            return _history([]), []
+        found = self.events.of_agent_by_type(
+            ctx.session_id, ctx.agent_id, (EventType.AGENT_TURN, EventType.APPROVAL_DECIDED)
+        )
+        turns = found[EventType.AGENT_TURN]
+        seen = {str(a) for event in turns for a in event.payload.get("decisions_seen", [])}
+        unseen = [
+            e
+            for e in found[EventType.APPROVAL_DECIDED]
+            if str(e.payload.get("approval_id")) not in seen
+        ]
+        return _history(turns), unseen
 
     def _turn_events(self, session_id: str | None, agent_id: str) -> list[Any]:
         if session_id is None:
@@ -242,9 +251,7 @@ class AgentRuntime:
         self, ctx: TurnContext, text: str, opening: Opening | None, closing: Closing | None
     ) -> TurnResult:
         definition = agent(ctx.agent_id)
-        for check in self.checks:
-            await asyncio.to_thread(check, ctx)
-        (history, calls_before), decided = await asyncio.to_thread(self._before_turn, ctx)
+        (history, calls_before), decided = await asyncio.to_thread(self._checked_start, ctx)
         await asyncio.to_thread(self._open, ctx, f"thinking about: {text[:60]}", opening)
         # One user message: what operators decided since the last turn, then the text (some
         # providers refuse two user messages in a row).

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -222,6 +222,17 @@ class EventLog:
                 "events_of_agent", {"session_id": session_id, "agent": agent, "type": type}
             )
         return [Event.from_row(r) for r in rows]
+
+    def of_agent_by_type(
+        self, session_id: str, agent: str, types: Sequence[EventType]
+    ) -> dict[EventType, list[Event]]:
+        """:meth:`of_agent` for each of ``types``, all read in one transaction."""
+        with self.db.transaction(write=False) as tx:
+            found = {
+                t: tx.all("events_of_agent", {"session_id": session_id, "agent": agent, "type": t})
+                for t in types
+            }
+        return {t: [Event.from_row(r) for r in rows] for t, rows in found.items()}
 
     def latest_of_agent(
         self,
