@@ -31,7 +31,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from backend.agents.providers.base import (
-    AssistantMessage,
     Message,
     ModelProvider,
     ToolCall,
@@ -39,6 +38,8 @@ from backend.agents.providers.base import (
     UserMessage,
 )
 from backend.agents.team import AgentDef, agent
+from backend.agents.turn_record import decision_notice, message_to_dict, seen
+from backend.agents.turn_record import history as history_of
 from backend.events import Event, EventLog, EventType
 from backend.exceptions import CadenciaError, ConfigError, ProviderError, UnavailableError
 from backend.store.uow import UnitOfWork, Work
@@ -80,42 +81,6 @@ class TurnResult:
     steps: int
 
 
-def _message_to_dict(message: Message) -> dict[str, Any]:
-    if isinstance(message, UserMessage):
-        return {"role": "user", "text": message.text}
-    if isinstance(message, AssistantMessage):
-        return {
-            "role": "assistant",
-            "text": message.text,
-            "tool_calls": [
-                {"id": c.id, "name": c.name, "arguments": c.arguments, "error": c.error}
-                for c in message.tool_calls
-            ],
-        }
-    return {
-        "role": "tool",
-        "tool_call_id": message.tool_call_id,
-        "name": message.name,
-        "content": message.content,
-        "is_error": message.is_error,
-    }
-
-
-def _message_from_dict(data: dict[str, Any]) -> Message:
-    role = data.get("role")
-    if role == "user":
-        return UserMessage(str(data.get("text", "")))
-    if role == "assistant":
-        calls = tuple(
-            ToolCall(c["id"], c["name"], c.get("arguments") or {}, c.get("error"))
-            for c in data.get("tool_calls", [])
-        )
-        return AssistantMessage(data.get("text"), calls)
-    return ToolResultMessage(
-        data["tool_call_id"], data["name"], data.get("content", ""), bool(data.get("is_error"))
-    )
-
-
 def model_spec(provider: ModelProvider) -> str:
     """The spec that names ``provider`` (``make_provider`` tags each provider it builds with
     ``spec``; anything else is named by its ``name``)."""
@@ -124,37 +89,6 @@ def model_spec(provider: ModelProvider) -> str:
 
 def _reason(exc: CadenciaError) -> str:
     return " ".join(exc.message.split())[:200]
-
-
-def decision_notice(payload: dict[str, Any]) -> str:
-    """What the agent is told about an operator's decision on one of its approvals."""
-    action = payload.get("action") or "action"
-    head = f"[operator] Your {action} (approval {payload.get('approval_id')})"
-    who = payload.get("operator") or "an operator"
-    outcome = payload.get("outcome")
-    if outcome == "rejected":
-        return f"{head} was REJECTED by {who}. Reason: {payload.get('reason') or '(none given)'}"
-    if outcome == "failed":
-        return f"{head} was approved by {who} but could not run: {payload.get('error')}"
-    pr = f": PR {payload['pr_id']}" if payload.get("pr_id") else ""
-    why = f" ({payload['reason']})" if payload.get("reason") else ""
-    return f"{head} was approved by {who}{why} and executed{pr}."
-
-
-def _seen(decided: list[Event]) -> dict[str, Any]:
-    # Only turns that told the model something carry the key (older turns' payloads stay).
-    if not decided:
-        return {}
-    return {"decisions_seen": [str(e.payload.get("approval_id")) for e in decided]}
-
-
-def _history(turns: list[Event]) -> tuple[list[Message], int]:
-    messages: list[Message] = []
-    calls = 0
-    for event in turns:
-        messages.extend(_message_from_dict(m) for m in event.payload.get("messages", []))
-        calls += int(event.payload.get("model_calls", 0))
-    return messages, calls
 
 
 class AgentRuntime:
@@ -188,7 +122,7 @@ class AgentRuntime:
 
     def history(self, session_id: str | None, agent_id: str) -> tuple[list[Message], int]:
         """Rebuild an agent's conversation and its model-call count from the log."""
-        return _history(self._turn_events(session_id, agent_id))
+        return history_of(self._turn_events(session_id, agent_id))
 
     def unseen_decisions(self, session_id: str | None, agent_id: str) -> list[Event]:
         """Operators' decisions on this agent's approvals that no turn of it has seen yet.
@@ -210,7 +144,7 @@ class AgentRuntime:
         """The agent's history in the session and the decisions none of its turns saw: one
         read of its turns serves both, in one read transaction with the decisions."""
         if ctx.session_id is None:
-            return _history([]), []
+            return history_of([]), []
         found = self.events.of_agent_by_type(
             ctx.session_id, ctx.agent_id, (EventType.AGENT_TURN, EventType.APPROVAL_DECIDED)
         )
@@ -221,7 +155,7 @@ class AgentRuntime:
             for e in found[EventType.APPROVAL_DECIDED]
             if str(e.payload.get("approval_id")) not in seen
         ]
-        return _history(turns), unseen
+        return history_of(turns), unseen
 
     def _turn_events(self, session_id: str | None, agent_id: str) -> list[Any]:
         if session_id is None:
@@ -309,11 +243,11 @@ class AgentRuntime:
                 "text": answer,
                 "tool_calls": [r["tool"] for r in results],
                 "stop_reason": "max_steps" if steps >= self.max_steps and results else "end_turn",
-                "messages": [_message_to_dict(m) for m in new],
+                "messages": [message_to_dict(m) for m in new],
                 "model_calls": steps,
                 "model": spec,
                 "usage": dict(usage) if reported else None,
-                **_seen(decided),
+                **seen(decided),
             }
             outcome = TurnResult(answer, results, steps)
             await asyncio.to_thread(self._close, ctx, payload, spec, usage, closing, outcome)
