@@ -6,8 +6,9 @@ Connection errors, timeouts, 5xx and 429 are transient (retried by the delivery 
 any other non-2xx answer is the receiver refusing the message for good.
 
 Sent with urllib3's connection pool rather than httpx: the POST runs once per customer
-message on the serve's hot path, and urllib3 spends about a third less CPU per request
-(``python -m bench.throughput``). urllib3 is already here as botocore's HTTP client.
+message on the serve's hot path, and on loopback urllib3 spends about a third less CPU per
+request (0.9 ms against 1.4 ms, 2,000 POSTs each in one run). urllib3 is already here as
+botocore's HTTP client.
 """
 
 from __future__ import annotations
