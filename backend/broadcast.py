@@ -15,6 +15,15 @@ Fan-out works on batches: one read of the log hands its whole batch to each subs
 one step (a deque extend and one wake-up), and :meth:`Broadcaster.subscribe_batches`
 yields everything a subscriber has waiting at once, so the SSE route writes one chunk per
 wake-up instead of one per event. The cost per event no longer grows with subscribers.
+
+On SQLite the hub does not read back what this process appended. Writers there commit one
+at a time, so ids are handed out in commit order with no gap, and the events a local
+commit announces (:meth:`EventLog.publish`, after the commit) are exactly the log's next
+rows. They are queued as they are announced; a drain fans out the queued run that starts
+right after the cursor and continues without a gap, and reads the log only when the run
+does not start there (another thread's commit not yet announced, or an event appended
+without an announcement) or stops at a gap. On PostgreSQL ids are taken before commit and
+commit out of order, so the hub always reads the log up to its settled horizon.
 """
 
 from __future__ import annotations
@@ -25,11 +34,11 @@ import logging
 import threading
 from collections import deque
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from backend.events import Event, EventLog
 from backend.exceptions import StorageError
-from backend.store.db import PostgresDatabase
+from backend.store.db import PostgresDatabase, dumps, loads
 
 log = logging.getLogger(__name__)
 
@@ -88,6 +97,11 @@ class Broadcaster:
         self._listen_thread: threading.Thread | None = None
         self._stopping = threading.Event()
         self._signalled = False
+        # SQLite: events this process committed and announced, not yet fanned out (by id).
+        self._local: dict[int, Event] | None = (
+            None if isinstance(events.db, PostgresDatabase) else {}
+        )
+        self._local_lock = threading.Lock()
 
     @property
     def cursor(self) -> int:
@@ -111,7 +125,7 @@ class Broadcaster:
         """Deliver what is already in the log, then stop."""
         self.events.remove_listener(self._on_local_append)
         self._stopping.set()
-        await self._drain()
+        await self._drain(read_log=True)
         if self._task:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -134,8 +148,29 @@ class Broadcaster:
         assert self._wake is not None
         self._wake.set()
 
-    def _on_local_append(self, _event: Event) -> None:
+    def _on_local_append(self, event: Event) -> None:
+        if self._local is not None:
+            # As a read of the log would return it: the payload through its stored JSON (a
+            # Decimal becomes its string), and no longer shared with the appender's dict.
+            stored = replace(event, payload=loads(dumps(event.payload)))
+            with self._local_lock:
+                self._local[event.id] = stored
         self.notify()
+
+    def _take_local(self) -> tuple[list[Event], bool]:
+        """The announced run right after the cursor, and whether the log must be read too
+        (nothing announced starts there, or more was announced beyond a gap)."""
+        if self._local is None:
+            return [], True
+        with self._local_lock:
+            for stale in [i for i in self._local if i <= self._cursor]:
+                del self._local[stale]  # already fanned out from a read of the log
+            run: list[Event] = []
+            nxt = self._cursor + 1
+            while (event := self._local.pop(nxt, None)) is not None:
+                run.append(event)
+                nxt += 1
+            return run, bool(self._local) or not run
 
     async def _pump(self) -> None:
         assert self._wake is not None
@@ -149,15 +184,21 @@ class Broadcaster:
                 await asyncio.sleep(0.5)
                 self._wake.set()
 
-    async def _drain(self) -> None:
-        while True:
+    async def _drain(self, *, read_log: bool = False) -> None:
+        run, read = self._take_local()
+        if run:
+            self._fan_out(run)
+        read = read or read_log
+        while read:
             batch = await asyncio.to_thread(self.events.after, self._cursor, 1000)
             if batch:
-                self._cursor = batch[-1].id
-                for sub in list(self._subs):
-                    sub.offer(batch)
-            if len(batch) < 1000:
-                return
+                self._fan_out(batch)
+            read = len(batch) == 1000
+
+    def _fan_out(self, batch: list[Event]) -> None:
+        self._cursor = batch[-1].id
+        for sub in list(self._subs):
+            sub.offer(batch)
 
     def _listen(self) -> None:
         """LISTEN for other processes' appends (PostgreSQL only), on the deployment's secret
