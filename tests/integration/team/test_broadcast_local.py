@@ -4,6 +4,8 @@ falls back to the log whenever what it was told does not continue right after it
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 from backend.broadcast import Broadcaster
@@ -46,24 +48,25 @@ async def _take(it: Any, n: int) -> list[Event]:
     return out
 
 
-async def _settled(hub: Broadcaster, last_id: int) -> None:
-    for _ in range(250):
-        if hub.cursor == last_id:
-            return
-        await asyncio.sleep(0.02)
-    raise AssertionError(f"the hub stopped at {hub.cursor}, not {last_id}")
+@asynccontextmanager
+async def _watching(log: EventLog, n: int) -> AsyncIterator[tuple[Any, asyncio.Task[list[Event]]]]:
+    """A started hub's subscription from now on, and a task taking its next ``n`` events."""
+    hub = Broadcaster(log)
+    await hub.start()
+    try:
+        sub = hub.subscribe(after_id=log.last_id())
+        first = asyncio.create_task(_take(sub, n))
+        await asyncio.sleep(0.05)
+        yield sub, first
+    finally:
+        await hub.stop()
 
 
 async def test_announced_events_are_fanned_out_without_reading_the_log(
     sqlite_db: Database,
 ) -> None:
     log = CountedLog(sqlite_db)
-    hub = Broadcaster(log)
-    await hub.start()
-    try:
-        sub = hub.subscribe(after_id=log.last_id())
-        first = asyncio.create_task(_take(sub, 20))
-        await asyncio.sleep(0.05)
+    async with _watching(log, 20) as (_, first):
         log.reads = 0
         appended = [await asyncio.to_thread(log.append, TICK, _tick(i)) for i in range(20)]
         got = await first
@@ -71,40 +74,26 @@ async def test_announced_events_are_fanned_out_without_reading_the_log(
         assert log.reads == 0
         # What it fanned out is what a read of the log returns, field for field.
         assert got == log.after(appended[0].id - 1, 100)
-    finally:
-        await hub.stop()
 
 
 async def test_an_unannounced_event_before_an_announced_one_is_read_from_the_log(
     sqlite_db: Database,
 ) -> None:
     log = CountedLog(sqlite_db)
-    hub = Broadcaster(log)
-    await hub.start()
-    try:
-        sub = hub.subscribe(after_id=log.last_id())
-        first = asyncio.create_task(_take(sub, 3))
-        await asyncio.sleep(0.05)
+    async with _watching(log, 3) as (_, first):
         silent = await asyncio.to_thread(_commit_unannounced, log, 0)
         told = [await asyncio.to_thread(log.append, TICK, _tick(i)) for i in (1, 2)]
         got = await first
         assert [e.id for e in got] == [silent.id, *(e.id for e in told)]
         assert [e.payload["i"] for e in got] == [0, 1, 2]
         assert log.reads >= 1
-    finally:
-        await hub.stop()
 
 
 async def test_announcements_out_of_commit_order_are_delivered_in_id_order_once(
     sqlite_db: Database,
 ) -> None:
     log = EventLog(sqlite_db)
-    hub = Broadcaster(log)
-    await hub.start()
-    try:
-        sub = hub.subscribe(after_id=log.last_id())
-        first = asyncio.create_task(_take(sub, 4))
-        await asyncio.sleep(0.05)
+    async with _watching(log, 4) as (sub, first):
         # Four commits whose after-commit announcements run in the opposite order, as two
         # threads' callbacks can.
         events = [await asyncio.to_thread(_commit_unannounced, log, i) for i in range(4)]
@@ -113,12 +102,9 @@ async def test_announcements_out_of_commit_order_are_delivered_in_id_order_once(
             await asyncio.sleep(0.01)  # let the hub drain between announcements
         got = await first
         assert [e.id for e in got] == [e.id for e in events]
-        await _settled(hub, events[-1].id)
         # Nothing more comes: the run the hub read from the log is not sent again.
         more = await asyncio.to_thread(log.append, TICK, _tick(9))
         assert [e.id for e in await _take(sub, 1)] == [more.id]
-    finally:
-        await hub.stop()
 
 
 async def test_stop_delivers_what_the_log_holds_even_unannounced(sqlite_db: Database) -> None:
