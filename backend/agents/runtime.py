@@ -124,15 +124,6 @@ class AgentRuntime:
         """Rebuild an agent's conversation and its model-call count from the log."""
         return history_of(self._turn_events(session_id, agent_id))
 
-    def unseen_decisions(self, session_id: str | None, agent_id: str) -> list[Event]:
-        """Operators' decisions on this agent's approvals that no turn of it has seen yet.
-
-        A turn records the approvals it told the model about (``decisions_seen``), so each
-        decision reaches the agent exactly once, in its next turn of that session, even
-        after a restart.
-        """
-        return self._before_turn(TurnContext(None, session_id, agent_id))[1]
-
     def _checked_start(self, ctx: TurnContext) -> tuple[tuple[list[Message], int], list[Event]]:
         """The turn checks (each may refuse the turn), then what the turn starts from: one
         trip to a worker thread for all of it, as it runs before every turn."""
@@ -141,8 +132,14 @@ class AgentRuntime:
         return self._before_turn(ctx)
 
     def _before_turn(self, ctx: TurnContext) -> tuple[tuple[list[Message], int], list[Event]]:
-        """The agent's history in the session and the decisions none of its turns saw: one
-        read of its turns serves both, in one read transaction with the decisions."""
+        """The agent's history in the session and the operators' decisions on its approvals
+        that none of its turns saw: one read of its turns serves both, in one read
+        transaction with the decisions.
+
+        A turn records the approvals it told the model about (``decisions_seen``), so each
+        decision reaches the agent exactly once, in its next turn of that session, even
+        after a restart.
+        """
         if ctx.session_id is None:
             return history_of([]), []
         found = self.events.of_agent_by_type(
