@@ -90,6 +90,14 @@ class Database:
 
     @contextmanager
     def transaction(self, *, write: bool = True) -> Iterator[Tx]:  # pragma: no cover - abstract
+        """A transaction: commits when the block ends, rolls back if it raises.
+
+        ``write=False`` promises the block only reads. The engine may then skip the
+        transaction's own round trips (PostgreSQL runs each statement on its own, on a
+        read-only session, so a write slipped in fails instead of committing): a read block
+        sees each statement's own snapshot, as READ COMMITTED gives it inside a transaction
+        anyway, and must not take locks or set anything for the transaction's duration.
+        """
         raise NotImplementedError
         yield
 
@@ -175,7 +183,15 @@ class SqliteDatabase(Database):
 
 
 class PostgresDatabase(Database):
-    """PostgreSQL through a psycopg connection pool; rows as dicts."""
+    """PostgreSQL through psycopg connection pools; rows as dicts.
+
+    Writes run in transactions on :attr:`pool`. Reads (``transaction(write=False)``) run on
+    :attr:`read_pool`, whose sessions are in autocommit and ``default_transaction_read_only``:
+    no ``BEGIN``/``COMMIT`` round trips (two of a one-query read's three), and a write
+    statement in a read block fails with "read-only transaction" instead of committing
+    on its own. Under READ COMMITTED each statement takes its own snapshot inside a
+    transaction too, so a read block sees what it saw before.
+    """
 
     dialect: Dialect = "postgres"
 
@@ -196,7 +212,17 @@ class PostgresDatabase(Database):
                 timeout=30,
             )
             self.pool.wait(timeout=30)
+            self.read_pool = ConnectionPool(
+                url,
+                min_size=0,  # opened on the first read: a write-only user holds none
+                max_size=max_size,
+                kwargs={"row_factory": dict_row, "autocommit": True},
+                configure=_read_only_session,
+                open=True,
+                timeout=30,
+            )
         except (psycopg.Error, Exception) as exc:  # PoolTimeout is not a psycopg.Error
+            self._close_pools()
             raise StorageError(f"cannot connect to PostgreSQL at {_redact(url)}: {exc}") from exc
 
     @contextmanager
@@ -204,6 +230,12 @@ class PostgresDatabase(Database):
         import psycopg
 
         try:
+            if not write:
+                with self.read_pool.connection() as conn, conn.cursor() as cursor:
+                    tx = Tx(cursor, self._queries, "postgres")
+                    yield tx
+                    tx.run_before_commit()
+                return
             with self.pool.connection() as conn, conn.transaction(), conn.cursor() as cursor:
                 tx = Tx(cursor, self._queries, "postgres")
                 yield tx
@@ -212,7 +244,17 @@ class PostgresDatabase(Database):
             raise StorageError(f"PostgreSQL error: {exc}") from exc
 
     def close(self) -> None:
-        self.pool.close()
+        self._close_pools()
+
+    def _close_pools(self) -> None:
+        for pool in (getattr(self, "pool", None), getattr(self, "read_pool", None)):
+            if pool is not None:
+                pool.close()
+
+
+def _read_only_session(conn: Any) -> None:
+    """A read pool's session: every statement in it is a read-only transaction of its own."""
+    conn.execute("SET default_transaction_read_only = on")
 
 
 def _redact(url: str) -> str:
