@@ -106,10 +106,12 @@ def test_prove_with_a_bad_or_unreachable_model_is_one_clear_line(
     assert "Traceback" not in err
     assert not saida.exists()
 
-    with socket.socket() as sock:  # a loopback port where nothing listens
+    # A loopback port where nothing listens, held bound (never listening: a connection is
+    # refused) until the run ends, so the run's own gateway simulator cannot be given it.
+    with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    code, saida, _ = _prove(tmp_path, f"openai:gpt-test@http://127.0.0.1:{port}/v1")
+        code, saida, _ = _prove(tmp_path, f"openai:gpt-test@http://127.0.0.1:{port}/v1")
     err = " ".join(capsys.readouterr().err.split())
     assert code == 2
     assert f"model openai:gpt-test@http://127.0.0.1:{port}/v1 failed in conv-001, turn 1" in err

@@ -63,11 +63,16 @@ class _ModelServer:
         self.server.server_close()
 
 
+_HELD: list[socket.socket] = []
+
+
 def _closed_port() -> int:
-    """A loopback port where nothing listens (connection refused)."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+    """A loopback port where nothing listens (connection refused). Its socket stays bound,
+    never listening, until the test process ends, so no server started later is given it."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    _HELD.append(sock)
+    return int(sock.getsockname()[1])
 
 
 @pytest.fixture

@@ -60,10 +60,9 @@ def webhook() -> Iterator[ChannelSimulator]:
 
 
 @pytest.fixture
-def closed_port_url() -> str:
-    """A loopback URL nobody listens on (connection refused)."""
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    sock.close()
-    return f"http://127.0.0.1:{port}/v1/messages"
+def closed_port_url() -> Iterator[str]:
+    """A loopback URL nobody listens on (connection refused): its port stays bound, never
+    listening, for the whole test, so no server the test starts can be given it."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}/v1/messages"
