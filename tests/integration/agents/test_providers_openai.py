@@ -209,10 +209,10 @@ async def test_a_slow_endpoint_times_out(server: FakeServer) -> None:
 async def test_an_unreachable_endpoint_is_a_provider_error() -> None:
     import socket
 
-    with socket.socket() as sock:
+    with socket.socket() as sock:  # bound, never listening: refused, and no one else's
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    with pytest.raises(ProviderError, match="could not be reached"):
-        await OpenAIProvider("m", base_url=f"http://127.0.0.1:{port}/v1", timeout=2).complete(
-            system="", messages=[UserMessage("x")], tools=[]
-        )
+        with pytest.raises(ProviderError, match="could not be reached"):
+            await OpenAIProvider("m", base_url=f"http://127.0.0.1:{port}/v1", timeout=2).complete(
+                system="", messages=[UserMessage("x")], tools=[]
+            )

@@ -126,13 +126,13 @@ async def test_the_deadline_bounds_every_attempt_together(server: FakeServer) ->
 
 
 async def test_connection_refused_is_retried_then_reported() -> None:
-    with socket.socket() as sock:
+    with socket.socket() as sock:  # bound, never listening: refused, and no one else's
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    waits = Waits()
-    inner = OpenAIProvider("m", base_url=f"http://127.0.0.1:{port}/v1", timeout=1)
-    with pytest.raises(ProviderError, match="could not be reached") as info:
-        await _ask(_retrying(inner, waits))
+        waits = Waits()
+        inner = OpenAIProvider("m", base_url=f"http://127.0.0.1:{port}/v1", timeout=1)
+        with pytest.raises(ProviderError, match="could not be reached") as info:
+            await _ask(_retrying(inner, waits))
     assert len(waits.seconds) == 3
     assert info.value.retryable
 

@@ -137,12 +137,12 @@ def test_other_answers_are_a_refusal_for_good(
 
 
 def test_a_receiver_that_is_down_is_retried() -> None:
-    with socket.socket() as sock:
+    with socket.socket() as sock:  # bound, never listening: refused, and no one else's
         sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]  # closed again: nothing listens there
-    channel = WebhookChannel(f"http://127.0.0.1:{port}/v1/messages", timeout_s=0.5)
-    with pytest.raises(RetryableChannelError, match=r"^NewConnectionError: "):
-        channel.send(MESSAGE)
+        port = sock.getsockname()[1]
+        channel = WebhookChannel(f"http://127.0.0.1:{port}/v1/messages", timeout_s=0.5)
+        with pytest.raises(RetryableChannelError, match=r"^NewConnectionError: "):
+            channel.send(MESSAGE)
 
 
 def test_a_receiver_that_does_not_answer_in_time_is_retried(
