@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from typing import Any
 
 from backend.erp.grants import sqlite_authorizer
 from backend.exceptions import StorageError
-from backend.store.db import Database, PostgresDatabase, SqliteDatabase, Tx
+from backend.store.db import Database, PostgresDatabase, SqliteDatabase, Tx, read_only_session
 from backend.store.queries import load_queries
 
 CredentialFn = Callable[[str], str]
@@ -30,24 +30,33 @@ class ToolConnection:
         self._lock = threading.Lock()
         self._sqlite: Any = None
         self._pool: Any = None
+        self._read_pool: Any = None
         self._credential = credential
 
     @contextmanager
-    def transaction(self) -> Iterator[Tx]:
-        """One transaction as this role."""
+    def transaction(self, *, write: bool = True) -> Iterator[Tx]:
+        """One transaction as this role; ``write=False`` for a read, which then takes no
+        write lock on SQLite and, on PostgreSQL, runs with no ``BEGIN``/``COMMIT`` of its
+        own on a read-only session (see :meth:`Database.transaction`)."""
         if isinstance(self._db, SqliteDatabase):
             with self._lock:
                 if self._sqlite is None:
                     self._sqlite = self._db.connect(authorizer=sqlite_authorizer(self.role))
-                with self._db.transaction_on(self._sqlite, what=f"ERP refused {self.role}") as tx:
+                with self._db.transaction_on(
+                    self._sqlite, write=write, what=f"ERP refused {self.role}"
+                ) as tx:
                     yield tx
             return
         if isinstance(self._db, PostgresDatabase):
             import psycopg
 
-            pool = self._pg_pool()
+            pool = self._pg_pool(read=not write)
             try:
-                with pool.connection() as conn, conn.transaction(), conn.cursor() as cursor:
+                with (
+                    pool.connection() as conn,
+                    conn.transaction() if write else nullcontext(),
+                    conn.cursor() as cursor,
+                ):
                     tx = Tx(cursor, load_queries("postgres"), "postgres")
                     yield tx
                     tx.run_before_commit()
@@ -56,31 +65,39 @@ class ToolConnection:
             return
         raise StorageError(f"no ERP connection for {type(self._db).__name__}")
 
-    def _pg_pool(self) -> Any:
+    def _pg_pool(self, *, read: bool) -> Any:
+        """This role's write pool, or its read pool (autocommit, read-only sessions)."""
         from psycopg.conninfo import conninfo_to_dict, make_conninfo
         from psycopg.rows import dict_row
         from psycopg_pool import ConnectionPool
 
         with self._lock:
-            if self._pool is None:
-                if self._credential is None:
-                    raise StorageError(f"no credentials for ERP role {self.role}")
-                params = conninfo_to_dict(self._db.url)
-                # The deployment's name for this spec role (CADENCIA_ROLE_PREFIX).
-                login = getattr(self._credential, "login", None)
-                params["user"] = login(self.role) if callable(login) else self.role
-                params.pop("password", None)
-                self._pool = ConnectionPool(
-                    make_conninfo("", **params),
-                    min_size=1,
-                    max_size=4,
-                    kwargs={"row_factory": dict_row},
-                    connection_class=_role_connection_class(self._credential, self.role),
-                    max_lifetime=600,  # shorter than an RDS IAM token's 15 minutes
-                    open=True,
-                    timeout=15,
-                )
-            return self._pool
+            pool = self._read_pool if read else self._pool
+            if pool is not None:
+                return pool
+            if self._credential is None:
+                raise StorageError(f"no credentials for ERP role {self.role}")
+            params = conninfo_to_dict(self._db.url)
+            # The deployment's name for this spec role (CADENCIA_ROLE_PREFIX).
+            login = getattr(self._credential, "login", None)
+            params["user"] = login(self.role) if callable(login) else self.role
+            params.pop("password", None)
+            pool = ConnectionPool(
+                make_conninfo("", **params),
+                min_size=1,
+                max_size=4,
+                kwargs={"row_factory": dict_row, "autocommit": read},
+                configure=read_only_session if read else None,
+                connection_class=_role_connection_class(self._credential, self.role),
+                max_lifetime=600,  # shorter than an RDS IAM token's 15 minutes
+                open=True,
+                timeout=15,
+            )
+            if read:
+                self._read_pool = pool
+            else:
+                self._pool = pool
+            return pool
 
     def close(self) -> None:
         """Close whatever this role opened."""
@@ -88,9 +105,10 @@ class ToolConnection:
             if self._sqlite is not None:
                 self._sqlite.close()
                 self._sqlite = None
-            if self._pool is not None:
-                self._pool.close()
-                self._pool = None
+            for pool in (self._pool, self._read_pool):
+                if pool is not None:
+                    pool.close()
+            self._pool = self._read_pool = None
 
 
 def _role_connection_class(credential: CredentialFn, role: str) -> type:

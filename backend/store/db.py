@@ -217,7 +217,7 @@ class PostgresDatabase(Database):
                 min_size=0,  # opened on the first read: a write-only user holds none
                 max_size=max_size,
                 kwargs={"row_factory": dict_row, "autocommit": True},
-                configure=_read_only_session,
+                configure=read_only_session,
                 open=True,
                 timeout=30,
             )
@@ -252,8 +252,9 @@ class PostgresDatabase(Database):
                 pool.close()
 
 
-def _read_only_session(conn: Any) -> None:
-    """A read pool's session: every statement in it is a read-only transaction of its own."""
+def read_only_session(conn: Any) -> None:
+    """Configure a read pool's session (psycopg_pool ``configure=``, on an autocommit
+    connection): every statement in it is a read-only transaction of its own."""
     conn.execute("SET default_transaction_read_only = on")
 
 

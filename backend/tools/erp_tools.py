@@ -27,7 +27,7 @@ class ConsultarStatusPedido:
         self._erp = erp
 
     def run(self, args: ConsultarArgs) -> dict[str, Any]:
-        with self._erp.transaction() as tx:
+        with self._erp.transaction(write=False) as tx:
             row = tx.one("tool_consulta_pedido", {"pedido_id": args.pedidoId})
         if row is None:
             raise NotFoundError(f"pedido {args.pedidoId} não encontrado")
@@ -36,7 +36,7 @@ class ConsultarStatusPedido:
 
 def valor_do_pedido(erp: ToolConnection, pedido_id: str) -> Decimal:
     """The order's value, read as the refund tool's own ERP role."""
-    with erp.transaction() as tx:
+    with erp.transaction(write=False) as tx:
         row = tx.one("tool_reembolso_ler", {"pedido_id": pedido_id})
     if row is None:
         raise ToolRefusedError(f"pedido {pedido_id} não encontrado")

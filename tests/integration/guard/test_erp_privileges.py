@@ -67,3 +67,40 @@ def test_postgres_tool_roles_log_in_as_themselves(pg_url: str, tmp_path) -> None
     finally:
         guard.close()
         guard.db.close()
+
+
+@pytest.mark.parametrize(
+    ("role", "sql"), [(r, s) for r, s in ALLOWED if s.startswith("SELECT")], ids=str
+)
+def test_allowed_reads_run_in_a_read_block(guard: Guard, role: str, sql: str) -> None:
+    with guard.toolbox._conns[role].transaction(write=False) as tx:
+        tx.execute_sql(sql)
+        assert tx._cursor.fetchone() is not None
+
+
+def test_postgres_tool_reads_run_on_their_own_read_only_session(pg_url: str, tmp_path) -> None:
+    from tests.integration.guard.conftest import make_guard
+
+    guard = make_guard(tmp_path / "data", pg_url)
+    try:
+        conn = guard.toolbox._conns[ROLE_REEMBOLSO]
+        with conn.transaction(write=False) as tx:
+            tx.execute_sql("SELECT current_user AS u")
+            assert tx._cursor.fetchone()["u"] == ROLE_REEMBOLSO
+            # No BEGIN of its own: a statement after a 20 ms one starts its own transaction.
+            tx.execute_sql("SELECT pg_sleep(0.02)")
+            assert tx.execute_sql("SELECT 1 WHERE now() = statement_timestamp()") == 1
+        update = (
+            "UPDATE pedidos SET status_reembolso = 'x', valor_reembolsado = 1 WHERE id = '4821'"
+        )
+        with (
+            pytest.raises(StorageError, match="read-only transaction"),
+            conn.transaction(write=False) as tx,
+        ):
+            tx.execute_sql(update)  # granted to the role, refused in a read block
+        with guard.db.transaction(write=False) as tx:
+            tx.execute_sql("SELECT valor_reembolsado FROM pedidos WHERE id = '4821'")
+            assert tx._cursor.fetchone()["valor_reembolsado"] is None
+    finally:
+        guard.close()
+        guard.db.close()
