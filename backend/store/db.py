@@ -11,7 +11,7 @@ import json
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from datetime import datetime
 from decimal import Decimal
 from pathlib import Path
@@ -230,13 +230,11 @@ class PostgresDatabase(Database):
         import psycopg
 
         try:
-            if not write:
-                with self.read_pool.connection() as conn, conn.cursor() as cursor:
-                    tx = Tx(cursor, self._queries, "postgres")
-                    yield tx
-                    tx.run_before_commit()
-                return
-            with self.pool.connection() as conn, conn.transaction(), conn.cursor() as cursor:
+            with (
+                (self.pool if write else self.read_pool).connection() as conn,
+                conn.transaction() if write else nullcontext(),
+                conn.cursor() as cursor,
+            ):
                 tx = Tx(cursor, self._queries, "postgres")
                 yield tx
                 tx.run_before_commit()
