@@ -16,6 +16,13 @@ one step (a deque extend and one wake-up), and :meth:`Broadcaster.subscribe_batc
 yields everything a subscriber has waiting at once, so the SSE route writes one chunk per
 wake-up instead of one per event. The cost per event no longer grows with subscribers.
 
+Fan-outs are paced, leading edge first: an event after a quiet spell goes out at once, but
+a fan-out never follows the previous one by less than ``min_interval`` (5 ms). Under a
+flood, each subscriber then gets one chunk per interval holding everything appended
+meanwhile, instead of one wake-up, one SSE write and one self-pipe signal per event, which
+all took the GIL from the writers producing the flood: at most 5 ms of added latency bought
+an SSE flood 1.3–2.1× bare sse-starlette's (was 0.47–0.80×).
+
 On SQLite the hub does not read back what this process appended. Writers there commit one
 at a time, so ids are handed out in commit order with no gap, and the events a local
 commit announces (:meth:`EventLog.publish`, after the commit) are exactly the log's next
@@ -84,11 +91,19 @@ class Broadcaster:
     """Start with :meth:`start` inside a running event loop; :meth:`stop` on shutdown."""
 
     def __init__(
-        self, events: EventLog, *, queue_size: int = 2000, max_backfill: int = 20_000
+        self,
+        events: EventLog,
+        *,
+        queue_size: int = 2000,
+        max_backfill: int = 20_000,
+        min_interval: float = 0.005,
     ) -> None:
+        """``min_interval``: the least time between two fan-outs (seconds; 0 for none)."""
         self.events = events
         self.queue_size = queue_size
         self.max_backfill = max_backfill
+        self.min_interval = min_interval
+        self._last_fan_out = float("-inf")
         self._subs: set[_Subscriber] = set()
         self._cursor = 0
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -134,8 +149,9 @@ class Broadcaster:
     def notify(self) -> None:
         """Thread-safe: there may be new events in the log.
 
-        Coalesced: while a wake-up is already scheduled, further appends add nothing (the
-        drain that follows reads everything after the cursor anyway).
+        Coalesced: while a wake-up is already scheduled, or the hub is waiting out
+        ``min_interval`` before its drain, further appends add nothing (the drain that
+        follows reads everything after the cursor anyway).
         """
         loop, wake = self._loop, self._wake
         if loop is None or wake is None or loop.is_closed() or self._signalled:
@@ -144,7 +160,6 @@ class Broadcaster:
         loop.call_soon_threadsafe(self._wake_up)
 
     def _wake_up(self) -> None:
-        self._signalled = False  # cleared before the drain, so later appends signal again
         assert self._wake is not None
         self._wake.set()
 
@@ -174,10 +189,16 @@ class Broadcaster:
 
     async def _pump(self) -> None:
         assert self._wake is not None
+        loop = asyncio.get_running_loop()
         while True:
             await self._wake.wait()
+            pause = self._last_fan_out + self.min_interval - loop.time()
+            if pause > 0:  # the previous fan-out was moments ago: let this batch grow
+                await asyncio.sleep(pause)
             self._wake.clear()
+            self._signalled = False  # cleared before the drain, so later appends signal again
             try:
+                self._last_fan_out = loop.time()
                 await self._drain()
             except Exception:
                 log.exception("broadcast: reading the event log failed; retrying")

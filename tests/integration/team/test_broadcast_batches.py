@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+from itertools import pairwise
+from typing import Any
 
 from backend.broadcast import Broadcaster
-from backend.events import EventLog, EventType
+from backend.events import Event, EventLog, EventType
 from backend.store.db import Database
 
 TICK = EventType.BENCH_TICK
@@ -33,5 +35,76 @@ async def test_everything_waiting_comes_as_one_batch_in_order(sqlite_db: Databas
         assert [e.payload["i"] for e in got] == list(range(5))
         await batches.aclose()
         assert hub.subscriber_count == 0
+    finally:
+        await hub.stop()
+
+
+async def _take(sub: Any, n: int) -> list[int]:
+    got: list[int] = []
+    async for event in sub:
+        got.append(event.id)
+        if len(got) == n:
+            break
+    return got
+
+
+class _TimedHub(Broadcaster):
+    """A hub that notes when (loop time) each fan-out happened and what it carried."""
+
+    def __init__(self, log: EventLog, **kwargs: float) -> None:
+        super().__init__(log, **kwargs)
+        self.fan_outs: list[tuple[float, list[int]]] = []
+
+    def _fan_out(self, batch: list[Event]) -> None:
+        self.fan_outs.append((asyncio.get_running_loop().time(), [e.id for e in batch]))
+        super()._fan_out(batch)
+
+
+async def test_an_event_after_a_quiet_spell_goes_out_at_once_and_a_burst_waits(
+    sqlite_db: Database,
+) -> None:
+    log = EventLog(sqlite_db)
+    hub = _TimedHub(log, min_interval=30.0)  # a pause would outlast every timeout below
+    await hub.start()
+    try:
+        batches = hub.subscribe_batches(after_id=log.last_id())
+        first = asyncio.create_task(batches.__anext__())
+        await asyncio.sleep(0.05)
+        one = await asyncio.to_thread(log.append, TICK, {"i": 0, "t": 0.0})
+        assert [e.id for e in await asyncio.wait_for(first, 5)] == [one.id]
+        # Right after a fan-out, the next events wait out the interval, together.
+        two = await asyncio.to_thread(log.append, TICK, {"i": 1, "t": 0.0})
+        three = await asyncio.to_thread(log.append, TICK, {"i": 2, "t": 0.0})
+        await asyncio.sleep(0.5)
+        assert hub.cursor == one.id
+    finally:
+        await hub.stop()  # stop delivers what is committed, interval or not
+    got = await asyncio.wait_for(batches.__anext__(), 5)
+    assert [e.id for e in got] == [two.id, three.id]
+    await batches.aclose()
+
+
+async def test_a_flood_is_fanned_out_in_order_never_faster_than_the_interval(
+    sqlite_db: Database,
+) -> None:
+    log = EventLog(sqlite_db)
+    interval = 0.02
+    hub = _TimedHub(log, min_interval=interval)
+    await hub.start()
+    try:
+        sub = hub.subscribe(after_id=log.last_id())
+        n = 200
+        reader = asyncio.create_task(_take(sub, n))
+        await asyncio.sleep(0.05)  # subscribed before the flood: everything comes live
+
+        def flood() -> list[int]:
+            return [log.append(TICK, {"i": i, "t": 0.0}).id for i in range(n)]
+
+        ids = await asyncio.to_thread(flood)
+        assert await asyncio.wait_for(reader, 10) == ids  # each once, in id order
+        assert [i for _, batch in hub.fan_outs for i in batch] == ids
+        times = [t for t, _ in hub.fan_outs]
+        gaps = [later - earlier for earlier, later in pairwise(times)]
+        assert all(gap >= interval * 0.99 for gap in gaps), gaps
     finally:
         await hub.stop()
