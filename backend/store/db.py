@@ -94,9 +94,10 @@ class Database:
 
         ``write=False`` promises the block only reads. The engine may then skip the
         transaction's own round trips (PostgreSQL runs each statement on its own, on a
-        read-only session, so a write slipped in fails instead of committing): a read block
-        sees each statement's own snapshot, as READ COMMITTED gives it inside a transaction
-        anyway, and must not take locks or set anything for the transaction's duration.
+        read-only session); on both engines a write slipped in fails instead of committing
+        (SQLite runs read blocks on a read-only connection). A read block sees each
+        statement's own snapshot, as READ COMMITTED gives it inside a transaction anyway,
+        and must not take locks or set anything for the transaction's duration.
         """
         raise NotImplementedError
         yield
@@ -110,7 +111,8 @@ def _sqlite_row(cursor: sqlite3.Cursor, row: tuple[Any, ...]) -> dict[str, Any]:
 
 
 class SqliteDatabase(Database):
-    """SQLite in WAL mode; one connection per thread, writes under ``BEGIN IMMEDIATE``."""
+    """SQLite in WAL mode; per thread one connection for writes (under ``BEGIN IMMEDIATE``)
+    and one opened read-only for read blocks."""
 
     dialect: Dialect = "sqlite"
 
@@ -125,9 +127,24 @@ class SqliteDatabase(Database):
             private_dir(path.parent)
         secure_sqlite(path)  # created 0600 before SQLite first opens it (and its -wal/-shm)
 
-    def connect(self, authorizer: Any = None) -> sqlite3.Connection:
-        """A new connection with the project's pragmas (optionally under an authorizer)."""
-        conn = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
+    def connect(self, authorizer: Any = None, *, read_only: bool = False) -> sqlite3.Connection:
+        """A new connection with the project's pragmas (optionally under an authorizer).
+
+        ``read_only`` opens it with ``mode=ro``: SQLite itself then refuses every write on
+        it ("attempt to write a readonly database"), as PostgreSQL's read-only sessions do.
+        """
+        if read_only:
+            conn = sqlite3.connect(
+                f"{self.path.resolve().as_uri()}?mode=ro",
+                uri=True,
+                timeout=30,
+                isolation_level=None,
+                check_same_thread=False,
+            )
+        else:
+            conn = sqlite3.connect(
+                self.path, timeout=30, isolation_level=None, check_same_thread=False
+            )
         conn.row_factory = _sqlite_row
         conn.execute("PRAGMA journal_mode=WAL")
         # FULL: a claim must be on disk before the gateway is called, even across a power
@@ -139,18 +156,22 @@ class SqliteDatabase(Database):
             conn.set_authorizer(authorizer)
         return conn
 
-    def _conn(self) -> sqlite3.Connection:
-        conn = getattr(self._local, "conn", None)
+    def _conn(self, *, write: bool = True) -> sqlite3.Connection:
+        """This thread's connection for writes, or its read-only one for reads."""
+        name = "conn" if write else "read_conn"
+        conn: sqlite3.Connection | None = getattr(self._local, name, None)
         if conn is None:
-            conn = self.connect()
-            self._local.conn = conn
+            conn = self.connect(read_only=not write)
+            setattr(self._local, name, conn)
             with self._lock:
                 self._all.append(conn)
         return conn
 
     @contextmanager
     def transaction(self, *, write: bool = True) -> Iterator[Tx]:
-        with self.transaction_on(self._conn(), write=write) as tx:
+        # A read block runs on the thread's read-only connection: a write slipped into it
+        # fails and commits nothing, on SQLite as on PostgreSQL.
+        with self.transaction_on(self._conn(write=write), write=write) as tx:
             yield tx
 
     @contextmanager

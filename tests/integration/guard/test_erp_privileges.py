@@ -78,6 +78,20 @@ def test_allowed_reads_run_in_a_read_block(guard: Guard, role: str, sql: str) ->
         assert tx._cursor.fetchone() is not None
 
 
+def test_a_granted_update_is_refused_in_a_read_block(guard: Guard) -> None:
+    conn = guard.toolbox._conns[ROLE_REEMBOLSO]
+    update = "UPDATE pedidos SET status_reembolso = 'x', valor_reembolsado = 1 WHERE id = '4821'"
+    refused = "read-only transaction|attempt to write a readonly database"
+    with pytest.raises(StorageError, match=refused), conn.transaction(write=False) as tx:
+        tx.execute_sql(update)  # granted to the role, refused in a read block
+    with guard.db.transaction(write=False) as tx:
+        tx.execute_sql("SELECT valor_reembolsado FROM pedidos WHERE id = '4821'")
+        assert tx._cursor.fetchone()["valor_reembolsado"] is None
+    # The role's connection still writes what it is granted, in a write block.
+    with conn.transaction() as tx:
+        assert tx.execute_sql(update) == 1
+
+
 def test_postgres_tool_reads_run_on_their_own_read_only_session(pg_url: str, tmp_path) -> None:
     from tests.integration.guard.conftest import make_guard
 
