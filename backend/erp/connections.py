@@ -29,7 +29,6 @@ class ToolConnection:
         self._db = db
         self._lock = threading.Lock()
         self._sqlite: Any = None
-        self._sqlite_read: Any = None
         self._pool: Any = None
         self._read_pool: Any = None
         self._credential = credential
@@ -41,9 +40,10 @@ class ToolConnection:
         own on a read-only session (see :meth:`Database.transaction`)."""
         if isinstance(self._db, SqliteDatabase):
             with self._lock:
-                conn = self._sqlite_conn(write=write)
+                if self._sqlite is None:
+                    self._sqlite = self._db.connect(authorizer=sqlite_authorizer(self.role))
                 with self._db.transaction_on(
-                    conn, write=write, what=f"ERP refused {self.role}"
+                    self._sqlite, write=write, what=f"ERP refused {self.role}"
                 ) as tx:
                     yield tx
             return
@@ -64,19 +64,6 @@ class ToolConnection:
                 raise StorageError(f"ERP refused {self.role}: {exc}") from exc
             return
         raise StorageError(f"no ERP connection for {type(self._db).__name__}")
-
-    def _sqlite_conn(self, *, write: bool) -> Any:
-        """This role's connection under its authorizer; reads get a read-only one."""
-        assert isinstance(self._db, SqliteDatabase)
-        if write:
-            if self._sqlite is None:
-                self._sqlite = self._db.connect(authorizer=sqlite_authorizer(self.role))
-            return self._sqlite
-        if self._sqlite_read is None:
-            self._sqlite_read = self._db.connect(
-                authorizer=sqlite_authorizer(self.role), read_only=True
-            )
-        return self._sqlite_read
 
     def _pg_pool(self, *, read: bool) -> Any:
         """This role's write pool, or its read pool (autocommit, read-only sessions)."""
@@ -115,10 +102,9 @@ class ToolConnection:
     def close(self) -> None:
         """Close whatever this role opened."""
         with self._lock:
-            for conn in (self._sqlite, self._sqlite_read):
-                if conn is not None:
-                    conn.close()
-            self._sqlite = self._sqlite_read = None
+            if self._sqlite is not None:
+                self._sqlite.close()
+                self._sqlite = None
             for pool in (self._pool, self._read_pool):
                 if pool is not None:
                     pool.close()

@@ -94,10 +94,10 @@ class Database:
 
         ``write=False`` promises the block only reads. The engine may then skip the
         transaction's own round trips (PostgreSQL runs each statement on its own, on a
-        read-only session); on both engines a write slipped in fails instead of committing
-        (SQLite runs read blocks on a read-only connection). A read block sees each
-        statement's own snapshot, as READ COMMITTED gives it inside a transaction anyway,
-        and must not take locks or set anything for the transaction's duration.
+        read-only session). On both engines a write slipped in fails instead of committing
+        (SQLite: when the block ends, by its connection's change count). A read block sees
+        each statement's own snapshot, as READ COMMITTED gives it inside a transaction
+        anyway, and must not take locks or set anything for the transaction's duration.
         """
         raise NotImplementedError
         yield
@@ -111,8 +111,7 @@ def _sqlite_row(cursor: sqlite3.Cursor, row: tuple[Any, ...]) -> dict[str, Any]:
 
 
 class SqliteDatabase(Database):
-    """SQLite in WAL mode; per thread one connection for writes (under ``BEGIN IMMEDIATE``)
-    and one opened read-only for read blocks."""
+    """SQLite in WAL mode; one connection per thread, writes under ``BEGIN IMMEDIATE``."""
 
     dialect: Dialect = "sqlite"
 
@@ -127,24 +126,9 @@ class SqliteDatabase(Database):
             private_dir(path.parent)
         secure_sqlite(path)  # created 0600 before SQLite first opens it (and its -wal/-shm)
 
-    def connect(self, authorizer: Any = None, *, read_only: bool = False) -> sqlite3.Connection:
-        """A new connection with the project's pragmas (optionally under an authorizer).
-
-        ``read_only`` opens it with ``mode=ro``: SQLite itself then refuses every write on
-        it ("attempt to write a readonly database"), as PostgreSQL's read-only sessions do.
-        """
-        if read_only:
-            conn = sqlite3.connect(
-                f"{self.path.resolve().as_uri()}?mode=ro",
-                uri=True,
-                timeout=30,
-                isolation_level=None,
-                check_same_thread=False,
-            )
-        else:
-            conn = sqlite3.connect(
-                self.path, timeout=30, isolation_level=None, check_same_thread=False
-            )
+    def connect(self, authorizer: Any = None) -> sqlite3.Connection:
+        """A new connection with the project's pragmas (optionally under an authorizer)."""
+        conn = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
         conn.row_factory = _sqlite_row
         conn.execute("PRAGMA journal_mode=WAL")
         # FULL: a claim must be on disk before the gateway is called, even across a power
@@ -156,35 +140,41 @@ class SqliteDatabase(Database):
             conn.set_authorizer(authorizer)
         return conn
 
-    def _conn(self, *, write: bool = True) -> sqlite3.Connection:
-        """This thread's connection for writes, or its read-only one for reads."""
-        name = "conn" if write else "read_conn"
-        conn: sqlite3.Connection | None = getattr(self._local, name, None)
+    def _conn(self) -> sqlite3.Connection:
+        conn = getattr(self._local, "conn", None)
         if conn is None:
-            conn = self.connect(read_only=not write)
-            setattr(self._local, name, conn)
+            conn = self.connect()
+            self._local.conn = conn
             with self._lock:
                 self._all.append(conn)
         return conn
 
     @contextmanager
     def transaction(self, *, write: bool = True) -> Iterator[Tx]:
-        # A read block runs on the thread's read-only connection: a write slipped into it
-        # fails and commits nothing, on SQLite as on PostgreSQL.
-        with self.transaction_on(self._conn(write=write), write=write) as tx:
+        with self.transaction_on(self._conn(), write=write) as tx:
             yield tx
 
     @contextmanager
     def transaction_on(
         self, conn: sqlite3.Connection, *, write: bool = True, what: str = "SQLite error"
     ) -> Iterator[Tx]:
-        """A transaction on ``conn`` (one of this database's connections, e.g. a tool's)."""
+        """A transaction on ``conn`` (one of this database's connections, e.g. a tool's).
+
+        A read block (``write=False``) that changed a row fails and rolls back, as a write
+        in PostgreSQL's read-only sessions does: nothing it wrote is committed.
+        """
         cursor = conn.cursor()
         try:
+            before = conn.total_changes
             cursor.execute("BEGIN IMMEDIATE" if write else "BEGIN")
             tx = Tx(cursor, self._queries, "sqlite")
             yield tx
             tx.run_before_commit()
+            if not write and conn.total_changes != before:
+                raise StorageError(
+                    f"{what}: cannot write in a read-only transaction "
+                    "(transaction(write=False)); nothing was committed"
+                )
             cursor.execute("COMMIT")
         except BaseException as exc:
             if conn.in_transaction:

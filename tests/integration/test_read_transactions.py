@@ -25,8 +25,10 @@ def test_a_read_block_runs_each_statement_on_its_own(pg_db: Database) -> None:
 def test_a_write_in_a_read_block_fails_and_changes_nothing(any_db: Database) -> None:
     events = EventLog(any_db)
     before = events.last_id()
-    refused = "read-only transaction|attempt to write a readonly database"
-    with pytest.raises(StorageError, match=refused), any_db.transaction(write=False) as tx:
+    with (
+        pytest.raises(StorageError, match="read-only transaction"),
+        any_db.transaction(write=False) as tx,
+    ):
         events.append_in(tx, EventType.AGENT_PAUSED, {"operator": "x"}, agent="criativo")
     assert events.last_id() == before
     # The session (SQLite: the thread's connection) still reads, and writes still commit.

@@ -34,8 +34,8 @@ class WriteCommits:
         self._changes: dict[int, int] = {}
         original = db.connect
 
-        def connect(authorizer: Any = None, *, read_only: bool = False) -> Any:
-            conn = original(authorizer, read_only=read_only)
+        def connect(authorizer: Any = None) -> Any:
+            conn = original(authorizer)
             self.watch(conn)
             return conn
 

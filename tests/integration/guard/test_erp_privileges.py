@@ -81,8 +81,10 @@ def test_allowed_reads_run_in_a_read_block(guard: Guard, role: str, sql: str) ->
 def test_a_granted_update_is_refused_in_a_read_block(guard: Guard) -> None:
     conn = guard.toolbox._conns[ROLE_REEMBOLSO]
     update = "UPDATE pedidos SET status_reembolso = 'x', valor_reembolsado = 1 WHERE id = '4821'"
-    refused = "read-only transaction|attempt to write a readonly database"
-    with pytest.raises(StorageError, match=refused), conn.transaction(write=False) as tx:
+    with (
+        pytest.raises(StorageError, match="read-only transaction"),
+        conn.transaction(write=False) as tx,
+    ):
         tx.execute_sql(update)  # granted to the role, refused in a read block
     with guard.db.transaction(write=False) as tx:
         tx.execute_sql("SELECT valor_reembolsado FROM pedidos WHERE id = '4821'")
