@@ -67,10 +67,15 @@ class _Subscriber:
         self.overflowed = False
 
     def offer(self, batch: list[Event]) -> None:
-        """Queue ``batch``, or mark the subscriber overflowed when it would not fit."""
+        """Queue ``batch``, or mark the subscriber overflowed when it would not fit.
+
+        A subscriber that took everything it was given is never overflowed by one batch,
+        however large: a paced fan-out under a flood can carry more than ``maxsize``
+        events, and it is the backlog of a reader that stopped taking them that is bounded.
+        """
         if self.overflowed:
             return
-        if len(self.pending) + len(batch) > self.maxsize:
+        if self.pending and len(self.pending) + len(batch) > self.maxsize:
             self.overflowed = True  # the subscriber will be told to resync
             self.pending.clear()
         else:

@@ -108,3 +108,18 @@ async def test_a_flood_is_fanned_out_in_order_never_faster_than_the_interval(
         assert all(gap >= interval * 0.99 for gap in gaps), gaps
     finally:
         await hub.stop()
+
+
+def test_one_batch_larger_than_the_queue_never_overflows_a_reader_that_keeps_up() -> None:
+    from backend.broadcast import _Subscriber
+
+    def events(first: int, n: int) -> list[Event]:
+        return [Event(i, TICK.value, "", None, None, None, {}) for i in range(first, first + n)]
+
+    sub = _Subscriber(maxsize=10)
+    sub.offer(events(1, 25))  # a paced fan-out under a flood: bigger than the queue
+    assert not sub.overflowed
+    assert [e.id for e in sub.pending] == list(range(1, 26))
+    sub.offer(events(26, 1))  # but a reader that stopped taking them is bounded
+    assert sub.overflowed
+    assert not sub.pending
