@@ -106,17 +106,7 @@ def test_postgres_tool_reads_run_on_their_own_read_only_session(pg_url: str, tmp
             # No BEGIN of its own: a statement after a 20 ms one starts its own transaction.
             tx.execute_sql("SELECT pg_sleep(0.02)")
             assert tx.execute_sql("SELECT 1 WHERE now() = statement_timestamp()") == 1
-        update = (
-            "UPDATE pedidos SET status_reembolso = 'x', valor_reembolsado = 1 WHERE id = '4821'"
-        )
-        with (
-            pytest.raises(StorageError, match="read-only transaction"),
-            conn.transaction(write=False) as tx,
-        ):
-            tx.execute_sql(update)  # granted to the role, refused in a read block
-        with guard.db.transaction(write=False) as tx:
-            tx.execute_sql("SELECT valor_reembolsado FROM pedidos WHERE id = '4821'")
-            assert tx._cursor.fetchone()["valor_reembolsado"] is None
+        # A granted UPDATE in a read block: test_a_granted_update_is_refused_in_a_read_block.
     finally:
         guard.close()
         guard.db.close()

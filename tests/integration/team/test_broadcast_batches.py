@@ -13,16 +13,22 @@ from backend.store.db import Database
 TICK = EventType.BENCH_TICK
 
 
+async def _subscribed_and_one_delivered(hub: Broadcaster, log: EventLog) -> tuple[Any, Event]:
+    """A batch subscription from now on, after one event appended and delivered at once."""
+    batches = hub.subscribe_batches(after_id=log.last_id())
+    first = asyncio.create_task(batches.__anext__())
+    await asyncio.sleep(0.05)
+    one = await asyncio.to_thread(log.append, TICK, {"i": 0, "t": 0.0})
+    assert [e.id for e in await asyncio.wait_for(first, 5)] == [one.id]
+    return batches, one
+
+
 async def test_everything_waiting_comes_as_one_batch_in_order(sqlite_db: Database) -> None:
     log = EventLog(sqlite_db)
     hub = Broadcaster(log)
     await hub.start()
     try:
-        batches = hub.subscribe_batches(after_id=log.last_id())
-        first = asyncio.create_task(batches.__anext__())
-        await asyncio.sleep(0.05)
-        one = await asyncio.to_thread(log.append, TICK, {"i": 0, "t": 0.0})
-        assert [e.id for e in await asyncio.wait_for(first, 5)] == [one.id]
+        batches, _ = await _subscribed_and_one_delivered(hub, log)
         # Five more while the subscriber is not reading: the hub delivers them, then the
         # subscriber takes all five at once.
         later = [await asyncio.to_thread(log.append, TICK, {"i": i, "t": 0.0}) for i in range(5)]
@@ -67,11 +73,7 @@ async def test_an_event_after_a_quiet_spell_goes_out_at_once_and_a_burst_waits(
     hub = _TimedHub(log, min_interval=30.0)  # a pause would outlast every timeout below
     await hub.start()
     try:
-        batches = hub.subscribe_batches(after_id=log.last_id())
-        first = asyncio.create_task(batches.__anext__())
-        await asyncio.sleep(0.05)
-        one = await asyncio.to_thread(log.append, TICK, {"i": 0, "t": 0.0})
-        assert [e.id for e in await asyncio.wait_for(first, 5)] == [one.id]
+        batches, one = await _subscribed_and_one_delivered(hub, log)
         # Right after a fan-out, the next events wait out the interval, together.
         two = await asyncio.to_thread(log.append, TICK, {"i": 1, "t": 0.0})
         three = await asyncio.to_thread(log.append, TICK, {"i": 2, "t": 0.0})
