@@ -20,8 +20,8 @@ Fan-outs are paced, leading edge first: an event after a quiet spell goes out at
 a fan-out never follows the previous one by less than ``min_interval`` (5 ms). Under a
 flood, each subscriber then gets one chunk per interval holding everything appended
 meanwhile, instead of one wake-up, one SSE write and one self-pipe signal per event, which
-all took the GIL from the writers producing the flood: at most 5 ms of added latency bought
-an SSE flood 1.3–2.1× bare sse-starlette's (was 0.47–0.80×).
+all took the GIL from the writers producing the flood (``python -m bench.stream``): at most
+5 ms of added latency, for a flood no longer limited by the hub.
 
 On SQLite the hub does not read back what this process appended. Writers there commit one
 at a time, so ids are handed out in commit order with no gap, and the events a local

@@ -9,13 +9,19 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager
 from typing import Any
 
 from backend.erp.grants import sqlite_authorizer
 from backend.exceptions import StorageError
-from backend.store.db import Database, PostgresDatabase, SqliteDatabase, Tx, read_only_session
-from backend.store.queries import load_queries
+from backend.store.db import (
+    Database,
+    PostgresDatabase,
+    SqliteDatabase,
+    Tx,
+    pool_transaction,
+    read_only_session,
+)
 
 CredentialFn = Callable[[str], str]
 """Returns the password (or IAM token) of a tool role; called only when a tool connects."""
@@ -48,20 +54,10 @@ class ToolConnection:
                     yield tx
             return
         if isinstance(self._db, PostgresDatabase):
-            import psycopg
-
-            pool = self._pg_pool(read=not write)
-            try:
-                with (
-                    pool.connection() as conn,
-                    conn.transaction() if write else nullcontext(),
-                    conn.cursor() as cursor,
-                ):
-                    tx = Tx(cursor, load_queries("postgres"), "postgres")
-                    yield tx
-                    tx.run_before_commit()
-            except psycopg.Error as exc:
-                raise StorageError(f"ERP refused {self.role}: {exc}") from exc
+            with pool_transaction(
+                self._pg_pool(read=not write), write=write, what=f"ERP refused {self.role}"
+            ) as tx:
+                yield tx
             return
         raise StorageError(f"no ERP connection for {type(self._db).__name__}")
 

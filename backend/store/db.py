@@ -212,7 +212,6 @@ class PostgresDatabase(Database):
         from psycopg_pool import ConnectionPool
 
         self.url = url
-        self._queries = load_queries("postgres")
         try:
             self.pool = ConnectionPool(
                 url,
@@ -238,19 +237,8 @@ class PostgresDatabase(Database):
 
     @contextmanager
     def transaction(self, *, write: bool = True) -> Iterator[Tx]:
-        import psycopg
-
-        try:
-            with (
-                (self.pool if write else self.read_pool).connection() as conn,
-                conn.transaction() if write else nullcontext(),
-                conn.cursor() as cursor,
-            ):
-                tx = Tx(cursor, self._queries, "postgres")
-                yield tx
-                tx.run_before_commit()
-        except psycopg.Error as exc:
-            raise StorageError(f"PostgreSQL error: {exc}") from exc
+        with pool_transaction(self.pool if write else self.read_pool, write=write) as tx:
+            yield tx
 
     def close(self) -> None:
         self._close_pools()
@@ -259,6 +247,28 @@ class PostgresDatabase(Database):
         for pool in (getattr(self, "pool", None), getattr(self, "read_pool", None)):
             if pool is not None:
                 pool.close()
+
+
+@contextmanager
+def pool_transaction(pool: Any, *, write: bool, what: str = "PostgreSQL error") -> Iterator[Tx]:
+    """A transaction on a connection of ``pool`` (the database's, or a tool role's).
+
+    ``write=False`` expects a read pool (autocommit, :func:`read_only_session`): no
+    ``BEGIN``/``COMMIT`` of its own. Errors become :class:`StorageError` (``what: error``).
+    """
+    import psycopg
+
+    try:
+        with (
+            pool.connection() as conn,
+            conn.transaction() if write else nullcontext(),
+            conn.cursor() as cursor,
+        ):
+            tx = Tx(cursor, load_queries("postgres"), "postgres")
+            yield tx
+            tx.run_before_commit()
+    except psycopg.Error as exc:
+        raise StorageError(f"{what}: {exc}") from exc
 
 
 def read_only_session(conn: Any) -> None:
