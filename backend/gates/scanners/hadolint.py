@@ -26,7 +26,11 @@ _SEVERITY: dict[str, Severity] = {
 
 
 def command(binary: str, targets: list[str]) -> list[str]:
-    """The exact command line (the benchmark runs it directly too)."""
+    """The exact command line (the benchmark runs it directly too).
+
+    The targets are PR file names: after ``--`` (optparse-applicative honours it), so a
+    file named ``--ignore=DL3004`` or ``--output=...`` is linted, never obeyed.
+    """
     return [
         binary,
         "--config",
@@ -35,6 +39,7 @@ def command(binary: str, targets: list[str]) -> list[str]:
         "--no-fail",
         "-f",
         "json",
+        "--",
         *targets,
     ]
 

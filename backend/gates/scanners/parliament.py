@@ -60,8 +60,12 @@ def available() -> bool:
 
 
 def command(binary: str, targets: list[str]) -> list[str]:
-    """The exact command line (the benchmark runs it directly too); ``binary`` is a Python."""
-    return [binary, "-c", _WORKER, *targets]
+    """The exact command line (the benchmark runs it directly too); ``binary`` is a Python.
+
+    Python ends its own options at ``-c`` and would pass a ``--`` on to the worker as a
+    path, so the PR's file names go in as ``./path``: data, whatever they are called.
+    """
+    return [binary, "-c", _WORKER, *(f"./{target}" for target in targets)]
 
 
 def scan(ctx: ScanContext) -> ScanResult | None:
