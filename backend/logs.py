@@ -1,4 +1,9 @@
-"""Structured log lines (one JSON object per line) for the headless backend."""
+"""Structured log lines (one JSON object per line) for the headless backend.
+
+A log file outlives the process and reaches more people than the API does, so every line
+is written without URL credentials (libraries log the URLs they call, userinfo and query
+included) and the access log records paths without their query strings.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +11,8 @@ import json
 import logging
 import sys
 from datetime import UTC, datetime
+
+from backend.redact import redact_text
 
 
 class JsonFormatter(logging.Formatter):
@@ -16,10 +23,10 @@ class JsonFormatter(logging.Formatter):
             "ts": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
             "level": record.levelname.lower(),
             "logger": record.name,
-            "msg": record.getMessage(),
+            "msg": redact_text(record.getMessage()),
         }
         if record.exc_info:
-            line["exc"] = self.formatException(record.exc_info)
+            line["exc"] = redact_text(self.formatException(record.exc_info))
         return json.dumps(line, ensure_ascii=False)
 
 

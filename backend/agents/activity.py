@@ -15,6 +15,7 @@ from typing import Any
 
 from backend.agents.activity_texts import RENDERERS, EventView, Payload, clip
 from backend.events import TENTATIVA
+from backend.redact import redact_text
 
 __all__ = ["TENTATIVA", "ActivityLine", "EventView", "as_event", "generic_text", "render"]
 
@@ -76,7 +77,11 @@ class ActivityLine:
 
 
 def render(event: Any) -> ActivityLine:
-    """Render ``event`` as one English line for operators. Never raises."""
+    """Render ``event`` as one English line for operators. Never raises.
+
+    Any URL the line quotes (a provider's error, a spec) is shown without credentials,
+    whatever the event recorded.
+    """
     view = as_event(event)
     renderer = RENDERERS.get(view.type)
     text: str | None = None
@@ -85,7 +90,7 @@ def render(event: Any) -> ActivityLine:
             text = renderer(Payload(view))
         except Exception:
             text = None
-    return ActivityLine(view.id, view.ts, view.type, text or generic_text(view))
+    return ActivityLine(view.id, view.ts, view.type, redact_text(text or generic_text(view)))
 
 
 def generic_text(view: EventView) -> str:

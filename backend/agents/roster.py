@@ -60,6 +60,7 @@ from backend.agents.team import (
     role_of,
 )
 from backend.events import EventType
+from backend.redact import redact_text
 
 __all__ = [
     "CONVERSATION_EVENTS",
@@ -179,13 +180,13 @@ def render_roster(
             id=agent_id,
             role=role_of(agent_id),
             status=status if status in STATUSES else "idle",  # type: ignore[arg-type]
-            model=state.value(f"model:{agent_id}") or _model(bindings, agent_id),
+            model=_shown_model(state.value(f"model:{agent_id}") or _model(bindings, agent_id)),
             autonomy={
                 action: value
                 for (who, action), value in table.items()
                 if pattern_matches(who, agent_id)
             },
-            detail=detail,
+            detail=redact_text(detail),
             paused_by=paused_by,
             usage=dict(usage[agent_id]) if usage and agent_id in usage else None,
         )
@@ -291,6 +292,11 @@ def _accepted_to_infra(record: Any) -> bool:
         return getattr(record, key, None)
 
     return get("to_agent") == INFRA and (get("status") == "accepted" or bool(get("accepted_at")))
+
+
+def _shown_model(spec: str | None) -> str | None:
+    # A binding straight from settings may hold a URL with credentials.
+    return redact_text(spec) if spec else spec
 
 
 def _model(bindings: Mapping[str, str] | Callable[[str], str] | None, agent_id: str) -> str | None:

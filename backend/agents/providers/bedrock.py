@@ -43,6 +43,7 @@ from backend.agents.providers.base import (
 )
 from backend.agents.providers.exceptions import ProviderError, ProviderTimeoutError
 from backend.agents.providers.retry import RETRYABLE_AWS_CODES, parse_retry_after
+from backend.redact import redact_text
 
 _TRANSPORT_ERRORS = (EndpointConnectionError, ConnectionClosedError, HTTPClientError)
 
@@ -200,7 +201,8 @@ class BedrockProvider:
             response = await asyncio.to_thread(self.client.converse, **request)
         except (ReadTimeoutError, ConnectTimeoutError) as exc:
             raise ProviderTimeoutError(
-                f"Bedrock {self.model_id} timed out: {exc}", model=self.model_id
+                f"Bedrock {self.model_id} timed out: {redact_text(str(exc))}",
+                model=self.model_id,
             ) from exc
         except ClientError as exc:
             error = exc.response.get("Error", {})
@@ -219,7 +221,8 @@ class BedrockProvider:
         except BotoCoreError as exc:
             # Connection errors may pass; missing credentials or a bad parameter never do.
             raise ProviderError(
-                f"Bedrock {self.model_id} could not be reached: {exc}",
+                # botocore names the endpoint URL, which may carry credentials.
+                f"Bedrock {self.model_id} could not be reached: {redact_text(str(exc))}",
                 model=self.model_id,
                 retryable=isinstance(exc, _TRANSPORT_ERRORS),
             ) from exc

@@ -38,6 +38,7 @@ from backend.agents.providers.openai import OpenAIProvider
 from backend.agents.providers.retry import RetryingProvider, RetryPolicy
 from backend.agents.providers.scripted import Script, ScriptedProvider, load_script
 from backend.exceptions import ConfigError
+from backend.redact import redact_text, redact_url
 
 PLANNER = "planner"
 CHATTY = "chatty"
@@ -145,11 +146,13 @@ def make_provider(
         return _named(_retrying(BedrockProvider(rest, client=client), settings), spec)
     if kind == "openai" and rest:
         provider = _openai(rest, settings=settings, http_client=http_client)
-        return _named(_retrying(provider, settings), f"openai:{provider.model}@{provider.base_url}")
+        # The spec is recorded (``agent.turn`` ``model``, the roster): without credentials.
+        shown = f"openai:{provider.model}@{redact_url(provider.base_url)}"
+        return _named(_retrying(provider, settings), shown)
     raise ConfigError(
-        f"unknown model provider spec {spec!r}: expected 'scripted', 'chatty', "
+        f"unknown model provider spec {redact_text(spec)!r}: expected 'scripted', 'chatty', "
         "'bedrock:<modelId>', 'openai:<model>[@<base_url>]', 'dev-offline' or 'planner'",
-        spec=spec,
+        spec=redact_text(spec),
     )
 
 
@@ -166,7 +169,9 @@ def _named(provider: Any, spec: str) -> ModelProvider:
 def _openai(rest: str, *, settings: Any, http_client: Any) -> OpenAIProvider:
     model, _, base_url = rest.partition("@")
     if not model:
-        raise ConfigError("openai spec needs a model: 'openai:<model>[@<base_url>]'", spec=rest)
+        raise ConfigError(
+            "openai spec needs a model: 'openai:<model>[@<base_url>]'", spec=redact_text(rest)
+        )
     base_url = (
         base_url
         or getattr(settings, "openai_base_url", None)

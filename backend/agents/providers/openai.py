@@ -1,7 +1,10 @@
 """Any OpenAI-compatible ``POST {base_url}/chat/completions`` endpoint with ``tools``, via httpx.
 
 ``base_url`` includes the version prefix (``https://api.openai.com/v1``,
-``http://127.0.0.1:11434/v1`` for Ollama, a vLLM or LiteLLM server...).
+``http://127.0.0.1:11434/v1`` for Ollama, a vLLM or LiteLLM server...) and may carry a
+query (``?api-version=…``), kept after the ``/chat/completions`` path. Its userinfo and
+query values can be credentials: every message shows it through
+:func:`backend.redact.redact_url`.
 
 Mapping (provider-neutral → chat completions)::
 
@@ -23,6 +26,7 @@ import functools
 import json
 import ssl
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
@@ -41,6 +45,7 @@ from backend.agents.providers.base import (
 from backend.agents.providers.exceptions import ProviderError, ProviderTimeoutError
 from backend.agents.providers.retry import parse_retry_after, retryable_status
 from backend.exceptions import ConfigError
+from backend.redact import redact_text, redact_url
 
 _FINISH_REASONS: dict[str, StopReason] = {
     "stop": "end_turn",
@@ -185,8 +190,14 @@ class OpenAIProvider:
 
     @property
     def url(self) -> str:
-        """The chat-completions URL."""
-        return f"{self.base_url}/chat/completions"
+        """The chat-completions URL: the path appended, the base URL's query kept."""
+        parts = urlsplit(self.base_url)
+        return urlunsplit(parts._replace(path=f"{parts.path.rstrip('/')}/chat/completions"))
+
+    @property
+    def shown_url(self) -> str:
+        """:attr:`url` as messages show it: no userinfo, no query values."""
+        return redact_url(self.url)
 
     def build_body(
         self, *, system: str, messages: list[Message], tools: list[ToolSpec]
@@ -226,23 +237,26 @@ class OpenAIProvider:
         except (httpx.UnsupportedProtocol, httpx.InvalidURL) as exc:
             # Our spec's base URL is wrong (no scheme, bad port): no retry helps (503).
             raise ConfigError(
-                f"model base URL {self.base_url!r} is not a usable http(s) URL: {exc}",
+                f"model base URL {redact_url(self.base_url)!r} is not a usable http(s) URL: "
+                f"{redact_text(str(exc))}",
                 model=self.model,
             ) from exc
         except httpx.TimeoutException as exc:
             raise ProviderTimeoutError(
-                f"{self.url} did not answer within {self.timeout}s", model=self.model
+                f"{self.shown_url} did not answer within {self.timeout}s", model=self.model
             ) from exc
         except httpx.HTTPError as exc:
             # Refused, reset, DNS...: the endpoint may be back in a moment.
             raise ProviderError(
-                f"{self.url} could not be reached: {exc or type(exc).__name__}",
+                f"{self.shown_url} could not be reached: "
+                f"{redact_text(str(exc)) or type(exc).__name__}",
                 model=self.model,
                 retryable=isinstance(exc, httpx.TransportError),
             ) from exc
         if response.status_code >= 400:
             raise ProviderError(
-                f"{self.url} answered HTTP {response.status_code}: {_error_message(response)}",
+                f"{self.shown_url} answered HTTP {response.status_code}: "
+                f"{redact_text(_error_message(response))}",
                 model=self.model,
                 status=response.status_code,
                 retryable=retryable_status(response.status_code),
@@ -251,7 +265,7 @@ class OpenAIProvider:
         try:
             payload = response.json()
         except ValueError as exc:
-            raise ProviderError(f"{self.url} answered a body that is not JSON") from exc
+            raise ProviderError(f"{self.shown_url} answered a body that is not JSON") from exc
         return parse_chat_response(payload)
 
 
