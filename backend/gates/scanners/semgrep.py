@@ -11,6 +11,12 @@ copy is no git checkout, so ``.gitignore`` is not honoured either (a test checks
 three). The ``--x-`` flag is not semgrep's stable API, which is one more reason semgrep is
 pinned in ``pyproject.toml``.
 
+semgrep drops files over 1 MB without a word in its JSON unless told otherwise, so a
+Dockerfile padded with comments would pass: ``--max-target-bytes 0`` lifts the limit, and
+``--verbose`` makes the JSON list every target semgrep still skipped (``paths.skipped``).
+Each one, like each error about a file, is a blocking finding: what semgrep did not read
+is not a pass.
+
 semgrep picks a rule's files by name (``paths: include``), and the Dockerfile rules list
 every name :func:`~backend.gates.targets.is_dockerfile` accepts. A Dockerfile the gate
 recognises only by its content (``build/image.def`` starting with ``FROM``) gets those
@@ -50,9 +56,11 @@ def command(
         "--disable-version-check",
         "--disable-nosem",
         "--json",
-        "--quiet",
+        "--verbose",
         "--x-ignore-semgrepignore-files",
         "--no-exclude-binary-files",
+        "--max-target-bytes",
+        "0",
         *config_args,
         "--",
         *targets,
@@ -112,8 +120,9 @@ def _literal_glob(rel: str) -> str:
 def parse(stdout: str, stderr: str = "") -> list[Finding]:
     """semgrep's ``--json`` results to findings.
 
-    A target semgrep could not parse becomes a warning finding (the PR's file cannot
-    be vouched for); any other semgrep error means the run cannot be trusted.
+    A target semgrep could not parse, or skipped (``paths.skipped``), becomes a warning
+    finding (the PR's file cannot be vouched for); any other semgrep error means the run
+    cannot be trusted.
 
     Raises:
         ToolFailed: no JSON, or an error that is not about one target file.
@@ -122,7 +131,8 @@ def parse(stdout: str, stderr: str = "") -> list[Finding]:
         data = json.loads(stdout)
         results = data["results"]
         errors = data.get("errors", [])
-    except (ValueError, KeyError, TypeError) as exc:
+        skipped = (data.get("paths") or {}).get("skipped") or []
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise ToolFailed(f"semgrep gave no JSON: {tail(stderr or stdout)}") from exc
     findings = [
         Finding(
@@ -150,6 +160,24 @@ def parse(stdout: str, stderr: str = "") -> list[Finding]:
             )
         elif str(error.get("level", "")).lower() == "error":
             raise ToolFailed(f"semgrep error: {error.get('message', error)}")
+    reported = {f.file for f in findings if f.rule == "semgrep-parse-error"}
+    for target in skipped:
+        if not isinstance(target, dict) or not target.get("path"):
+            raise ToolFailed(f"semgrep skipped a target it does not name: {target!r}")
+        file = str(target["path"]).removeprefix("./")
+        if file in reported:
+            continue  # its error above already says why
+        reported.add(file)
+        findings.append(
+            Finding(
+                file=file,
+                line=None,
+                tool=TOOL,
+                rule="semgrep-skipped-target",
+                severity="warning",
+                message=f"semgrep did not scan this file ({target.get('reason', 'no reason')})",
+            )
+        )
     return findings
 
 

@@ -95,6 +95,28 @@ def test_semgrep_parse_results_and_errors() -> None:
         semgrep.parse("")
 
 
+def test_semgrep_skipped_targets_block_once_per_file() -> None:
+    doc = {
+        "results": [],
+        "errors": [{"level": "warn", "type": "Syntax error", "path": "bad.yml"}],
+        "paths": {
+            "scanned": ["ok.yml"],
+            "skipped": [
+                {"path": "big/Dockerfile", "reason": "exceeded_size_limit"},
+                {"path": "bad.yml", "reason": "analysis_failed_parser_or_internal_error"},
+            ],
+        },
+    }
+    found = semgrep.parse(json.dumps(doc))
+    assert [(f.rule, f.file, f.severity) for f in found] == [
+        ("semgrep-parse-error", "bad.yml", "warning"),
+        ("semgrep-skipped-target", "big/Dockerfile", "warning"),
+    ]
+    assert "exceeded_size_limit" in found[1].message
+    with pytest.raises(ToolFailed):  # a skip that names no file cannot be reported on one
+        semgrep.parse(json.dumps({"results": [], "paths": {"skipped": [{"reason": "x"}]}}))
+
+
 def test_parliament_unknown_action_is_an_error_and_low_still_fails() -> None:
     lines = [
         {
