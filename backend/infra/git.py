@@ -15,6 +15,7 @@ import os
 import re
 import subprocess
 import tempfile
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -41,17 +42,29 @@ class GitPullRequest:
 def validate_path(path: str) -> str:
     """Check a repository-relative path before anything is written.
 
+    A path is data wherever it goes: a control character (a newline ends a record of
+    ``update-index --index-info``, an escape sequence rewrites an operator's terminal) or a
+    component starting with ``-`` (an option to whichever tool is handed it) is refused.
+
     Returns:
         The path unchanged (it must already be canonical POSIX).
 
     Raises:
-        PathError: empty, absolute, backslash or NUL, ``.``/``..``/empty components, or
-            anything inside ``.git``.
+        PathError: empty, absolute, backslash, NUL or another control character, a
+            component starting with ``-``, ``.``/``..``/empty components, or anything
+            inside ``.git``.
     """
     if not isinstance(path, str) or not path:
         raise PathError("empty file path", path=path)
     if "\x00" in path:
         raise PathError(f"file path {path!r} contains a NUL byte", path=path)
+    control = next((c for c in path if unicodedata.category(c) == "Cc"), None)
+    if control is not None:
+        raise PathError(
+            f"file path {path!r} contains the control character {control!r}; "
+            "file names are printable text",
+            path=path,
+        )
     if "\\" in path:
         raise PathError(f"file path {path!r} contains a backslash; use '/'", path=path)
     if path.startswith(("/", "~")) or re.match(r"^[A-Za-z]:", path):
@@ -65,6 +78,12 @@ def validate_path(path: str) -> str:
         )
     if any(part in {"", "."} for part in parts):
         raise PathError(f"file path {path!r} has empty or '.' components", path=path)
+    if any(part.startswith("-") for part in parts):
+        raise PathError(
+            f"file path {path!r} has a component starting with '-', which a command would "
+            "read as an option; rename it",
+            path=path,
+        )
     if any(part.lower().rstrip(". ") == ".git" for part in parts):
         raise PathError(f"file path {path!r} points into .git", path=path)
     return path
@@ -163,8 +182,11 @@ class GitProvider:
             entries = []
             for path, content in files.items():
                 blob = self._git("hash-object", "-w", "--stdin", input=content.encode()).stdout
-                entries.append(f"100644 {blob.strip()}\t{path}")
-            self._git("update-index", "--index-info", env=env, input="\n".join(entries).encode())
+                entries.append(f"100644 {blob.strip()}\t{path}\0")
+            # NUL-terminated records: a path is one record whatever it holds
+            self._git(
+                "update-index", "-z", "--index-info", env=env, input="".join(entries).encode()
+            )
             tree = self._git("write-tree", env=env).stdout.strip()
         commit = self._git("commit-tree", tree, "-p", parent, "-m", message).stdout.strip()
         self._move_ref(branch, commit, parent)

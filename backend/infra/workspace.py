@@ -3,8 +3,9 @@ tools of its ``dev-<module>`` agent, confined to the module's path.
 
 The worktree lives under the data dir (``worktrees/<project>/<task>``), never where a
 model could choose. Every path a tool receives is repository-relative and must stay in the
-module's path: empty, absolute (``/``, ``~``, a drive letter), backslash, NUL, ``.``/``..``
-components, anything in ``.git``, and any symlink on the way (the file itself or one of
+module's path: empty, absolute (``/``, ``~``, a drive letter), backslash, NUL or another
+control character, a component starting with ``-``, ``.``/``..`` components, anything in
+``.git``, and any symlink on the way (the file itself or one of
 its parents, in the module path too) are refused with a :class:`PathError` the model sees,
 before anything is read or written. The agent has no shell: these tools and
 ``propose_task_pr`` are all it can do.

@@ -444,3 +444,56 @@ def test_a_task_whose_turn_dies_every_time_is_blocked_not_taken_forever(
         "its turn died 2 time(s) without finishing",
     )
     assert world.of_type("backlog.task_blocked")[-1].payload["task_id"] == task.id
+
+
+def test_a_path_smuggling_records_or_options_is_refused_and_only_the_module_lands(
+    sqlite_db: Database, tmp_path: Path
+) -> None:
+    world, dev, _ = _world(sqlite_db, tmp_path)
+    task = dev.create_task(world.project.id, "worker", "Notes")
+    repo = str(world.repo.repo_path)
+    blob = subprocess.run(
+        ["git", "-C", repo, "hash-object", "-w", "--stdin"],
+        input="evil\n",
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    smuggled = f"worker/notes.md\n100644 {blob}\t.github/workflows/evil.yml"
+    tries = [
+        ("write_file", {"path": smuggled, "content": "notes\n"}),
+        ("write_file", {"path": "worker/--output=x.pth", "content": "x\n"}),
+        ("write_file", {"path": "worker/a\x1b]52;c;cHduZWQ=\x07.md", "content": "x\n"}),
+    ]
+    script = {
+        "agents": {
+            "dev-worker": [
+                {"tool_calls": [{"name": n, "arguments": a} for n, a in tries]},
+                {
+                    "tool_calls": [
+                        {
+                            "name": "write_file",
+                            "arguments": {"path": "worker/notes.md", "content": "notes\n"},
+                        },
+                        {"name": "propose_task_pr", "arguments": {"task_id": task.id}},
+                    ]
+                },
+                {"text": "proposed"},
+            ]
+        }
+    }
+    agents = DevAgents(_settings(world), dev, scripts=script)
+    result = asyncio.run(agents.work(task.id))
+    refused = result.tool_results[: len(tries)]
+    assert [(r["error"], r["result"]["code"]) for r in refused] == [(True, "invalid_path")] * 3
+    messages = [r["result"]["error"] for r in refused]
+    assert "control character '\\n'" in messages[0]
+    assert "starting with '-'" in messages[1]
+    assert "control character '\\x1b'" in messages[2]
+    proposed = result.tool_results[-1]
+    assert proposed["error"] is False, proposed
+    branch = f"feature/task-{task.id}"
+    changed = world.git("diff", "--name-only", "-z", f"main...{branch}").split("\0")
+    assert [p for p in changed if p] == ["worker/notes.md"]
+    tree = world.settings.data_dir / "worktrees" / world.project.id / task.id
+    assert sorted(p.name for p in (tree / "worker").iterdir()) == ["README.md", "notes.md"]

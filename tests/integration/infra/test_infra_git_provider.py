@@ -141,6 +141,12 @@ def test_create_existing_branch_and_missing_branch(repo: GitProvider) -> None:
         ("a//b", "empty"),
         ("./a", "'.'"),
         ("", "empty"),
+        ("worker/notes.md\n100644 " + "0" * 40 + "\t.github/workflows/evil.yml", "control"),
+        ("a\rb", "control"),
+        ("title\x1b]0;pwned\x07.md", "control"),
+        ("del\x7f.md", "control"),
+        ("--output=x", "starting with '-'"),
+        ("services/-rf", "starting with '-'"),
     ],
 )
 def test_bad_paths_rejected_and_nothing_written(
@@ -151,6 +157,18 @@ def test_bad_paths_rejected_and_nothing_written(
     with pytest.raises(PathError, match=reason):
         repo.commit_files(BRANCH, {"ok.txt": "fine\n", path: "evil\n"}, "m")
     assert _snapshot(repo, git) == before
+
+
+def test_a_path_is_one_index_record_whatever_characters_it_holds(
+    repo: GitProvider, git: Git
+) -> None:
+    # "--index-info" without -z reads C-quoted paths: '"q".md' would land as 'q.md'
+    files = {'"q".md': "quoted\n", '"d"/f.md': "dir\n", "ç/ünï cödé.md": "utf-8\n"}
+    repo.create_branch(BRANCH)
+    sha = repo.commit_files(BRANCH, files, "m")
+    changed = git(repo.repo_path, "diff-tree", "-r", "-z", "--name-only", "--no-commit-id", sha)
+    assert sorted(p for p in changed.split("\0") if p) == sorted(files)
+    assert repo.read_files(BRANCH, list(files)) == files
 
 
 def test_symlink_in_branch_tree_escaping_is_rejected(
