@@ -30,6 +30,18 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(line, ensure_ascii=False)
 
 
+class PathOnlyAccess(logging.Filter):
+    """uvicorn's access line with the request's path only: a query string may carry a
+    token, a signature or customer data (uvicorn logs ``client, method, path?query,
+    http version, status``)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        args = record.args
+        if isinstance(args, tuple) and len(args) >= 3 and isinstance(args[2], str):
+            record.args = (*args[:2], args[2].split("?", 1)[0], *args[3:])
+        return True
+
+
 def configure(level: str = "INFO", *, stream: object = None) -> None:
     """Send every logger (uvicorn's included) through one JSON handler."""
     handler = logging.StreamHandler(stream or sys.stderr)  # type: ignore[arg-type]
@@ -41,3 +53,6 @@ def configure(level: str = "INFO", *, stream: object = None) -> None:
         logger = logging.getLogger(name)
         logger.handlers[:] = []
         logger.propagate = True
+    access = logging.getLogger("uvicorn.access")
+    access.filters[:] = [f for f in access.filters if not isinstance(f, PathOnlyAccess)]
+    access.addFilter(PathOnlyAccess())

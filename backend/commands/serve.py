@@ -38,10 +38,15 @@ def run(args: argparse.Namespace) -> int:
         port=args.port,
     )
     logs.configure(args.log_level)
-    token, generated = resolve_token(settings)
+    _, generated = resolve_token(settings)
     if generated:
-        # Printed once, on the run that created it; afterwards it lives in the data dir.
-        print(f"API token (saved to {settings.data_dir / 'token'}, mode 0600): {token}", flush=True)
+        # Where it is, never what it is: serve's output usually ends up in a log file or a
+        # journal that more people read than the 0600 file.
+        print(
+            f"API token generated: {settings.data_dir / 'token'} (mode 0600; "
+            f"read it with: cat {settings.data_dir / 'token'})",
+            flush=True,
+        )
     logging.getLogger("cadencia").info(
         "serving on http://%s:%d (data dir %s)", settings.host, settings.port, settings.data_dir
     )

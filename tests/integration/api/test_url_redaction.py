@@ -49,7 +49,9 @@ def test_a_failing_model_url_shows_its_host_but_never_its_password_or_key(
         )
         live: Live
         for live in live_backend(settings):
-            answer = live.http.post("/api/conversations/c-1/messages", json={"text": "oi"})
+            answer = live.http.post(
+                "/api/conversations/c-1/messages", json={"text": "oi", "cliente_id": "c-1"}
+            )
             seen = {
                 "502 body": answer.text,
                 "events": live.http.get("/api/events").text,
