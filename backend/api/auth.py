@@ -59,6 +59,17 @@ async def authenticate(request: Request) -> Actor:
     return actor
 
 
+async def still_authenticated(request: Request) -> bool:
+    """Whether the request's token is accepted now, read afresh: a long-lived response
+    (the event stream) asks again while it runs, so a revoked token stops there too."""
+    request.state.operator = None
+    try:
+        await authenticate(request)
+    except HTTPException:
+        return False
+    return True
+
+
 def _refuse(actor: Actor, needed: Role, what: str) -> ForbiddenError:
     return ForbiddenError(
         f"operator {actor.name} is a {actor.role}; {what} needs the {needed} role",

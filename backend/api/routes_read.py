@@ -4,15 +4,17 @@ in routes_events)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections import OrderedDict
-from typing import Annotated, Any
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Annotated, Any, TypeVar, cast
 
 from fastapi import APIRouter, Depends, Header, Query, Request, Response
 from sse_starlette import ServerSentEvent
 from sse_starlette.sse import EventSourceResponse
 
 from backend.agents.activity import render
-from backend.api.auth import require_token
+from backend.api.auth import require_token, still_authenticated
 from backend.api.models import After
 from backend.api.routes_docs import metrics_access
 from backend.api.schemas import (
@@ -30,6 +32,9 @@ from backend.broadcast import Resync
 from backend.events import Event
 
 public = APIRouter()
+PING_S = 15.0
+"""Seconds between the stream's pings; its token is checked again as often."""
+T = TypeVar("T")
 router = APIRouter(prefix="/api", dependencies=[Depends(require_token)], responses=ERRORS)
 
 
@@ -98,7 +103,8 @@ async def stream(
     last_event_id: Annotated[str | None, Header(alias="Last-Event-ID")] = None,
 ) -> _EventStream:
     """SSE: ``id`` = event log id; resume with ``Last-Event-ID`` (or ``?after=``) without
-    gap or duplicate; ``resync`` when the client fell too far behind; pings every 15 s."""
+    gap or duplicate; ``resync`` when the client fell too far behind; pings every 15 s.
+    The token is checked again as often: a revoked token's stream ends within a ping."""
     resume: int | None = after
     if last_event_id is not None and last_event_id.strip().isdigit():
         resume = int(last_event_id.strip())
@@ -108,14 +114,55 @@ async def stream(
     async def generate() -> Any:
         # One chunk per wake-up: everything waiting for this client, each event's frame
         # encoded once for all clients (bytes pass through sse-starlette untouched).
-        async for batch in hub.subscribe_batches(resume):
+        batches = hub.subscribe_batches(resume)
+        async for batch in while_true(batches, lambda: still_authenticated(request), PING_S):
             if isinstance(batch, Resync):
                 data = StreamResyncData(last_id=batch.last_id).model_dump_json()
                 yield ServerSentEvent(data=data, event="resync").encode()
                 continue
             yield b"".join([cache.frame(event) for event in batch])
 
-    return _EventStream(generate(), ping=15, send_timeout=30)
+    return _EventStream(generate(), ping=PING_S, send_timeout=30)
+
+
+async def while_true(
+    source: AsyncIterator[T], check: Callable[[], Awaitable[bool]], every_s: float
+) -> AsyncIterator[T]:
+    """``source``'s items until ``check()`` fails; it runs every ``every_s`` seconds whether
+    items flow or not (a quiet subscription would otherwise never notice).
+
+    One item at a time passes through a queue of one, so a slow reader still slows
+    ``source`` (the hub's backpressure and resync work as before).
+    """
+    queue: asyncio.Queue[tuple[bool, T | None]] = asyncio.Queue(maxsize=1)
+
+    async def pump() -> None:
+        async for item in source:
+            await queue.put((True, item))
+        await queue.put((False, None))
+
+    loop = asyncio.get_running_loop()
+    task = asyncio.create_task(pump())
+    due = loop.time() + every_s
+    try:
+        while True:
+            try:
+                more, item = await asyncio.wait_for(queue.get(), max(0.0, due - loop.time()))
+            except TimeoutError:
+                if task.done() and queue.empty():
+                    task.result()  # the source failed: raise its error here
+                    return
+                if not await check():
+                    return
+                due = loop.time() + every_s
+                continue
+            if not more:
+                return
+            yield cast(T, item)
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
 
 
 class _EncodedCache:

@@ -116,7 +116,11 @@ class Operators:
             raise NotFoundError(f"no live operator named {name}", name=name)
 
     def authenticate(self, token: str) -> Actor | None:
-        """The operator ``token`` belongs to, or None (unknown, wrong secret, revoked)."""
+        """The operator ``token`` belongs to, or None (unknown, wrong secret, revoked).
+
+        An unknown or revoked id costs one scrypt, as a wrong secret does: how long a
+        refusal takes says nothing about which ids exist.
+        """
         parts = tokens.split(token)
         if parts is None:
             return None
@@ -124,6 +128,7 @@ class Operators:
         with self.db.transaction(write=False) as tx:
             row = tx.one("operator_by_id", {"id": ident})
         if row is None or row["revoked_at"] is not None:
+            tokens.matches_nothing(secret)
             return None
         stored = str(row["secret_hash"])
         key = hashlib.sha256(token.encode()).hexdigest()

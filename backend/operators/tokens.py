@@ -4,7 +4,8 @@ The id selects the account's row (one primary-key read per request, never a scan
 hash); the secret is compared in constant time against the stored hash. scrypt is slow on
 purpose (a stolen table does not give the secrets away); a verified token is remembered in
 memory by its SHA-256 so only the first request of a process pays for it — the row (and its
-revocation) is still read on every request.
+revocation) is still read on every request. A token whose id has no row costs the same
+scrypt (:func:`matches_nothing`), so the time of a refusal does not tell which ids exist.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ PREFIX = "cad_"
 _SHAPE = re.compile(r"^cad_([a-z0-9]{12})\.([A-Za-z0-9_-]{32,128})$")
 # scrypt: 16 MiB, ~50 ms on these machines; RFC 7914's interactive parameters.
 _N, _R, _P = 2**14, 8, 1
+_NO_SALT = secrets.token_hex(16)
+"""The salt an unknown id's secret is hashed with (random per process: it matches nothing)."""
 
 
 @dataclass(frozen=True)
@@ -56,3 +59,9 @@ def hash_secret(secret: str, salt: str) -> str:
 def matches(secret: str, salt: str, secret_hash: str) -> bool:
     """Whether ``secret`` is the one ``secret_hash`` was made from (constant time)."""
     return hmac.compare_digest(hash_secret(secret, salt), secret_hash)
+
+
+def matches_nothing(secret: str) -> bool:
+    """False, after the same work as :func:`matches` — for a token whose id has no live row."""
+    hmac.compare_digest(hash_secret(secret, _NO_SALT), "0" * 64)
+    return False
