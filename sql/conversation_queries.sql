@@ -7,7 +7,26 @@ ON CONFLICT (id) DO UPDATE
 SET state = EXCLUDED.state, operator = EXCLUDED.operator, updated_at = EXCLUDED.updated_at
 
 -- name: conversation_state
-SELECT state, operator FROM conversations WHERE id = %(conversa_id)s
+SELECT state, operator, cliente_id FROM conversations WHERE id = %(conversa_id)s
+
+-- name: conversation_bind_customer
+-- The first customer named wins, even against a concurrent first message: the answer is the
+-- conversation's customer, which the caller compares with the one it gave.
+INSERT INTO conversations (id, state, operator, cliente_id, updated_at)
+VALUES (%(conversa_id)s, 'bot', NULL, %(cliente_id)s, %(now)s)
+ON CONFLICT (id) DO UPDATE
+SET cliente_id = COALESCE(conversations.cliente_id, EXCLUDED.cliente_id)
+RETURNING cliente_id
+
+-- name: conversation_owns_pedido
+-- The order exists and is the conversation's customer's: an unknown order and another
+-- customer's give the same empty answer.
+SELECT 1 AS owned FROM conversations c JOIN pedidos p ON p.cliente_id = c.cliente_id
+WHERE c.id = %(conversa_id)s AND p.id = %(entidade)s
+
+-- name: conversation_owns_cliente
+SELECT 1 AS owned FROM conversations c JOIN clientes k ON k.id = c.cliente_id
+WHERE c.id = %(conversa_id)s AND k.id = %(entidade)s
 
 -- name: conversation_known
 SELECT 1 AS known FROM conversations WHERE id = %(conversa_id)s

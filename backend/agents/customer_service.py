@@ -138,8 +138,16 @@ class CustomerService:
 
         return call
 
-    async def handle_message(self, conversa_id: str, text: str) -> dict[str, Any]:
-        """The customer wrote ``text``: run a turn, answer, and return reply + attempts.
+    async def handle_message(
+        self, conversa_id: str, text: str, cliente_id: str | None = None
+    ) -> dict[str, Any]:
+        """Customer ``cliente_id`` wrote ``text``: run a turn, answer, and return reply +
+        attempts.
+
+        The first message names the conversation's customer (``cliente_id``), bound with
+        that message; a later one may omit it. A message naming another customer, or none
+        for a conversation without one, is refused before anything is recorded
+        (:class:`CustomerMismatchError`, :class:`CustomerMissingError`).
 
         While an operator holds the conversation (``human``) the message is only recorded
         and streamed: no model turn runs, ``reply`` is None and the operator answers. While
@@ -149,15 +157,16 @@ class CustomerService:
         with the turn's start, then the turn's record with the reply and its delivery.
         """
         held = await asyncio.to_thread(self.conversations.state, conversa_id)
+        held.check_customer(conversa_id, cliente_id)
         if held.state == "human":
-            await self._say(conversa_id, "cliente", text)
+            await self._say(conversa_id, "cliente", text, cliente_id)
             return {"state": "human", "operator": held.operator, "reply": None, "attempts": []}
         ctx = TurnContext(None, conversa_id, CUSTOMER_SERVICE)
         said: list[bool] = []
         replied: list[str] = []
 
         def opening(work: Work) -> None:
-            self.conversations.say(conversa_id, "cliente", text, tx=work)
+            self.conversations.say(conversa_id, "cliente", text, cliente_id=cliente_id, tx=work)
             work.after_commit(lambda: said.append(True))
 
         def closing(work: Work, result: TurnResult) -> None:
@@ -175,26 +184,31 @@ class CustomerService:
         except (UnavailableError, ConfigError):
             # Ours to fix (a dependency down, or atendimento bound to a model it cannot
             # reach, e.g. without its API key): the customer gets the fixed apology.
-            await self._say_unsaid(conversa_id, text, said)
+            await self._say_unsaid(conversa_id, text, cliente_id, said)
             await self._say(conversa_id, "agente", UNAVAILABLE_REPLY)
             raise
         except AgentPausedError:  # the turn check refused it: nothing ran, nobody answered
-            await self._say_unsaid(conversa_id, text, said)
+            await self._say_unsaid(conversa_id, text, cliente_id, said)
             return {"state": "paused", "operator": None, "reply": None, "attempts": []}
         except Exception:
-            await self._say_unsaid(conversa_id, text, said)
+            await self._say_unsaid(conversa_id, text, cliente_id, said)
             raise
         finally:
             self._stopped.discard(id(ctx))
             attempts = self._attempts.pop(id(ctx), [])
         return {"state": "bot", "operator": None, "reply": replied[-1], "attempts": attempts}
 
-    async def _say_unsaid(self, conversa_id: str, text: str, said: list[bool]) -> None:
-        # A refused (or failed) turn never opened: the customer's message is still recorded.
+    async def _say_unsaid(
+        self, conversa_id: str, text: str, cliente_id: str | None, said: list[bool]
+    ) -> None:
+        # A refused (or failed) turn never opened: the customer's message is still recorded
+        # (unless it names another customer: then it is refused again, and nothing is).
         if not said:
-            await self._say(conversa_id, "cliente", text)
+            await self._say(conversa_id, "cliente", text, cliente_id)
 
-    async def _say(self, conversa_id: str, autor: Role, text: str) -> None:
+    async def _say(
+        self, conversa_id: str, autor: Role, text: str, cliente_id: str | None = None
+    ) -> None:
         # Message, its conversa.mensagem event and (for the agent's) its delivery commit
         # together; the channel's worker delivers it after the commit.
         await asyncio.to_thread(
@@ -203,4 +217,5 @@ class CustomerService:
             autor,
             text,
             agent=CUSTOMER_SERVICE if autor == "agente" else None,
+            cliente_id=cliente_id,
         )

@@ -52,7 +52,9 @@ async def _play(service: CustomerService, conversa: Conversa, spec: str) -> list
     records: list[dict[str, Any]] = []
     for number, turno in enumerate(conversa.turnos, 1):
         try:
-            answer = await service.handle_message(conversa.conversaId, turno.cliente)
+            answer = await service.handle_message(
+                conversa.conversaId, turno.cliente, conversa.clienteId
+            )
         except ProviderError as exc:
             # The run cannot be measured without its model: say which one, and where.
             raise type(exc)(

@@ -105,10 +105,19 @@ class SettleBody(_Body):
     reason: Reason
 
 
+ClienteId = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")]
+
+
 class MessageBody(_Body):
-    """A customer message."""
+    """A customer message from the customer's channel."""
 
     text: Text
+    cliente_id: ClienteId | None = Field(
+        default=None,
+        description="the customer writing (the ERP's clientes.id): required on a "
+        "conversation's first message, which makes the conversation that customer's; a "
+        "later message may omit it, and naming another customer is 409",
+    )
 
 
 class ReplyBody(_Body):

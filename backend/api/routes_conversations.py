@@ -38,12 +38,16 @@ async def message(
 ) -> CustomerReplyOut:
     """A customer message: runs the customer-service agent's turn through the guard.
 
+    The conversation belongs to the customer its first message names (``cliente_id``): the
+    tools refuse every order or client of another one. A first message without
+    ``cliente_id`` is 422, a message naming another customer 409; neither records anything.
+
     While an operator holds the conversation (``state: human``) the message is recorded
     and streamed, no model turn runs and ``reply`` is null. When a dependency fails during
     the turn (model provider, gateway, database) the answer is 502/503 and the customer is
     told only a fixed apology, never the error.
     """
-    result = await _b(request).customer.handle_message(conversa_id, body.text)
+    result = await _b(request).customer.handle_message(conversa_id, body.text, body.cliente_id)
     return CustomerReplyOut.model_validate(result)
 
 
@@ -65,6 +69,7 @@ def _conversation(
         id=conversa_id,
         state=held.state,
         operator=held.operator,
+        cliente_id=held.cliente_id,
         messages=[MessageOut.model_validate(m.to_dict()) for m in messages],
         attempts=[AttemptRecord.model_validate(e.payload) for e in found],
     )

@@ -41,6 +41,9 @@ class ConversationOut(_Out):
     id: str
     state: State = Field(description="bot: the agent answers; human: an operator holds it")
     operator: str | None = Field(description="who holds it while human")
+    cliente_id: str | None = Field(
+        default=None, description="the customer it belongs to (named by its first message)"
+    )
     messages: list[MessageOut]
     attempts: list[AttemptRecord]
 

@@ -178,5 +178,5 @@ async def _customer_demo(backend: Backend, pace_s: float, run: str) -> None:
         for text in messages:
             await asyncio.sleep(pace_s)
             await backend.customer.handle_message(
-                f"{conversa}-{order(pedido)}", text.replace(pedido, order(pedido))
+                f"{conversa}-{order(pedido)}", text.replace(pedido, order(pedido)), f"c-{pedido}"
             )

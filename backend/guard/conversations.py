@@ -4,6 +4,10 @@ A conversation is ``bot`` until an operator claims one of its takeovers (``take`
 same unit of work as the claim); it is ``human`` until a resolve hands it back. While
 ``human`` the customer's messages are recorded and streamed but no model turn runs.
 
+A conversation belongs to one customer: the channel names it (``cliente_id``) with the first
+message, which binds it in the same transaction; a message naming another customer is
+refused. :func:`owns` is the guard's check that an order or client is that customer's.
+
 Every outbound message (``agente`` or ``operador``) said through :meth:`Conversations.say`
 gets a delivery row (``pending``) in the same transaction as the message and its
 ``conversa.mensagem`` event; after the commit the outbound listeners (the channel's
@@ -20,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from backend.events import EventType, utcnow_iso
 from backend.exceptions import ConflictError
+from backend.guard.exceptions import CustomerMismatchError, CustomerMissingError
 from backend.store.db import Database, Tx
 from backend.store.uow import UnitOfWork, Work
 
@@ -31,12 +36,51 @@ State = Literal["bot", "human"]
 OUTBOUND: frozenset[str] = frozenset({"agente", "operador"})
 
 
+EntityField = Literal["pedidoId", "clienteId"]
+_OWNS: dict[EntityField, str] = {
+    "pedidoId": "conversation_owns_pedido",
+    "clienteId": "conversation_owns_cliente",
+}
+
+
 @dataclass(frozen=True)
 class ConversationState:
-    """Who holds a conversation: the agent (``bot``) or ``operator`` (``human``)."""
+    """Who holds a conversation: the agent (``bot``) or ``operator`` (``human``), and
+    whose conversation it is (``cliente_id``, None until a message names the customer)."""
 
     state: State
     operator: str | None
+    cliente_id: str | None = None
+
+    def check_customer(self, conversa_id: str, given: str | None) -> None:
+        """Refuse a message that names another customer, or none for a conversation that
+        has none yet.
+
+        Raises:
+            CustomerMismatchError: ``given`` is not the conversation's customer.
+            CustomerMissingError: neither the conversation nor the message names one.
+        """
+        if given is None and self.cliente_id is None:
+            raise CustomerMissingError(
+                f"conversation {conversa_id} has no customer yet: its first message must "
+                "give cliente_id",
+                conversa_id=conversa_id,
+            )
+        if given is not None and self.cliente_id is not None and given != self.cliente_id:
+            raise CustomerMismatchError(
+                f"conversation {conversa_id} belongs to another customer than {given}; "
+                "nothing was recorded",
+                conversa_id=conversa_id,
+                given=given,
+            )
+
+
+def owns(tx: Tx, conversa_id: str, entity_field: EntityField, entidade: str) -> bool:
+    """Whether the order (``pedidoId``) or client (``clienteId``) ``entidade`` exists and
+    belongs to the customer of conversation ``conversa_id``: False for an unknown one and
+    for another customer's alike, and for every entity of a conversation with no customer."""
+    row = tx.one(_OWNS[entity_field], {"conversa_id": conversa_id, "entidade": entidade})
+    return row is not None
 
 
 @dataclass(frozen=True)
@@ -100,6 +144,15 @@ class Conversations:
         """
         self._set(conversa_id, "human", operator, tx)
 
+    def bind(self, conversa_id: str, cliente_id: str) -> None:
+        """Make the conversation customer ``cliente_id``'s (what its first message does).
+
+        Raises:
+            CustomerMismatchError: it already belongs to another customer.
+        """
+        with self.db.transaction() as tx:
+            self._bind_in(tx, conversa_id, cliente_id)
+
     def hand_back(self, conversa_id: str, *, tx: Work | Tx | None = None) -> None:
         """The conversation returns to the agent (``bot``)."""
         self._set(conversa_id, "bot", None, tx)
@@ -133,7 +186,17 @@ class Conversations:
         row = tx.one("conversation_state", {"conversa_id": conversa_id})
         if row is None:
             return ConversationState("bot", None)
-        return ConversationState(row["state"], row["operator"])
+        return ConversationState(row["state"], row["operator"], row["cliente_id"])
+
+    def _bind_in(self, tx: Tx, conversa_id: str, cliente_id: str) -> None:
+        """Make ``cliente_id`` the conversation's customer unless it has one; refuse
+        another (the caller's transaction then rolls back: nothing is recorded)."""
+        row = tx.one(
+            "conversation_bind_customer",
+            {"conversa_id": conversa_id, "cliente_id": cliente_id, "now": utcnow_iso()},
+        )
+        assert row is not None
+        ConversationState("bot", None, row["cliente_id"]).check_customer(conversa_id, cliente_id)
 
     # -- messages ------------------------------------------------------------------------
 
@@ -146,9 +209,14 @@ class Conversations:
         if listener in self._outbound:
             self._outbound.remove(listener)
 
-    def append(self, conversa_id: str, role: Role, text: str) -> int:
-        """Record one message only (no event, no delivery: ``prove``'s simulated talks)."""
+    def append(
+        self, conversa_id: str, role: Role, text: str, *, cliente_id: str | None = None
+    ) -> int:
+        """Record one message only (no event, no delivery: ``prove``'s simulated talks);
+        a customer's message with ``cliente_id`` binds the conversation to that customer."""
         with self.db.transaction() as tx:
+            if cliente_id is not None and role == "cliente":
+                self._bind_in(tx, conversa_id, cliente_id)
             return self._append_in(tx, conversa_id, role, text)
 
     def say(
@@ -159,6 +227,7 @@ class Conversations:
         *,
         agent: str | None = None,
         held_by: str | None = None,
+        cliente_id: str | None = None,
         tx: Work | None = None,
     ) -> Message:
         """Record a message, emit ``conversa.mensagem`` and, when outbound, queue its delivery.
@@ -166,12 +235,14 @@ class Conversations:
         All in one unit of work: ``tx`` (the caller's, e.g. the turn that produced the reply)
         or a new one. ``held_by`` (an operator's reply) refuses with :class:`ConflictError`
         unless the conversation is ``human`` and held by them, checked in the same
-        transaction so a concurrent hand back cannot slip in between.
+        transaction so a concurrent hand back cannot slip in between. ``cliente_id`` (a
+        customer's message) binds the conversation to that customer in the same
+        transaction, or refuses with :class:`CustomerMismatchError` if it has another.
         """
         if tx is not None and tx.tx_for(self.db) is not None:
-            return self._say_in(tx, conversa_id, autor, text, agent, held_by)
+            return self._say_in(tx, conversa_id, autor, text, agent, held_by, cliente_id)
         with UnitOfWork(self.db).begin() as work:
-            return self._say_in(work, conversa_id, autor, text, agent, held_by)
+            return self._say_in(work, conversa_id, autor, text, agent, held_by, cliente_id)
 
     def _say_in(
         self,
@@ -181,10 +252,13 @@ class Conversations:
         text: str,
         agent: str | None,
         held_by: str | None,
+        cliente_id: str | None = None,
     ) -> Message:
         assert self.events is not None, "Conversations needs the event log to say()"
         tx = work.tx_for(self.db)
         assert tx is not None
+        if cliente_id is not None and autor == "cliente":
+            self._bind_in(tx, conversa_id, cliente_id)
         if held_by is not None:
             current = self._state_in(tx, conversa_id)
             if current.state != "human" or current.operator != held_by:

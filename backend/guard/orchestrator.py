@@ -3,8 +3,10 @@
 Order inside one call (ARCHITECTURE.md, "Where each rule lives"):
 schema validation (malformed → ``argumentos_invalidos``, nothing counted) → atomic
 ceiling increment (5th+ → ``bloqueado_por_teto``: tool never built, no secret read,
-metric emitted, one human takeover per combination) → idempotency claim → tool runs with
-its own credentials → ledger completed. Every attempt becomes a
+metric emitted, one human takeover per combination) → ownership (an order or client that
+is not the conversation's customer's is ``falhou`` with an unknown one's words: no claim,
+no tool, no secret; read in the same transaction as the increment) → idempotency claim →
+tool runs with its own credentials → ledger completed. Every attempt becomes a
 ``TENTATIVA_DE_FERRAMENTA_REGISTRADA`` event with the seed's fields.
 
 ``architecture="minima"`` is Lab 87's Figure 1 (no ceiling, no idempotency): it exists
@@ -24,7 +26,8 @@ from typing import Any, Literal
 from pydantic import ValidationError as PydanticValidationError
 
 from backend.events import TENTATIVA, EventLog, utcnow_iso
-from backend.exceptions import CadenciaError, GatewayUncertainError
+from backend.exceptions import CadenciaError, GatewayUncertainError, NotFoundError
+from backend.guard.conversations import owns
 from backend.guard.interruptions import Interruptions
 from backend.guard.outcomes import (
     Attempt,
@@ -115,6 +118,14 @@ class Orchestrator:
         claim = spec.claim_for(conversa_id, args)
         chave = claim.chave if claim else None
         with self.uow.begin() as tx:
+            # Only the conversation's customer's own orders and client: another's (or an
+            # unknown one) takes no claim and never runs, yet counts against the ceiling,
+            # so a model looping on it still ends with a human.
+            decision = tx.tx_for(self.events.db)
+            assert decision is not None  # the unit of work is on the event log's database
+            theirs = owns(decision, conversa_id, spec.entity_field, entidade)
+            if not theirs:
+                claim = chave = None
             # An operator acting on a takeover is not counted against the agent's ceiling.
             reservation = self.ledger.reserve(counter, claim, count=operator is None, tx=tx)
             blocked = None  # allowed: the tool runs outside the transaction
@@ -122,6 +133,8 @@ class Orchestrator:
                 reservation, blocked = self._past_teto(
                     conversa_id, spec, entidade, raw, counter, claim, reservation, tx
                 )
+            if blocked is None and not theirs:
+                blocked = _not_found(spec, entidade)
             if blocked is None and reservation.claim not in ("none", "claimed"):
                 blocked = self._blocked_by_ledger(
                     conversa_id, spec, entidade, raw, reservation, tx, operator
@@ -355,6 +368,16 @@ class Orchestrator:
         """Settle every uncertain claim the gateway can tell about (see
         :meth:`backend.guard.uncertain.UncertainOutcomes.reconcile_all`)."""
         return self.uncertain.reconcile_all() if self.uncertain is not None else []
+
+
+def _not_found(spec: ToolSpec, entidade: str) -> CallOutcome:
+    """The answer for an order or client that is not the conversation's customer's: the
+    words of an unknown one, so the answer tells nobody whether it exists."""
+    word = "pedido" if spec.entity_field == "pedidoId" else "cliente"
+    error = NotFoundError(f"{word} {entidade} não encontrado", entidade=entidade)
+    return CallOutcome(
+        "falhou", f"Não foi possível concluir: {error.message}", detalhe=error.message, error=error
+    )
 
 
 def _settle(

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic import ValidationError as PydanticValidationError
 
 from backend.erp.seed import upsert_pedidos
@@ -41,21 +41,32 @@ class Turno(BaseModel):
 
 
 class PedidoDoCenario(BaseModel):
-    """An order the scenario needs in the ERP."""
+    """An order the scenario needs in the ERP, and the customer it belongs to."""
 
     model_config = ConfigDict(extra="allow")
     pedidoId: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
     valorPedido: str = Field(pattern=r"^\d{1,10}(\.\d{1,2})?$")
-    clienteId: str | None = Field(default=None, pattern=r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
+    clienteId: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
 
 
 class Conversa(BaseModel):
-    """One scenario line."""
+    """One scenario line: one customer's conversation (its pedidos' clienteId)."""
 
     model_config = ConfigDict(extra="forbid")
     conversaId: str = Field(min_length=1, max_length=128)
     pedidos: list[PedidoDoCenario] = Field(default_factory=list)
     turnos: list[Turno]
+
+    @model_validator(mode="after")
+    def _one_customer(self) -> Conversa:
+        if len({p.clienteId for p in self.pedidos}) > 1:
+            raise ValueError("a conversation belongs to one customer: its pedidos name several")
+        return self
+
+    @property
+    def clienteId(self) -> str | None:
+        """The customer whose conversation this is (None for a line without pedidos)."""
+        return self.pedidos[0].clienteId if self.pedidos else None
 
 
 def load_scenario(path: Path) -> list[Conversa]:
@@ -95,7 +106,9 @@ def replay_scripted(guard: Guard, conversa: Conversa) -> list[dict[str, Any]]:
     """The scenario's own calls, straight into the orchestrator (no model at all)."""
     records: list[dict[str, Any]] = []
     for turno in conversa.turnos:
-        guard.conversations.append(conversa.conversaId, "cliente", turno.cliente)
+        guard.conversations.append(
+            conversa.conversaId, "cliente", turno.cliente, cliente_id=conversa.clienteId
+        )
         for chamada in turno.chamadas:
             attempt = guard.orchestrator.call(
                 conversa.conversaId, chamada.ferramenta, chamada.argumentos

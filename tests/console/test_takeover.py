@@ -60,6 +60,7 @@ def _declined_takeover(live: Live, conversa: str, pedido: str) -> int:
     upsert_pedidos(
         live.backend.db, [{"pedidoId": pedido, "valorPedido": "59.90", "clienteId": "c-9"}]
     )
+    live.backend.guard.conversations.bind(conversa, "c-9")
     for _ in range(5):
         live.backend.guard.orchestrator.call(
             conversa, REFUND, {"pedidoId": pedido, "valor": "599.00"}
@@ -328,6 +329,8 @@ async def test_uncertain_items_are_listed_and_reconciled_or_settled(
             {"pedidoId": "8002", "valorPedido": "41.00", "clienteId": "c-82"},
         ],
     )
+    for customer in ("c-81", "c-82"):  # each conversation is its own customer's
+        live.backend.guard.conversations.bind(customer, customer)
     gateway = live.backend.guard.simulator
     timeout = live.settings.gateway_timeout_s
 

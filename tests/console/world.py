@@ -331,7 +331,8 @@ def _teto(live: Live, conversa: str, pedido: str, valor: str) -> int:
     for text in MESSAGES:
         _ok(
             live.http.post(
-                f"/api/conversations/{conversa}/messages", json={"text": text.format(p=pedido)}
+                f"/api/conversations/{conversa}/messages",
+                json={"text": text.format(p=pedido), "cliente_id": f"c-{pedido}"},
             )
         )
         _delivered(live, conversa)

@@ -108,10 +108,11 @@ def world(
         )
         for text in ASKS:  # the teto de voltas: an open takeover in the Inbox
             assert live.http.post(
-                "/api/conversations/conv-teto/messages", json={"text": text}
+                "/api/conversations/conv-teto/messages", json={"text": text, "cliente_id": "c-1"}
             ).is_success
         assert live.http.post(
-            "/api/conversations/conv-refund/messages", json={"text": "Reembolso do pedido 7000"}
+            "/api/conversations/conv-refund/messages",
+            json={"text": "Reembolso do pedido 7000", "cliente_id": "c-2"},
         ).is_success
         log = live.backend.events
         _backdate(log.db, log.last_id())

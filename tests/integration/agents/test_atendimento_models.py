@@ -64,6 +64,7 @@ def _facts(guard: Guard) -> tuple[int, str | None, dict[str, Any]]:
     assert guard.simulator is not None
     assert guard.ledger is not None
     record = guard.ledger.get("reembolso#4821")
+    guard.conversations.bind("conv-check", ORDER["clienteId"])
     order = guard.orchestrator.call("conv-check", "consultar-status-pedido", {"pedidoId": "4821"})
     return len(guard.simulator.debits()), record.status if record else None, order.dados
 
@@ -84,7 +85,9 @@ def test_openai_atendimento_that_insists_is_stopped_at_the_fifth_attempt_with_on
         for live in live_backend(settings):
             upsert_pedidos(live.backend.db, [ORDER])
             replies = [
-                live.http.post("/api/conversations/conv-llm/messages", json={"text": m}).json()
+                live.http.post(
+                    "/api/conversations/conv-llm/messages", json={"text": m, "cliente_id": "c-1"}
+                ).json()
                 for m in MESSAGES
             ]
             interruptions = live.http.get("/api/approvals").json()["interruptions"]
@@ -152,7 +155,7 @@ def test_malformed_tool_arguments_from_the_model_do_not_crash_the_turn(guard: Gu
         service = _service(guard, OpenAIProvider("gpt-test", base_url=server.url, timeout=5))
 
         async def talk() -> list[dict[str, Any]]:
-            return [await service.handle_message("conv-bad", m) for m in MESSAGES[:2]]
+            return [await service.handle_message("conv-bad", m, "c-1") for m in MESSAGES[:2]]
 
         first, second = asyncio.run(talk())
         requests = [r["body"]["messages"] for r in server.requests]
@@ -188,7 +191,7 @@ def test_calls_after_the_ceiling_in_the_same_answer_are_not_attempted(guard: Gua
         service = _service(guard, OpenAIProvider("gpt-test", base_url=server.url, timeout=5))
 
         async def talk() -> list[dict[str, Any]]:
-            return [await service.handle_message("conv-par", m) for m in MESSAGES]
+            return [await service.handle_message("conv-par", m, "c-1") for m in MESSAGES]
 
         replies = asyncio.run(talk())
         assert len(server.requests) == 9  # nothing asked after the ceiling
@@ -213,7 +216,7 @@ def test_atendimento_bound_to_a_model_it_cannot_use_apologises_and_raises(
         ),
     )
     with pytest.raises(ConfigError, match="API key"):
-        asyncio.run(service.handle_message("conv-nokey", MESSAGES[0]))
+        asyncio.run(service.handle_message("conv-nokey", MESSAGES[0], "c-1"))
     said = [(m["role"], m["text"]) for m in guard.conversations.transcript("conv-nokey")]
     assert said == [("cliente", MESSAGES[0]), ("agente", UNAVAILABLE_REPLY)]
     assert guard.simulator.debits() == []  # type: ignore[union-attr]
@@ -272,7 +275,7 @@ def test_bedrock_atendimento_that_insists_is_stopped_at_the_fifth_attempt(guard:
                 stubber.add_response("converse", CONVERSE_TEXT)
 
         async def talk() -> list[dict[str, Any]]:
-            return [await service.handle_message("conv-br", m) for m in MESSAGES]
+            return [await service.handle_message("conv-br", m, "c-1") for m in MESSAGES]
 
         replies = asyncio.run(talk())
         stubber.assert_no_pending_responses()

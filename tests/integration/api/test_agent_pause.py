@@ -133,7 +133,10 @@ def test_a_customer_message_to_a_paused_atendimento_is_recorded_and_not_answered
 ) -> None:
     post = live.http.post
     assert post("/api/agents/atendimento/pause", json={"operator": "alice"}).status_code == 200
-    got = post("/api/conversations/c-9/messages", json={"text": "Quero o reembolso do 4821"})
+    got = post(
+        "/api/conversations/c-9/messages",
+        json={"text": "Quero o reembolso do 4821", "cliente_id": "c-1"},
+    )
     assert got.status_code == 200, got.text
     assert got.json() == {"state": "paused", "operator": None, "reply": None, "attempts": []}
     conversation = live.http.get("/api/conversations/c-9").json()
@@ -143,7 +146,7 @@ def test_a_customer_message_to_a_paused_atendimento_is_recorded_and_not_answered
     assert conversation["attempts"] == []
 
     assert post("/api/agents/atendimento/resume", json={"operator": "alice"}).status_code == 200
-    answered = post("/api/conversations/c-9/messages", json={"text": "Olá?"})
+    answered = post("/api/conversations/c-9/messages", json={"text": "Olá?", "cliente_id": "c-1"})
     assert answered.json()["state"] == "bot"
     assert answered.json()["reply"]
 

@@ -26,7 +26,9 @@ def _teto_conversation(live: Live, conversa: str = "conv-api") -> dict:
         live.backend.db, [{"pedidoId": "4821", "valorPedido": "129.90", "clienteId": "c-1"}]
     )
     replies = [
-        live.http.post(f"/api/conversations/{conversa}/messages", json={"text": m}).json()
+        live.http.post(
+            f"/api/conversations/{conversa}/messages", json={"text": m, "cliente_id": "c-1"}
+        ).json()
         for m in MESSAGES
     ]
     assert replies[0]["attempts"][-1]["resultado"] == "executado"

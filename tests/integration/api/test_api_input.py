@@ -32,7 +32,13 @@ def test_every_api_route_needs_the_token(live_sqlite: Live) -> None:
     ):
         _error(httpx.get(f"{live_sqlite.url}{path}"), 401, "unauthorized")
         _error(httpx.get(f"{live_sqlite.url}{path}", headers={"Authorization": "Bearer nope"}), 401)
-    _error(httpx.post(f"{live_sqlite.url}/api/conversations/c1/messages", json={"text": "oi"}), 401)
+    _error(
+        httpx.post(
+            f"{live_sqlite.url}/api/conversations/c1/messages",
+            json={"text": "oi", "cliente_id": "c-1"},
+        ),
+        401,
+    )
 
 
 def test_bad_bodies_get_clear_errors_and_change_nothing(live: Live) -> None:
@@ -57,7 +63,11 @@ def test_bad_bodies_get_clear_errors_and_change_nothing(live: Live) -> None:
         "too_large",
     )
     _error(
-        http.post("/api/conversations/x';DROP TABLE events;--/messages", json={"text": "oi"}), 422
+        http.post(
+            "/api/conversations/x';DROP TABLE events;--/messages",
+            json={"text": "oi", "cliente_id": "c-1"},
+        ),
+        422,
     )
     _error(http.get("/api/events", params={"after": -1}), 422)
     _error(http.get("/api/events", params={"limit": 10**9}), 422)
@@ -82,7 +92,9 @@ def test_unknown_ids_and_traversal_are_404_or_422(live: Live) -> None:
 
 def test_sql_metacharacters_in_text_are_just_text(live: Live) -> None:
     text = "pedido 4821'); DROP TABLE pedidos; -- \" OR 1=1"
-    got = live.http.post("/api/conversations/conv-sql/messages", json={"text": text})
+    got = live.http.post(
+        "/api/conversations/conv-sql/messages", json={"text": text, "cliente_id": "c-1"}
+    )
     assert got.status_code == 200
     events = live.http.get("/api/events", params={"limit": 1000}).json()
     assert any(e["payload"].get("texto") == text for e in events)

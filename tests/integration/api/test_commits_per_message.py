@@ -94,7 +94,9 @@ def counted(tmp_path: Path) -> Iterator[tuple[Live, WriteCommits]]:
 
 def _say(live: Live, commits: WriteCommits, conversa: str, text: str) -> dict[str, Any]:
     commits.reset()
-    reply = live.http.post(f"/api/conversations/{conversa}/messages", json={"text": text})
+    reply = live.http.post(
+        f"/api/conversations/{conversa}/messages", json={"text": text, "cliente_id": "c-1"}
+    )
     assert reply.status_code == 200, reply.text
     # The reply's delivery closes on the worker's own commit, after the response: wait for
     # it so it cannot land inside the next message's count.

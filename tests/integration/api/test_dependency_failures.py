@@ -153,7 +153,9 @@ def test_a_failing_model_provider_is_502_on_the_customer_message_and_says_nothin
         conversations=backend.guard.conversations,
         model=OpenAIProvider("atendimento-llm", base_url=model_server.base_url, timeout=2),
     )
-    response = live.http.post("/api/conversations/conv-llm/messages", json={"text": "oi"})
+    response = live.http.post(
+        "/api/conversations/conv-llm/messages", json={"text": "oi", "cliente_id": "c-1"}
+    )
     error = _unavailable(response, 502, "provider_error")
     assert INTERNAL in error["message"]  # the API caller (an operator's tool) may see it...
     assert _agent_lines(live, "conv-llm") == [UNAVAILABLE_REPLY]  # ...the customer never
@@ -177,7 +179,8 @@ def gateway_down(tmp_path: Path) -> Iterator[Live]:
 def test_a_gateway_that_is_down_is_502_on_the_customer_message(gateway_down: Live) -> None:
     live = gateway_down
     response = live.http.post(
-        "/api/conversations/conv-gw/messages", json={"text": "Quero o reembolso do pedido 4821"}
+        "/api/conversations/conv-gw/messages",
+        json={"text": "Quero o reembolso do pedido 4821", "cliente_id": "c-1"},
     )
     _unavailable(response, 502, "gateway_error")
     assert _agent_lines(live, "conv-gw") == [UNAVAILABLE_REPLY]
@@ -201,6 +204,7 @@ def test_a_gateway_that_is_down_is_502_on_resolve_and_the_takeover_stays_claimed
     gateway_down: Live,
 ) -> None:
     live = gateway_down
+    live.backend.guard.conversations.bind("conv-gw2", "c-1")
     ident, _ = live.backend.guard.interruptions.open(
         conversa_id="conv-gw2",
         entidade_id="4821",

@@ -126,14 +126,15 @@ def _to_blocked(live: Live, manual: PrPipeline, project_id: str, pr_id: str) -> 
 def _teto_takeover(live: Live, conversa: str) -> None:
     for text in ASKS:
         assert live.http.post(
-            f"/api/conversations/{conversa}/messages", json={"text": text}
+            f"/api/conversations/{conversa}/messages", json={"text": text, "cliente_id": "c-1"}
         ).is_success
 
 
 def _uncertain_refund(live: Live) -> None:
     live.backend.guard.simulator.fail_next("timeout_after_debit", delay_s=1.0)
     live.http.post(
-        "/api/conversations/conv-tmo/messages", json={"text": "Quero o reembolso do pedido 7000"}
+        "/api/conversations/conv-tmo/messages",
+        json={"text": "Quero o reembolso do pedido 7000", "cliente_id": "c-2"},
     )
 
 

@@ -122,7 +122,10 @@ def test_event_through_one_process_reaches_sse_client_of_the_other(two_backends)
     time.sleep(0.5)
     with _client(url_a) as http:
         assert (
-            http.post("/api/conversations/conv-x/messages", json={"text": "olá via A"}).status_code
+            http.post(
+                "/api/conversations/conv-x/messages",
+                json={"text": "olá via A", "cliente_id": "c-1"},
+            ).status_code
             == 200
         )
     thread.join(20)
@@ -139,7 +142,7 @@ def test_refund_storm_split_across_two_processes_debits_once(two_backends) -> No
         http = clients[i % 2]
         return http.post(
             f"/api/conversations/storm-{i}/messages",
-            json={"text": "Quero o reembolso do pedido 4821"},
+            json={"text": "Quero o reembolso do pedido 4821", "cliente_id": "c-1"},
         ).status_code
 
     with ThreadPoolExecutor(16) as pool:
@@ -160,7 +163,7 @@ def test_sigterm_finishes_in_flight_work_and_loses_no_event(tmp_path: Path) -> N
             results.append(
                 http.post(
                     "/api/conversations/conv-term/messages",
-                    json={"text": "Qual o status do pedido 777?"},
+                    json={"text": "Qual o status do pedido 777?", "cliente_id": "c-1"},
                 ).status_code
             )
 

@@ -22,7 +22,12 @@ def _by_id(roster: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
 
 def _world(http: httpx.Client) -> str:
     project = http.post("/api/projects", json={"name": "loja"}).json()
-    assert http.post("/api/conversations/c-1/messages", json={"text": "Oi"}).status_code == 200
+    assert (
+        http.post(
+            "/api/conversations/c-1/messages", json={"text": "Oi", "cliente_id": "c-1"}
+        ).status_code
+        == 200
+    )
     paused = http.post("/api/agents/po/pause", json={"operator": "ana", "reason": "custo"})
     assert paused.status_code == 200, paused.text
     return str(project["id"])
@@ -62,7 +67,12 @@ def test_two_serve_processes_on_one_postgresql_show_the_same_roster(two_backends
     url_a, url_b, _ = two_backends
     with _client(url_a) as a, _client(url_b) as b:
         _world(a)
-        assert b.post("/api/conversations/c-2/messages", json={"text": "Oi"}).status_code == 200
+        assert (
+            b.post(
+                "/api/conversations/c-2/messages", json={"text": "Oi", "cliente_id": "c-1"}
+            ).status_code
+            == 200
+        )
         assert b.post("/api/agents/arquiteto/pause", json={"operator": "bob"}).status_code == 200
         roster_a, roster_b = a.get("/api/roster").json(), b.get("/api/roster").json()
         assert roster_a == roster_b

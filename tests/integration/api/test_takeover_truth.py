@@ -51,7 +51,9 @@ def live(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Live]:
 
 
 def _say(live: Live, conversa: str, text: str) -> dict[str, Any]:
-    response = live.http.post(f"/api/conversations/{conversa}/messages", json={"text": text})
+    response = live.http.post(
+        f"/api/conversations/{conversa}/messages", json={"text": text, "cliente_id": "c-1"}
+    )
     assert response.status_code == 200, response.text
     return dict(response.json())
 
@@ -190,6 +192,7 @@ def test_grant_gives_the_agent_exactly_n_more_attempts(live: Live) -> None:
 def test_edit_with_a_corrected_amount_after_a_falhou_is_one_debit(live: Live) -> None:
     orchestrator = live.backend.guard.orchestrator
     wrong = {"pedidoId": "4821", "valor": "500.00"}
+    live.backend.guard.conversations.bind("conv-edit", "c-1")
     for _ in range(5):  # the agent insists on an amount above the order: refused each time
         last = orchestrator.call("conv-edit", REFUND, wrong)
     assert last.resultado == "bloqueado_por_teto"
@@ -228,6 +231,7 @@ def test_edit_with_a_corrected_amount_after_a_falhou_is_one_debit(live: Live) ->
 
 def test_the_agent_may_retry_a_falhou_refund_with_the_right_amount(live: Live) -> None:
     orchestrator = live.backend.guard.orchestrator
+    live.backend.guard.conversations.bind("conv-a", "c-1")
     refused = orchestrator.call("conv-a", REFUND, {"pedidoId": "4821", "valor": "500.00"})
     assert refused.resultado == "falhou"
     right = orchestrator.call("conv-a", REFUND, {"pedidoId": "4821", "valor": "129.90"})
@@ -350,7 +354,7 @@ def test_the_database_dropped_after_the_debit_is_uncertain_never_falhou(
             turn = pool.submit(
                 live.http.post,
                 "/api/conversations/conv-drop/messages",
-                json={"text": ASKS[0]},
+                json={"text": ASKS[0], "cliente_id": "c-1"},
             )
             _until("the debit", simulator.debits, 10)
             with psycopg.connect(pg_url, autocommit=True) as admin:
@@ -386,7 +390,9 @@ def test_the_database_dropped_after_the_debit_is_uncertain_never_falhou(
         again = _until(
             "the API to recover",
             partial(
-                live.http.post, "/api/conversations/conv-drop/messages", json={"text": ASKS[0]}
+                live.http.post,
+                "/api/conversations/conv-drop/messages",
+                json={"text": ASKS[0], "cliente_id": "c-1"},
             ),
         )
         assert again.status_code == 200, again.text

@@ -25,7 +25,9 @@ def takeover(live: Live, conversa: str) -> dict[str, Any]:
         live.backend.db, [{"pedidoId": "4821", "valorPedido": "129.90", "clienteId": "c-1"}]
     )
     for text in MESSAGES:
-        got = live.http.post(f"/api/conversations/{conversa}/messages", json={"text": text})
+        got = live.http.post(
+            f"/api/conversations/{conversa}/messages", json={"text": text, "cliente_id": "c-1"}
+        )
         assert got.status_code == 200, got.text
     items = live.http.get("/api/approvals").json()["interruptions"]
     return next(i for i in items if i["conversation"] == conversa)
@@ -63,7 +65,8 @@ def test_claimed_conversation_gets_no_model_turn(live: Live) -> None:
     turns, last_event = model_turns(live, "conv-held"), live.backend.events.last_id()
 
     answer = live.http.post(
-        "/api/conversations/conv-held/messages", json={"text": "Alguém aí? Cadê meu dinheiro?"}
+        "/api/conversations/conv-held/messages",
+        json={"text": "Alguém aí? Cadê meu dinheiro?", "cliente_id": "c-1"},
     )
 
     assert answer.status_code == 200
@@ -171,6 +174,8 @@ def test_resolve_reply_is_delivered_and_the_agent_answers_again(live: Live) -> N
         f"/api/interruptions/{item['id']}/reply", json={"operator": "ana", "text": "oi"}
     )
     assert late.status_code == 409
-    again = live.http.post("/api/conversations/conv-back/messages", json={"text": "Obrigado!"})
+    again = live.http.post(
+        "/api/conversations/conv-back/messages", json={"text": "Obrigado!", "cliente_id": "c-1"}
+    )
     assert again.json()["state"] == "bot"
     assert again.json()["reply"]

@@ -34,7 +34,9 @@ def test_webhook_retried_with_one_key_until_delivered_once(
     webhook.fail_next(502, after_receipt=True)
     webhook.fail_next(503)
     with start_live(channel_webhook_url=webhook.url, **FAST) as live:
-        answer = live.http.post("/api/conversations/conv-hook/messages", json={"text": "oi"})
+        answer = live.http.post(
+            "/api/conversations/conv-hook/messages", json={"text": "oi", "cliente_id": "c-1"}
+        )
         assert answer.status_code == 200
         [message] = settled(live, "conv-hook")
 
@@ -51,12 +53,15 @@ def test_webhook_down_past_the_deadline_fails_visibly(
     start_live: StartLive, closed_port_url: str
 ) -> None:
     with start_live(channel_webhook_url=closed_port_url, channel_deadline_s=0.5, **FAST) as live:
-        first = live.http.post("/api/conversations/conv-down/messages", json={"text": "oi"})
+        first = live.http.post(
+            "/api/conversations/conv-down/messages", json={"text": "oi", "cliente_id": "c-1"}
+        )
         assert first.status_code == 200
         [message] = settled(live, "conv-down")
         # nothing else breaks: the agent still answers and the conversation still reads
         again = live.http.post(
-            "/api/conversations/conv-down/messages", json={"text": "pedido 4821?"}
+            "/api/conversations/conv-down/messages",
+            json={"text": "pedido 4821?", "cliente_id": "c-1"},
         )
         assert again.status_code == 200
         assert again.json()["reply"]

@@ -12,10 +12,15 @@ from backend.guard.service import Guard, build_guard
 from backend.secrets.base import CountingSecretStore, FileSecretStore
 from backend.settings import load_settings
 
+CUSTOMER = "c-17"
+"""Whose conversations the guard tests play: 4821 and 4822 are this customer's orders."""
 PEDIDOS = [
-    {"pedidoId": "4821", "valorPedido": "129.90", "clienteId": "c-17"},
-    {"pedidoId": "4822", "valorPedido": "50.00", "clienteId": "c-18"},
+    {"pedidoId": "4821", "valorPedido": "129.90", "clienteId": CUSTOMER},
+    {"pedidoId": "4822", "valorPedido": "50.00", "clienteId": CUSTOMER},
+    {"pedidoId": "5107", "valorPedido": "89.00", "clienteId": "c-18"},
 ]
+CONVERSATIONS = ("conv-1", "conv-2", "conv-9")
+"""The conversations of :data:`CUSTOMER` every guard made here starts with."""
 
 
 def make_guard(data_dir: Path, database_url: str, **overrides: object) -> Guard:
@@ -24,6 +29,8 @@ def make_guard(data_dir: Path, database_url: str, **overrides: object) -> Guard:
     settings = load_settings(data_dir=data_dir, database_url=database_url, **overrides)
     guard = build_guard(settings, secrets=store)
     upsert_pedidos(guard.db, PEDIDOS)
+    for conversa in CONVERSATIONS:
+        guard.conversations.bind(conversa, CUSTOMER)
     store.reads.clear()
     return guard
 

@@ -13,7 +13,7 @@ import pytest
 
 from backend.guard.service import build_guard
 from backend.settings import load_settings
-from tests.integration.guard.conftest import make_guard
+from tests.integration.guard.conftest import CUSTOMER, make_guard
 
 REFUND = {"pedidoId": "4821", "valor": "129.90"}
 
@@ -48,6 +48,8 @@ def storm_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
 
 def test_thread_storm_on_one_order_debits_once(storm_url: str, tmp_path: Path) -> None:
     guard = make_guard(tmp_path / "data", storm_url)
+    for i in range(200):
+        guard.conversations.bind(f"conv-{i}", CUSTOMER)
     try:
         with ThreadPoolExecutor(max_workers=32) as pool:
             results = list(
@@ -71,6 +73,9 @@ def test_process_storm_on_one_order_debits_once(storm_url: str, tmp_path: Path) 
     data_dir = tmp_path / "data"
     guard = make_guard(data_dir, storm_url)  # migrates, seeds, starts the one gateway
     assert guard.simulator is not None
+    for w in range(3):
+        for i in range(80):
+            guard.conversations.bind(f"conv-{w}-{i}", CUSTOMER)
     try:
         ctx = multiprocessing.get_context("spawn")
         with ctx.Pool(3) as pool:

@@ -276,8 +276,9 @@ def test_cadastro_takeover_names_the_cliente_not_a_pedido(guard: Guard) -> None:
 
 
 def test_cadastro_updates_every_given_column_and_refuses_an_unknown_cliente(guard: Guard) -> None:
+    guard.conversations.bind("conv-18", "c-18")
     both = {"clienteId": "c-18", "email": "c18@exemplo.com", "endereco": "Rua A, 1"}
-    assert guard.orchestrator.call("conv-1", "atualizar-cadastro", both).resultado == "executado"
+    assert guard.orchestrator.call("conv-18", "atualizar-cadastro", both).resultado == "executado"
     with guard.db.transaction(write=False) as tx:
         cliente = tx.one("erp_cliente_admin", {"id": "c-18"})
     assert cliente is not None
@@ -287,7 +288,7 @@ def test_cadastro_updates_every_given_column_and_refuses_an_unknown_cliente(guar
         None,
     )
     ghost = guard.orchestrator.call(
-        "conv-1", "atualizar-cadastro", {"clienteId": "c-99", "email": "x@exemplo.com"}
+        "conv-18", "atualizar-cadastro", {"clienteId": "c-99", "email": "x@exemplo.com"}
     )
     assert ghost.resultado == "falhou"
     assert "c-99" in ghost.mensagem

@@ -120,11 +120,15 @@ def test_a_customer_message_on_a_model_that_is_down_is_502_and_atendimento_in_er
             model=make_provider(f"openai:m@{server.url}", settings=live.settings),
         )
         backend.customer.runtime.install(**backend._runtime_hooks())
-        response = live.http.post("/api/conversations/c-1/messages", json={"text": "oi"})
+        response = live.http.post(
+            "/api/conversations/c-1/messages", json={"text": "oi", "cliente_id": "c-1"}
+        )
         assert response.status_code == 502, response.text
         assert _roster(live)["atendimento"]["status"] == "error"
         server.answer(text("Olá! Como posso ajudar?", usage=(12, 6)))
-        response = live.http.post("/api/conversations/c-1/messages", json={"text": "oi?"})
+        response = live.http.post(
+            "/api/conversations/c-1/messages", json={"text": "oi?", "cliente_id": "c-1"}
+        )
         assert response.json()["reply"] == "Olá! Como posso ajudar?"
         usage = live.http.get("/api/usage", params={"agent": "atendimento"}).json()
         assert usage["agents"][0]["project_id"] is None  # outside any project
