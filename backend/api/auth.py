@@ -4,7 +4,8 @@ Two kinds of token: the bootstrap token (``CADENCIA_TOKEN`` or the generated one
 ``admin``, role admin) and operator accounts' tokens ``cad_<id>.<secret>`` (``cadencia
 operators add``), looked up by id and checked against a salted hash. Both are compared in
 constant time. :func:`require_token` (every ``/api`` router) puts the :class:`Actor` in
-``request.state.operator`` and refuses, fail-closed, any non-read method to a viewer; a route
+``request.state.operator`` and refuses, fail-closed, any non-read method to a viewer and
+every route but the ones marked :func:`customer_channel` to a ``channel`` token; a route
 needing more uses :func:`require_role`.
 
 Whose name an action records (:func:`acting`): an account's own, whatever the body says (a
@@ -18,14 +19,31 @@ from __future__ import annotations
 import asyncio
 import hmac
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from fastapi import HTTPException, Request
 
 from backend.exceptions import ForbiddenError
-from backend.operators.roles import BOOTSTRAP_NAME, Actor, Role, at_least
+from backend.operators.roles import BOOTSTRAP_NAME, CHANNEL, Actor, Role, at_least
 
 READS = frozenset({"GET", "HEAD", "OPTIONS"})
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+CHANNEL_ROUTES: set[Callable[..., Any]] = set()
+"""Route endpoints a customer channel calls (posting a customer message)."""
+
+
+def customer_channel(endpoint: _F) -> _F:
+    """Mark a route's endpoint as one a ``channel`` token may call (apply below
+    ``@router.post``); a channel's request there is the customer's, not an operator's
+    action, while an operator's request there is audited as that operator's."""
+    CHANNEL_ROUTES.add(endpoint)
+    return endpoint
+
+
+def channel_call(request: Request) -> bool:
+    """Whether the request runs a route marked :func:`customer_channel`."""
+    return getattr(request.scope.get("route"), "endpoint", None) in CHANNEL_ROUTES
 
 
 def _unauthorized(why: str) -> HTTPException:
@@ -79,13 +97,24 @@ def _refuse(actor: Actor, needed: Role, what: str) -> ForbiddenError:
 
 
 async def require_token(request: Request) -> Actor:
-    """FastAPI dependency of every ``/api`` router: authenticate, then a viewer only reads.
+    """FastAPI dependency of every ``/api`` router: authenticate, then a viewer only reads
+    and a channel only posts customer messages.
 
     Raises:
         HTTPException: 401 (see :func:`authenticate`).
-        ForbiddenError: 403, a viewer sending anything but a read.
+        ForbiddenError: 403, a viewer sending anything but a read, a channel calling
+            anything but a :func:`customer_channel` route.
     """
     actor = await authenticate(request)
+    if actor.role == CHANNEL:
+        if not channel_call(request):
+            raise ForbiddenError(
+                f"{actor.name} is a customer channel: it may only post customer messages, "
+                f"not {request.method} {request.url.path}",
+                operator=actor.name,
+                role=actor.role,
+            )
+        return actor
     if request.method not in READS and not at_least(actor.role, "operator"):
         raise _refuse(actor, "operator", f"{request.method} {request.url.path}")
     return actor

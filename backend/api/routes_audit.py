@@ -4,10 +4,11 @@
 non-read ``/api`` request whose token named an operator, after the route ran and before the
 response leaves, so a client that reads the audit after its answer finds it: who (the
 token's operator), what (the route), target (the path's ids), reason (the body's), outcome
-(done; refused for 403/409; failed for 5xx) and when. A refused
-action is audited like a done one. A request with no valid token (401) names nobody and is
-not recorded, nor is input the API refused as malformed (400/404/413/422: nothing was
-attempted).
+(done; refused for 403/409; failed for 5xx) and when. A refused action is audited like a
+done one. A customer channel posting a customer message is the customer, not an operator:
+not recorded (an operator's token posting one is that operator's action). A request with
+no valid token (401) names nobody and is not recorded, nor is input the API refused as
+malformed (400/404/413/422: nothing was attempted).
 """
 
 from __future__ import annotations
@@ -15,13 +16,12 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import Callable
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query, Request, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from backend.api.auth import READS, require_token
+from backend.api.auth import CHANNEL_ROUTES, READS, require_token
 from backend.api.paging import (
     DEFAULT_LIMIT,
     MAX_LIMIT,
@@ -35,7 +35,7 @@ from backend.api.schemas import ERRORS
 from backend.api.schemas_audit import AuditEntryOut, MeOut
 from backend.events import Event, EventType
 from backend.exceptions import ValidationError
-from backend.operators.roles import Actor
+from backend.operators.roles import CHANNEL, Actor
 
 log = logging.getLogger(__name__)
 
@@ -55,17 +55,6 @@ AuditTail = Annotated[
     int | None, Query(ge=1, le=MAX_LIMIT, description="the newest N entries, oldest first")
 ]
 _MAX_ERROR_BODY = 64 * 1024
-_F = TypeVar("_F", bound=Callable[..., Any])
-
-
-NOT_OPERATOR_ACTIONS: set[Callable[..., Any]] = set()
-"""Route endpoints that are not an operator's action (a customer's message)."""
-
-
-def not_an_operator_action(endpoint: _F) -> _F:
-    """Mark a route's endpoint as outside the audit trail (apply below ``@router.post``)."""
-    NOT_OPERATOR_ACTIONS.add(endpoint)
-    return endpoint
 
 
 def outcome_of(status: int) -> str | None:
@@ -129,7 +118,7 @@ class AuditTrail:
             not isinstance(actor, Actor)
             or backend is None
             or outcome is None
-            or getattr(route, "endpoint", None) in NOT_OPERATOR_ACTIONS
+            or (actor.role == CHANNEL and getattr(route, "endpoint", None) in CHANNEL_ROUTES)
         ):
             return
         target = {str(k): str(v) for k, v in (scope.get("path_params") or {}).items()}

@@ -7,7 +7,7 @@ from typing import Any
 
 from fastapi import APIRouter, Depends, Request, Response
 
-from backend.api.auth import acting, require_token
+from backend.api.auth import acting, customer_channel, require_token
 from backend.api.models import ConversationId, InterruptionId, MessageBody, ReplyBody
 from backend.api.paging import (
     DEFAULT_LIMIT,
@@ -18,7 +18,6 @@ from backend.api.paging import (
     encode_cursor,
     set_next,
 )
-from backend.api.routes_audit import not_an_operator_action
 from backend.api.schemas import ERRORS, AttemptRecord
 from backend.api.schemas_conversations import ConversationOut, CustomerReplyOut, MessageOut
 from backend.events import TENTATIVA
@@ -32,11 +31,14 @@ def _b(request: Request) -> Any:
 
 
 @router.post("/conversations/{conversa_id}/messages")
-@not_an_operator_action  # the customer's channel, not an operator's decision
+@customer_channel
 async def message(
     request: Request, conversa_id: ConversationId, body: MessageBody
 ) -> CustomerReplyOut:
     """A customer message: runs the customer-service agent's turn through the guard.
+
+    The customer's channel posts it with a ``channel`` token; an operator's token may too,
+    and the audit trail then records that operator as its author.
 
     The conversation belongs to the customer its first message names (``cliente_id``): the
     tools refuse every order or client of another one. A first message without

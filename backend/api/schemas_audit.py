@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from backend.events import Event
+from backend.operators.roles import Role
 
 
 class _Out(BaseModel):
@@ -17,7 +18,7 @@ class MeOut(_Out):
     """The operator the request's token names (the console learns its role here)."""
 
     name: str
-    role: Literal["viewer", "operator", "admin"]
+    role: Role
     bootstrap: bool = Field(description="the bootstrap token (CADENCIA_TOKEN or generated)")
 
 

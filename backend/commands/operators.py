@@ -1,5 +1,6 @@
-"""``cadencia operators add NAME --role viewer|operator|admin | list | revoke NAME``.
+"""``cadencia operators add NAME --role channel|viewer|operator|admin | list | revoke NAME``.
 
+A ``channel`` account is a customer channel's token: it may only post customer messages.
 ``add`` prints the new token once (only its salted hash is stored: it cannot be shown
 again; revoke and add the name again to replace it). ``revoke`` takes effect on the next
 request, in every backend process sharing the database.
@@ -10,6 +11,7 @@ from __future__ import annotations
 import argparse
 
 from backend.commands._common import add_data_dir, add_database
+from backend.operators.roles import ROLES
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -17,7 +19,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     inner = p.add_subparsers(dest="operators_command", metavar="ACTION", required=True)
     add = inner.add_parser("add", help="add an operator and print its token (shown once)")
     add.add_argument("name")
-    add.add_argument("--role", required=True, choices=("viewer", "operator", "admin"))
+    add.add_argument("--role", required=True, choices=ROLES)
     listing = inner.add_parser("list", help="every operator, revoked ones included")
     listing.add_argument("--json", action="store_true", help="print JSON")
     revoke = inner.add_parser("revoke", help="revoke an operator's token (at once)")
