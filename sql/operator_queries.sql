@@ -13,6 +13,10 @@ FROM operators WHERE id = %(id)s
 SELECT id, name, role, salt, secret_hash, created_at, revoked_at
 FROM operators WHERE name = %(name)s AND revoked_at IS NULL
 
+-- name: operator_named
+-- Any account ever named so, revoked ones included: the bootstrap token may not act as one.
+SELECT 1 AS known FROM operators WHERE name = %(name)s LIMIT 1
+
 -- name: operators_all
 SELECT id, name, role, salt, secret_hash, created_at, revoked_at
 FROM operators ORDER BY name, created_at

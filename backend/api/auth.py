@@ -11,7 +11,10 @@ needing more uses :func:`require_role`.
 Whose name an action records (:func:`acting`): an account's own, whatever the body says (a
 body naming someone else is ignored, and the audit trail notes it); the bootstrap admin may
 act in the name the body gives (the break-glass account that existing scripts and the
-console use), and the audit trail records it as ``admin`` acting ``as`` that name.
+console use), and the audit trail records it as ``admin`` acting ``as`` that name, but never
+in an operator account's name (403): that person acts with their own token. What counts
+people (a PR's approvals) counts :func:`principal`, the token's own operator, whatever name
+it acts in.
 """
 
 from __future__ import annotations
@@ -134,11 +137,21 @@ def require_role(role: Role) -> Callable[[Request], Any]:
     return dependency
 
 
+def principal(request: Request) -> str:
+    """Who the request's token authenticates (``admin`` for the bootstrap token, whatever
+    name it acts in): the one person an approval counts."""
+    actor: Actor = request.state.operator
+    return actor.name
+
+
 def acting(request: Request, body: Any) -> str:
     """The operator name an action records (see the module docstring), noted for the audit.
 
     Args:
         body: the request body; its ``operator`` (optional) and ``reason`` (if any) are read.
+
+    Raises:
+        ForbiddenError: the bootstrap token names an operator account.
     """
     actor: Actor = request.state.operator
     named: str | None = getattr(body, "operator", None)
@@ -146,6 +159,13 @@ def acting(request: Request, body: Any) -> str:
     if actor.bootstrap:
         if named and named != actor.name:
             request.state.audit_as = named
+            # A rare path (break-glass), so one indexed read on the loop is fine here.
+            if request.app.state.backend.operators.named(named):
+                raise ForbiddenError(
+                    f"the bootstrap token cannot act as {named}: {named} is an operator "
+                    "account and acts with its own token",
+                    operator=named,
+                )
             return named
         return actor.name
     if named and named != actor.name:

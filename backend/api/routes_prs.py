@@ -12,11 +12,12 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 from collections.abc import Callable
+from functools import partial
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Query, Request, Response
 
-from backend.api.auth import acting, require_token
+from backend.api.auth import acting, principal, require_token
 from backend.api.models import OperatorBody, PrActionId, RejectBody
 from backend.api.paging import (
     DEFAULT_LIMIT,
@@ -75,9 +76,14 @@ async def pr_findings(request: Request, pr_action_id: PrActionId) -> PrFindingsO
 
 
 async def approve(request: Request, pr_action_id: PrActionId, body: OperatorBody) -> PullRequestOut:
-    """Merge the PR into main (only from ``awaiting_human``; one operator wins)."""
+    """Approve the PR: its last required approval, each from another person (the token's
+    operator, whatever name the bootstrap token acts in), merges it into main (only from
+    ``awaiting_human``; one operator wins)."""
     pr = await asyncio.to_thread(
-        _pipeline(request).approve, pr_action_id, acting(request, body), body.reason
+        partial(_pipeline(request).approve, principal=principal(request)),
+        pr_action_id,
+        acting(request, body),
+        body.reason,
     )
     return PullRequestOut.of(pr)
 

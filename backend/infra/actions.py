@@ -27,26 +27,42 @@ class PrPipeline(PrFlow):
 
     # -- operator actions ------------------------------------------------------------------
 
-    def approve(self, pr_id: str, operator: str, reason: str | None = None) -> PullRequest:
+    def approve(
+        self,
+        pr_id: str,
+        operator: str,
+        reason: str | None = None,
+        *,
+        principal: str | None = None,
+    ) -> PullRequest:
         """Approve the PR; its last required approval merges it into ``main`` (only from
         ``awaiting_human``). A kind needing N approvals (``required_approvals``) merges on
-        the N-th by a different operator at the same head; until then the approval is
+        the N-th by a different person at the same head; until then the approval is
         recorded on the timeline and the PR stays ``awaiting_human``.
 
+        Args:
+            operator: the name the request acts in.
+            principal: who its token authenticates, when that is not ``operator`` (the
+                bootstrap token acting in another name): the person the approval counts,
+                records and names (the merge, ``<kind>.pr_merged``).
+
         Raises:
-            ForbiddenError: ``operator`` authored the PR.
-            ConflictError: not awaiting_human, ``operator`` already approved this head,
+            ForbiddenError: ``operator`` or ``principal`` authored the PR.
+            ConflictError: not awaiting_human, the principal already approved this head,
                 another operator acted first, or the merge conflicts (then nothing
                 changes, in git or in the database).
         """
-        operator = _required(operator, "operator")
+        named = _required(operator, "operator")
+        operator = principal or named
         pr = self.prs.get(pr_id)
+        approvals.check_approver(pr, named)
         approvals.check_approver(pr, operator)
         rules = rules_for(pr.kind)
         move = next_gate_status(pr.state, GateEvent.approve(reason), self.limit)
         needed = approvals.required_for(self.settings.required_approvals, pr.kind)
         git = self.git(pr.project_id)
-        note = f"approved by {operator}" + (f": {reason}" if reason else "")
+        who = operator if named == operator else f"{operator} (as {named})"
+        note = f"approved by {who}" + (f": {reason}" if reason else "")
         with self.db.transaction() as tx:
             given = approvals.record(tx, pr, operator, reason, needed)
             pr = self.prs.current(tx, pr_id)

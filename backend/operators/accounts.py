@@ -104,6 +104,11 @@ class Operators:
         with self.db.transaction(write=False) as tx:
             return [OperatorAccount.from_row(r) for r in tx.all("operators_all")]
 
+    def named(self, name: str) -> bool:
+        """Whether an account (live or revoked) has ever been named ``name``."""
+        with self.db.transaction(write=False) as tx:
+            return tx.one("operator_named", {"name": name}) is not None
+
     def revoke(self, name: str) -> None:
         """Revoke the live account ``name``: its token is refused from the next request on.
 

@@ -1,9 +1,11 @@
 """Separation of duties on PRs: how many approvals a kind needs, and who may give one.
 
 A PR of kind K merges on its N-th approval at its current head, N being
-``CADENCIA_REQUIRED_APPROVALS[K]`` (default 1). An operator counts once per head (a second
-approve is 409), the agent that authored the PR never approves it (403), and a correction
-(a new head) starts the count again: what was approved is what merges.
+``CADENCIA_REQUIRED_APPROVALS[K]`` (default 1). An approval is recorded and counted under
+its principal, the operator its token authenticates: the bootstrap token is one person
+whatever name it acts in. A principal counts once per head (a second approve is 409), the
+agent that authored the PR never approves it (403), and a correction (a new head) starts
+the count again: what was approved is what merges.
 """
 
 from __future__ import annotations
