@@ -6,6 +6,9 @@ handoffs) and the guard (teto de voltas takeovers, uncertain refund outcomes) â€
 each into one :class:`InboxItem` with the routes that act on it. One small builder per
 kind (:attr:`Inbox.builders`), so a new kind is one method and one entry.
 
+A refund takeover whose amount the gateway refused for good says why, and also offers
+``edit`` (execute with a corrected valor) and ``deny``, both through its resolve route.
+
 Order: the kind's weight (:data:`WEIGHTS`: a customer waiting on a takeover first, a
 handoff offer last), then the oldest first. Items of the customer service (takeovers,
 uncertain refunds) belong to no project: a ``project_id`` filter leaves them out.
@@ -21,6 +24,7 @@ from typing import Any, Literal
 from backend.agents.approvals import iso_utc
 from backend.agents.store import TeamStore
 from backend.guard.service import Guard
+from backend.guard.takeovers import ledger_facts
 from backend.guard.uncertain import item_id
 from backend.infra.actions import PrPipeline
 from backend.infra.authoring import NO_CHANGE
@@ -299,24 +303,36 @@ class Inbox:
             return []
         items = []
         for i in self.guard.interruptions.unresolved():
-            field_name = tool_spec(i.ferramenta).entity_field
+            spec = tool_spec(i.ferramenta)
             who = f" (claimed by {i.claimed_by})" if i.claimed_by else ""
+            detail = f"{i.motivo} after {i.attempts} attempt(s){who}"
+            base = f"/api/interruptions/{i.id}"
+            names: list[tuple[str, ReasonRule]] = [
+                ("claim", "none"),
+                ("resolve", "optional"),
+                ("grant", "required"),
+            ]
+            # An amount the gateway refused for good: the operator corrects it or denies.
+            facts = ledger_facts(self.guard.ledger, i) if spec.amount_limit else None
+            if facts is not None and facts.recusado_pelo_banco:
+                detail = f"{facts.motivo}; {detail}"
+                names += [("edit", "required"), ("deny", "optional")]
             items.append(
                 InboxItem(
                     kind="interruption",
                     target_id=str(i.id),
                     project_id=None,
                     title=_one_line(
-                        f"{i.ferramenta} {field_name} {i.entidade_id} in {i.conversa_id}"
+                        f"{i.ferramenta} {spec.entity_field} {i.entidade_id} in {i.conversa_id}"
                     ),
-                    detail=_one_line(f"{i.motivo} after {i.attempts} attempt(s){who}"),
+                    detail=_one_line(detail),
                     since=iso_utc(i.opened_at),
                     state=i.status,
-                    actions=_actions(
-                        f"/api/interruptions/{i.id}",
-                        ("claim", "none"),
-                        ("resolve", "optional"),
-                        ("grant", "required"),
+                    actions=tuple(
+                        InboxAction(name, f"{base}/resolve", reason)
+                        if name in ("edit", "deny")
+                        else InboxAction(name, f"{base}/{name}", reason)
+                        for name, reason in names
                     ),
                 )
             )

@@ -111,6 +111,9 @@ class Settings(BaseSettings):
     gateway_url: str | None = None
     """Payment gateway base URL. Default: a local simulator started in-process."""
     gateway_timeout_s: float = 5.0
+    gateway_settle_s: float = Field(default=300.0, ge=0)
+    """How long after a refund request the gateway may still debit it: reconcile records
+    ``falhou`` for a key the gateway does not know only once this long has passed."""
     gateway_secret_id: str = "cadencia/gateway-pagamento"
     channel_webhook_url: str | None = None
     """Where customers' outbound messages are POSTed (JSON, one per message, with an

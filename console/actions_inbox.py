@@ -39,6 +39,8 @@ VERB = {
     "rerun": "Rerun the gates of",
     "accept": "Accept",
     "decline": "Decline",
+    "edit": "Edit valor",
+    "deny": "Deny",
 }
 NOUN = {
     "pr": "PR",
@@ -138,6 +140,9 @@ class InboxActionsMixin:
                 return
             if takeover is not None and name == "grant":
                 self.request_grant(takeover)
+                return
+            if takeover is not None and name in ("edit", "deny"):
+                self.request_takeover_action(takeover, "edit" if name == "edit" else "deny")
                 return
         else:
             uncertain = next((u for u in self.approvals.uncertain if u.id == item.target_id), None)

@@ -42,21 +42,22 @@ SELECT chave, attempts, blocked FROM ledger_counters WHERE chave = %(chave)s
 -- name: ledger_record_insert
 INSERT INTO ledger_records
     (chave, ferramenta, conversa_id, entidade_id, status, payload_hash, valor, resultado,
-     lease_until, created_at, updated_at)
+     lease_until, created_at, updated_at, gateway)
 VALUES (%(chave)s, %(ferramenta)s, %(conversa_id)s, %(entidade_id)s, 'tentando',
-        %(payload_hash)s, %(valor)s, NULL, %(lease_until)s, %(now)s, %(now)s)
+        %(payload_hash)s, %(valor)s, NULL, %(lease_until)s, %(now)s, %(now)s, %(gateway)s)
 ON CONFLICT (chave) DO NOTHING
 RETURNING chave
 
 -- name: ledger_record_get
 SELECT chave, ferramenta, conversa_id, entidade_id, status, payload_hash, valor, resultado,
-       lease_until, created_at, updated_at
+       lease_until, created_at, updated_at, gateway
 FROM ledger_records WHERE chave = %(chave)s
 
 -- name: ledger_record_retake
 UPDATE ledger_records
 SET status = 'tentando', conversa_id = %(conversa_id)s, payload_hash = %(payload_hash)s,
-    valor = %(valor)s, resultado = NULL, lease_until = %(lease_until)s, updated_at = %(now)s
+    valor = %(valor)s, gateway = %(gateway)s, resultado = NULL, lease_until = %(lease_until)s,
+    updated_at = %(now)s
 WHERE chave = %(chave)s AND status = 'falhou'
 RETURNING chave
 
@@ -74,7 +75,7 @@ RETURNING chave
 
 -- name: ledger_records_by_status
 SELECT chave, ferramenta, conversa_id, entidade_id, status, payload_hash, valor, resultado,
-       lease_until, created_at, updated_at
+       lease_until, created_at, updated_at, gateway
 FROM ledger_records WHERE status = %(status)s ORDER BY created_at
 
 -- name: interruption_open

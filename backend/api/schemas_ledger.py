@@ -26,6 +26,12 @@ class LedgerFacts(_Out):
     ts: str | None
     chaveIdempotencia: str
     operador: str | None
+    motivo: str | None = Field(
+        default=None, description="why a falhou failed: the gateway's refusal and its reason"
+    )
+    recusado_pelo_banco: bool = Field(
+        default=False, description="the gateway refused it for good: correct the valor, or deny"
+    )
 
 
 class UncertainItem(_Out):

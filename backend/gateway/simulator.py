@@ -2,14 +2,22 @@
 
 It honours ``Idempotency-Key`` like a real gateway: the same key returns the first
 response and never debits twice, even for concurrent requests. Figures in ``prove`` and
-the benchmarks come from its journal, never from assumptions. Failure injection lets
-tests lose a response after the debit happened (the ``resultado_incerto`` case).
+the benchmarks come from its journal, never from assumptions. Fault injection
+(:meth:`GatewaySimulator.fail_next`) makes it answer the way a real gateway can:
+
+- ``timeout_after_debit``: debits at once, answers after ``delay_s`` (the client gave up);
+- ``slow_debit``: debits only after ``delay_s``, then answers (a lookup meanwhile: 404);
+- ``drop_after_debit``: debits, then closes the connection without an answer;
+- ``error_500_before_debit``: 500, nothing debited;
+- ``refuse``: a definitive refusal, ``status`` (402 by default) with ``{"reason": ...}``;
+- ``decline``: ``refuse`` with 402 and the issuer's reason.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import socket
 import threading
 import time
 import uuid
@@ -20,7 +28,32 @@ from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import parse_qs, urlparse
 
-FailureMode = Literal["timeout_after_debit", "error_500_before_debit", "decline"]
+FailureMode = Literal[
+    "timeout_after_debit",
+    "slow_debit",
+    "drop_after_debit",
+    "error_500_before_debit",
+    "refuse",
+    "decline",
+]
+
+
+@dataclass(frozen=True)
+class Fault:
+    """One injected fault, for the next refund request."""
+
+    mode: FailureMode
+    delay_s: float = 0.0
+    status: int = 402
+    reason: str = "reembolso recusado pelo emissor"
+
+
+@dataclass(frozen=True)
+class _Reply:
+    status: int
+    payload: dict[str, Any]
+    delay_s: float = 0.0
+    drop: bool = False
 
 
 @dataclass
@@ -82,7 +115,7 @@ class GatewaySimulator:
                         }
         self._key_locks: dict[str, threading.Lock] = {}
         self._lock = threading.Lock()
-        self._failures: list[tuple[FailureMode, float]] = []
+        self._failures: list[Fault] = []
         self.requests = 0
         self._server = ThreadingHTTPServer((host, port), self._handler())
         self._server.daemon_threads = True
@@ -113,10 +146,26 @@ class GatewaySimulator:
         if self._thread is not None:
             self._thread.join(timeout=5)
 
-    def fail_next(self, mode: FailureMode, *, delay_s: float = 0.0) -> None:
-        """Make the next refund request fail in ``mode`` (queue several for several)."""
+    @property
+    def identity(self) -> str:
+        """Which gateway this is: its journal (what it debited survives a restart, on a
+        new port), or its URL when it keeps no journal."""
+        if self._journal_path is not None:
+            return f"simulator:{self._journal_path.resolve()}"
+        return self.url
+
+    def fail_next(
+        self,
+        mode: FailureMode,
+        *,
+        delay_s: float = 0.0,
+        status: int = 402,
+        reason: str = "reembolso recusado pelo emissor",
+    ) -> None:
+        """Make the next refund request fail in ``mode`` (queue several for several);
+        ``status`` and ``reason`` are the answer of a ``refuse``."""
         with self._lock:
-            self._failures.append((mode, delay_s))
+            self._failures.append(Fault(mode, delay_s, status, reason))
 
     def debits(self) -> list[Debit]:
         """A copy of the journal."""
@@ -125,31 +174,36 @@ class GatewaySimulator:
 
     # -- request handling ----------------------------------------------------------------
 
-    def _refund(self, body: dict[str, Any], key: str | None) -> tuple[int, dict[str, Any], float]:
+    def _refund(self, body: dict[str, Any], key: str | None) -> _Reply:
         pedido = str(body.get("pedidoId", ""))
         try:
             valor = Decimal(str(body.get("valor")))
         except (InvalidOperation, ValueError):
-            return 400, {"erro": "valor inválido"}, 0.0
+            return _Reply(400, {"reason": "valor inválido"})
         if not pedido or valor <= 0:
-            return 400, {"erro": "pedidoId e valor > 0 são obrigatórios"}, 0.0
+            return _Reply(400, {"reason": "pedidoId e valor > 0 são obrigatórios"})
         with self._lock:
-            failure = self._failures.pop(0) if self._failures else None
-        if failure and failure[0] == "error_500_before_debit":
-            return 500, {"erro": "falha interna simulada"}, failure[1]
-        if failure and failure[0] == "decline":
-            return 402, {"erro": "reembolso recusado pelo emissor"}, failure[1]
-        delay = failure[1] if failure else 0.0
+            fault = self._failures.pop(0) if self._failures else None
+        mode = fault.mode if fault else None
+        if fault is not None and mode == "error_500_before_debit":
+            return _Reply(500, {"erro": "falha interna simulada"}, fault.delay_s)
+        if fault is not None and mode in ("refuse", "decline"):
+            status = 402 if mode == "decline" else fault.status
+            return _Reply(status, {"reason": fault.reason}, fault.delay_s)
+        if fault is not None and mode == "slow_debit":
+            time.sleep(fault.delay_s)  # nothing is debited (nor known by key) until then
+        delay = fault.delay_s if fault is not None and mode == "timeout_after_debit" else 0.0
+        drop = mode == "drop_after_debit"
         if key is None:
-            return 201, self._debit(pedido, valor, None), delay
+            return _Reply(201, self._debit(pedido, valor, None), delay, drop)
         with self._lock:
             key_lock = self._key_locks.setdefault(key, threading.Lock())
         with key_lock:
             if key in self._by_key:
-                return 200, {**self._by_key[key], "replay": True}, delay
+                return _Reply(200, {**self._by_key[key], "replay": True}, delay, drop)
             response = self._debit(pedido, valor, key)
             self._by_key[key] = response
-            return 201, response, delay
+            return _Reply(201, response, delay, drop)
 
     def _debit(self, pedido: str, valor: Decimal, key: str | None) -> dict[str, Any]:
         debit = Debit(f"rb_{uuid.uuid4().hex[:16]}", pedido, str(valor), key)
@@ -199,12 +253,18 @@ class GatewaySimulator:
                     return
                 with sim._lock:
                     sim.requests += 1
-                status, payload, delay = sim._refund(body, self.headers.get("Idempotency-Key"))
-                if delay:
-                    time.sleep(delay)
+                reply = sim._refund(body, self.headers.get("Idempotency-Key"))
+                if reply.drop:
+                    # The debit stands; the connection closes before any byte of an answer.
+                    self.close_connection = True
+                    with contextlib.suppress(OSError):
+                        self.connection.shutdown(socket.SHUT_RDWR)
+                    return
+                if reply.delay_s:
+                    time.sleep(reply.delay_s)
                 # the client may have given up (timeout): the debit stands, the answer is lost
                 with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-                    self._send(status, payload)
+                    self._send(reply.status, reply.payload)
 
             def do_GET(self) -> None:
                 parsed = urlparse(self.path)

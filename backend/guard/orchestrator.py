@@ -27,13 +27,15 @@ from pydantic import ValidationError as PydanticValidationError
 
 from backend.events import TENTATIVA, EventLog, utcnow_iso
 from backend.exceptions import CadenciaError, GatewayUncertainError, NotFoundError
-from backend.guard.conversations import owns
+from backend.guard.conversations import Conversations, owns
 from backend.guard.interruptions import Interruptions
 from backend.guard.outcomes import (
     Attempt,
     CallOutcome,
     Resultado,
     decided_by_human,
+    detalhe_de_falha,
+    mensagem_de_falha,
     mensagem_de_teto,
     unrecorded,
 )
@@ -70,6 +72,7 @@ class Orchestrator:
         toolbox: Toolbox,
         metrics: Metrics,
         architecture: Architecture = "producao",
+        conversations: Conversations | None = None,
     ) -> None:
         if architecture == "producao" and ledger is None:
             raise ValueError("the production architecture needs a ledger")
@@ -80,7 +83,11 @@ class Orchestrator:
         self.metrics = metrics
         self.architecture = architecture
         self.uow = UnitOfWork(events.db)
-        self.uncertain = UncertainOutcomes(ledger, toolbox, events) if ledger is not None else None
+        self.uncertain = (
+            UncertainOutcomes(ledger, toolbox, events, conversations)
+            if ledger is not None
+            else None
+        )
         self._minima_counts: Counter[str] = Counter()
         self._minima_lock = threading.Lock()
 
@@ -116,6 +123,9 @@ class Orchestrator:
             )
         assert self.ledger is not None
         claim = spec.claim_for(conversa_id, args)
+        if claim is not None and spec.secret == "gateway":
+            # The claim names the gateway it goes to: reconcile asks that one and no other.
+            claim = replace(claim, gateway=self.toolbox.gateway_identity)
         chave = claim.chave if claim else None
         with self.uow.begin() as tx:
             # Only the conversation's customer's own orders and client: another's (or an
@@ -308,12 +318,9 @@ class Orchestrator:
                 error=exc,
             ), settle
         except CadenciaError as exc:
-            settle = _settle(ledger.fail, chave, {"erro": exc.message}) if ledger else None
+            settle = _settle(ledger.fail, chave, detalhe_de_falha(exc)) if ledger else None
             return CallOutcome(
-                "falhou",
-                f"Não foi possível concluir: {exc.message}",
-                detalhe=exc.message,
-                error=exc,
+                "falhou", mensagem_de_falha(exc), detalhe=exc.message, error=exc
             ), settle
         # The ledger keeps who executed it when a human did (the console shows it).
         done = {**dados, "operador": operator} if operator else dados

@@ -11,7 +11,11 @@ from typing import Any
 
 from backend.events.payloads import Resultado
 from backend.exceptions import CadenciaError
+from backend.gateway.exceptions import GatewayRefusedError
 from backend.guard.interruptions import Interruption
+from backend.ledger.base import LedgerRecord, RecordStatus
+from backend.tools.exceptions import ToolRefusedError
+from backend.tools.registry import find_tool
 
 
 def mensagem_de_teto(entidade: str) -> str:
@@ -69,3 +73,45 @@ def unrecorded(exc: Exception) -> CallOutcome:
         "nova tentativa.",
         detalhe=f"conclusão não registrada: {type(exc).__name__}",
     )
+
+
+def mensagem_de_falha(exc: CadenciaError) -> str:
+    """What the customer is told when a tool call came to ``falhou``: the refusal's own
+    customer words (the bank's reason, "o valor pedido é maior..."), never the internal
+    text the ledger and the operator read."""
+    words = exc.customer if isinstance(exc, ToolRefusedError | GatewayRefusedError) else None
+    return f"Não foi possível concluir: {words or exc.message}"
+
+
+def detalhe_de_falha(exc: CadenciaError) -> dict[str, Any]:
+    """What the ledger keeps about a ``falhou``: the error and, for a gateway's refusal,
+    its status and reason (the takeover and the Inbox show them)."""
+    detalhe: dict[str, Any] = {"erro": exc.message}
+    if isinstance(exc, GatewayRefusedError):
+        detalhe["recusa"] = {"status": exc.status, "motivo": exc.reason}
+    return detalhe
+
+
+def mensagem_de_acerto(record: LedgerRecord, status: RecordStatus) -> str | None:
+    """What the customer is told when an uncertain claim is settled (None: nothing to
+    tell, the claim is not settled)."""
+    spec = find_tool(record.ferramenta)
+    pedido = spec is None or spec.entity_field == "pedidoId"
+    what = f"pedido {record.entidade_id}" if pedido else f"cadastro {record.entidade_id}"
+    if status == "executado":
+        if record.valor is not None:
+            return (
+                f"Confirmamos com o banco: o reembolso de R$ {record.valor} do {what} foi emitido."
+            )
+        return f"Confirmamos: sua solicitação sobre o {what} foi concluída."
+    if status == "falhou":
+        if record.valor is not None:
+            return (
+                f"Verificamos com o banco: o reembolso do {what} não foi efetuado e nenhum "
+                "valor foi transferido. Se ainda quiser o reembolso, é só pedir de novo."
+            )
+        return (
+            f"Verificamos: sua solicitação sobre o {what} não foi concluída. Se quiser, é só "
+            "pedir de novo."
+        )
+    return None

@@ -106,9 +106,12 @@ def build_guard(
         secret_store=secrets,
         gateway_secret_id=settings.gateway_secret_id,
         gateway_timeout_s=settings.gateway_timeout_s,
+        gateway_identity=simulator.identity if simulator is not None else None,
+        gateway_settle_s=settings.gateway_settle_s,
     )
     metrics = metrics or Metrics(_metric_sinks(settings))
     interruptions = Interruptions(events)
+    conversations = Conversations(db, events)
     orchestrator = Orchestrator(
         ledger=ledger,
         events=events,
@@ -116,6 +119,7 @@ def build_guard(
         toolbox=toolbox,
         metrics=metrics,
         architecture=architecture,
+        conversations=conversations,
     )
     return Guard(
         settings=settings,
@@ -123,7 +127,7 @@ def build_guard(
         events=events,
         ledger=ledger,
         interruptions=interruptions,
-        conversations=Conversations(db, events),
+        conversations=conversations,
         toolbox=toolbox,
         orchestrator=orchestrator,
         metrics=metrics,

@@ -23,6 +23,7 @@ from backend.guard.conversations import Conversations
 from backend.guard.exceptions import BlockedByLedgerError, NotExecutedError
 from backend.guard.interruptions import Interruption, Interruptions
 from backend.guard.orchestrator import Orchestrator
+from backend.ledger.base import Ledger
 from backend.tools.exceptions import AmountAboveOrderError
 from backend.tools.registry import tool_spec
 
@@ -39,10 +40,45 @@ class LedgerFacts:
     ts: str | None
     chaveIdempotencia: str
     operador: str | None
+    motivo: str | None = None
+    """Why a ``falhou`` failed: the gateway's refusal with its reason, or the tool's."""
+    recusado_pelo_banco: bool = False
+    """The gateway refused it for good (an operator may correct the amount, or deny)."""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form (the API's ``LedgerFacts``)."""
         return dict(self.__dict__)
+
+
+def ledger_facts(
+    ledger: Ledger | None, item: Interruption, argumentos: dict[str, Any] | None = None
+) -> LedgerFacts | None:
+    """The ledger's record for a takeover's claim (under ``argumentos``, by default the
+    agent's), or None (no ledger, no claim, no record)."""
+    spec = tool_spec(item.ferramenta)
+    if ledger is None:
+        return None
+    try:
+        args = spec.parse(argumentos if argumentos is not None else item.argumentos)
+    except PydanticValidationError:
+        return None  # the agent's arguments were malformed: nothing was claimed
+    claim = spec.claim_for(item.conversa_id, args)
+    record = ledger.get(claim.chave) if claim is not None else None
+    if record is None:
+        return None
+    resultado = record.resultado or {}
+    operador = resultado.get("operador")
+    motivo = resultado.get("erro") if record.status == "falhou" else None
+    return LedgerFacts(
+        status=record.status,
+        valor=record.valor,
+        conversaId=record.conversa_id,
+        ts=record.updated_at,
+        chaveIdempotencia=record.chave,
+        operador=str(operador) if operador else None,
+        motivo=str(motivo) if motivo else None,
+        recusado_pelo_banco=record.status == "falhou" and "recusa" in resultado,
+    )
 
 
 @dataclass(frozen=True)
@@ -76,27 +112,7 @@ class Takeovers:
         self, item: Interruption, argumentos: dict[str, Any] | None = None
     ) -> LedgerFacts | None:
         """The ledger's record for this takeover's claim, or None (no claim, no record)."""
-        ledger = self.orchestrator.ledger
-        spec = tool_spec(item.ferramenta)
-        if ledger is None:
-            return None
-        try:
-            args = spec.parse(argumentos if argumentos is not None else item.argumentos)
-        except PydanticValidationError:
-            return None  # the agent's arguments were malformed: nothing was claimed
-        claim = spec.claim_for(item.conversa_id, args)
-        record = ledger.get(claim.chave) if claim is not None else None
-        if record is None:
-            return None
-        operador = (record.resultado or {}).get("operador")
-        return LedgerFacts(
-            status=record.status,
-            valor=record.valor,
-            conversaId=record.conversa_id,
-            ts=record.updated_at,
-            chaveIdempotencia=record.chave,
-            operador=str(operador) if operador else None,
-        )
+        return ledger_facts(self.orchestrator.ledger, item, argumentos)
 
     # -- acting -------------------------------------------------------------------------------
 

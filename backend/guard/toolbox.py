@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from backend.erp.connections import CredentialFn, ToolConnection
 from backend.exceptions import SecretError
 from backend.gateway.client import GatewayClient
+from backend.gateway.client import gateway_identity as gateway_id_of
 from backend.secrets.base import SecretStore
 from backend.store.db import Database
 from backend.tools.registry import TOOLS, ToolCredentials, ToolSpec
@@ -45,11 +46,18 @@ class Toolbox:
         secret_store: SecretStore,
         gateway_secret_id: str,
         gateway_timeout_s: float = 5.0,
+        gateway_identity: str | None = None,
+        gateway_settle_s: float = 300.0,
     ) -> None:
         self._conns = {
             spec.role: ToolConnection(db, spec.role, credential) for spec in TOOLS.values()
         }
         self._gateway_url = gateway_url
+        self.gateway_identity = gateway_identity or gateway_id_of(gateway_url)
+        """Which gateway the refund asks: recorded on its claims, checked by reconcile."""
+        self.gateway_settle_s = gateway_settle_s
+        """How long after a request the gateway may still debit it (see
+        :class:`~backend.guard.uncertain.UncertainOutcomes`)."""
         self._secrets = secret_store
         self._secret_id = gateway_secret_id
         self._timeout = gateway_timeout_s
@@ -68,10 +76,13 @@ class Toolbox:
             if self._gateway is None or self._gateway[0] != secret:
                 if self._gateway is not None:
                     self._gateway[1].close()
-                self._gateway = (
+                client = GatewayClient(
+                    self._gateway_url,
                     secret,
-                    GatewayClient(self._gateway_url, secret, timeout_s=self._timeout),
+                    timeout_s=self._timeout,
+                    identity=self.gateway_identity,
                 )
+                self._gateway = (secret, client)
             return self._gateway[1]
 
     def close(self) -> None:

@@ -55,6 +55,9 @@ class ClaimRequest:
     entidade_id: str
     payload_hash: str
     valor: str | None = None
+    gateway: str | None = None
+    """The payment gateway the call will ask (its identity), for a tool that debits one:
+    reconcile asks that gateway and no other."""
 
 
 @dataclass(frozen=True)
@@ -72,6 +75,9 @@ class LedgerRecord:
     lease_until: float
     created_at: str
     updated_at: str
+    gateway: str | None = None
+    """The gateway the claim went to (None: a claim that asks none, or one older than
+    this column)."""
 
     @classmethod
     def from_mapping(cls, row: dict[str, Any]) -> LedgerRecord:
@@ -91,6 +97,7 @@ class LedgerRecord:
             lease_until=float(row["lease_until"]),
             created_at=str(row["created_at"]),
             updated_at=str(row["updated_at"]),
+            gateway=row.get("gateway"),
         )
 
 
@@ -156,6 +163,7 @@ class Ledger(ABC):
                 "entidade_id": claim.entidade_id,
                 "payload_hash": claim.payload_hash,
                 "valor": claim.valor,
+                "gateway": claim.gateway,
                 "lease_until": now + self.lease_seconds,
             }
         stored = self._reserve(counter if count else None, self.teto, row, _now_iso(), tx)
@@ -287,7 +295,8 @@ class Ledger(ABC):
 
     @abstractmethod
     def _retake(self, chave: str, claim_row: dict[str, Any], now: str, tx: Work | None) -> bool:
-        """Conditionally turn a ``falhou`` record back into ``tentando`` with the new claim."""
+        """Conditionally turn a ``falhou`` record back into ``tentando`` with the new claim
+        (its conversation, payload, amount, gateway and lease)."""
 
     @abstractmethod
     def _finish(

@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     from backend.store.uow import Work
 
 _CONDITION_FAILED = "ConditionalCheckFailedException"
-_CLAIM_FIELDS = ("ferramenta", "conversa_id", "entidade_id", "payload_hash", "valor")
+_CLAIM_FIELDS = ("ferramenta", "conversa_id", "entidade_id", "payload_hash", "valor", "gateway")
 
 
 class _ConditionFailed(Exception):
@@ -212,11 +212,12 @@ class DynamoLedger(Ledger):
             "updated_at = :now",
         ]
         removes = ["resultado"]
-        if claim_row.get("valor") is None:
-            removes.append("valor")
-        else:
-            sets.append("valor = :valor")
-            values[":valor"] = encode(claim_row["valor"])
+        for field in ("valor", "gateway"):  # the new claim's, or none
+            if claim_row.get(field) is None:
+                removes.append(field)
+            else:
+                sets.append(f"{field} = :{field}")
+                values[f":{field}"] = encode(claim_row[field])
         try:
             self._call(
                 "update_item",

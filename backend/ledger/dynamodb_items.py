@@ -42,4 +42,5 @@ def record_row(item: dict[str, Any]) -> dict[str, Any] | None:
     row["chave"] = row.pop("pk")
     row.setdefault("valor", None)
     row.setdefault("resultado", None)
+    row.setdefault("gateway", None)
     return row

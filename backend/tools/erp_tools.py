@@ -56,6 +56,7 @@ class EmitirReembolso:
         if args.valor > valor_pedido:
             raise ToolRefusedError(
                 f"valor {args.valor} acima do valor do pedido {valor_pedido}",
+                customer=f"o valor pedido é maior que o valor do pedido {args.pedidoId}",
                 pedido=args.pedidoId,
             )
         return valor_pedido
@@ -65,7 +66,11 @@ class EmitirReembolso:
         try:
             debit = self._gateway.refund(args.pedidoId, args.valor, idempotency_key)
         except GatewayError as exc:
-            if type(exc) is GatewayError:  # definitive refusal: nothing was debited
+            # Nothing was debited, but the fault is ours or the moment's (unreachable, our
+            # credentials, 408/429): ``falhou`` (released), answered 502/503 to the caller.
+            # A definitive refusal (GatewayRefusedError) and an unknown outcome
+            # (GatewayUncertainError) go on as they are.
+            if type(exc) is GatewayError:
                 raise ToolRefusedError(exc.message) from exc
             raise
         try:

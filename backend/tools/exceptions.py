@@ -4,6 +4,7 @@ Tree (under :class:`backend.exceptions.CadenciaError`)::
 
     CadenciaError
     ├── ToolRefusedError      the tool ran and certainly did nothing irreversible
+    ├── GatewayRefusedError   (backend.gateway.exceptions) the gateway's definitive "no"
     ├── GatewayUncertainError (backend.exceptions)
     │   └── DebitUnrecordedError  the gateway debited, recording it afterwards failed
     └── ValidationError
@@ -17,9 +18,18 @@ from backend.exceptions import CadenciaError, GatewayUncertainError, ValidationE
 
 
 class ToolRefusedError(CadenciaError):
-    """The tool ran and certainly did nothing irreversible (bad order, amount too high...)."""
+    """The tool ran and certainly did nothing irreversible (bad order, amount too high...).
+
+    Attributes:
+        customer: what the customer may read about it (the message itself unless the
+            message holds what only the ledger and the operator should see).
+    """
 
     code = "tool_refused"
+
+    def __init__(self, message: str, *, customer: str | None = None, **context: object) -> None:
+        super().__init__(message, **context)
+        self.customer = customer or message
 
 
 class UnknownToolError(ValidationError):

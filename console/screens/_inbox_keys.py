@@ -27,6 +27,8 @@ INBOX_ACTION_BINDINGS: list[BindingType] = [
     Binding("g", "act('grant')", "Grant", tooltip="more attempts for the agent (reason)"),
     Binding("t", "act('claim')", "Take over", tooltip="claim the interruption (asks y/n)"),
     Binding("s", "act('settle')", "Settle", tooltip="settle by hand (reason required)"),
+    Binding("v", "act('edit')", "Edit valor", tooltip="execute with a corrected valor (reason)"),
+    Binding("d", "act('deny')", "Deny", tooltip="deny the held call (reply, then y/n)"),
 ]
 _KEYS = {b.key for b in INBOX_ACTION_BINDINGS if isinstance(b, Binding)}
 

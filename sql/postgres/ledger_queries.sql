@@ -17,5 +17,5 @@ WITH bump AS (
 )
 SELECT bump.attempts, bump.blocked,
        r.chave, r.ferramenta, r.conversa_id, r.entidade_id, r.status, r.payload_hash,
-       r.valor, r.resultado, r.lease_until, r.created_at, r.updated_at
+       r.valor, r.resultado, r.lease_until, r.created_at, r.updated_at, r.gateway
 FROM bump LEFT JOIN ledger_records AS r ON r.chave = %(claim)s

@@ -17,5 +17,5 @@ RETURNING attempts, blocked,
         'chave', r.chave, 'ferramenta', r.ferramenta, 'conversa_id', r.conversa_id,
         'entidade_id', r.entidade_id, 'status', r.status, 'payload_hash', r.payload_hash,
         'valor', r.valor, 'resultado', json(r.resultado), 'lease_until', r.lease_until,
-        'created_at', r.created_at, 'updated_at', r.updated_at)
+        'created_at', r.created_at, 'updated_at', r.updated_at, 'gateway', r.gateway)
      FROM ledger_records AS r WHERE r.chave = %(claim)s) AS existing

@@ -30,7 +30,7 @@ from backend.settings import load_settings
 
 # Leaves outside the tree that are about the request, on purpose (and never reach the API
 # today: the orchestrator turns a refusal into a ``falhou`` attempt).
-CLIENT_CAUSED = {"ToolRefusedError"}
+CLIENT_CAUSED = {"ToolRefusedError", "GatewayRefusedError"}
 
 
 @pytest.fixture(scope="module")

@@ -192,6 +192,13 @@ def test_crash_between_claim_and_completion_is_recovered_by_reconcile(guard: Gua
         guard.orchestrator.call("conv-1", "emitir-reembolso", REFUND).record["detalhe"]
         == "aguardando_reconciliacao"
     )
+    # The gateway does not know the key, but it may still be working on the request: within
+    # the settle window the claim stays uncertain; once the window is over, falhou.
+    assert guard.orchestrator.reconcile() == []
+    still = guard.ledger.get("reembolso#4821")
+    assert still is not None
+    assert still.status == "resultado_incerto"
+    guard.toolbox.gateway_settle_s = 0.0
     assert guard.orchestrator.reconcile() == [("reembolso#4821", "falhou")]  # gateway never saw it
     assert guard.orchestrator.call("conv-2", "emitir-reembolso", REFUND).resultado == "executado"
     assert _debits(guard) == 1

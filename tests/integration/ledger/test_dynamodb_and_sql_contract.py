@@ -13,7 +13,7 @@ import uuid
 from collections import Counter
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import pytest
@@ -173,6 +173,26 @@ def test_reconcile_not_happened_releases_the_key(store: Store) -> None:
     ledger.mark_uncertain("k", {"erro": "timeout"})
     assert ledger.reconcile("k", happened=False, detalhe={"gateway": "sem debito"}) == "falhou"
     assert ledger.reserve(counter_key("c", "p", "emitir-reembolso"), _claim("k")).claim == "claimed"
+
+
+def test_a_claim_keeps_its_gateway_and_a_retake_names_the_new_one(ledger: Ledger) -> None:
+    teto = counter_key("c", "4821", "emitir-reembolso")
+    first = _claim("reembolso#4821", valor="500.00")
+    assert ledger.reserve(teto, replace(first, gateway="https://a.example")).claim == "claimed"
+    got = ledger.get("reembolso#4821")
+    assert got is not None
+    assert got.gateway == "https://a.example"
+    ledger.fail("reembolso#4821", {"erro": "recusado"})
+    second = replace(_claim("reembolso#4821"), gateway="https://b.example")
+    assert ledger.reserve(teto, second).claim == "claimed"  # released: retaken
+    got = ledger.get("reembolso#4821")
+    assert got is not None
+    assert (got.gateway, got.valor) == ("https://b.example", "129.90")
+    ledger.mark_uncertain("reembolso#4821", {"erro": "timeout"})
+    [uncertain] = ledger.uncertain()
+    assert uncertain.gateway == "https://b.example"
+    assert ledger.reserve(teto, _claim("sem-gateway")).claim == "claimed"
+    assert ledger.get("sem-gateway").gateway is None  # type: ignore[union-attr]
 
 
 def test_expire_stale_only_touches_expired_tentando(store: Store) -> None:
