@@ -29,7 +29,7 @@ _REFUND_WORDS = ("reembolso", "estorno", "caiu", "dinheiro", "de novo", "devolu"
 
 class ChattyAtendimentoModel:
     """Every customer message about a refund makes it call ``emitir-reembolso`` again,
-    after looking the order up once to learn its value."""
+    after looking the order up once to learn its value (each order its own value)."""
 
     name = "chatty"
 
@@ -54,7 +54,7 @@ class ChattyAtendimentoModel:
         # (the binding changed mid-conversation) must not see two calls with one id.
         n = len([m for m in messages if isinstance(m, AssistantMessage)])
         if not results:
-            valor = self._valor(messages)
+            valor = self._valor(messages, pedido)
             if wants_refund and valor:
                 return self._call(n, EMITIR_REEMBOLSO, {"pedidoId": pedido, "valor": valor})
             return self._call(n, CONSULTAR_STATUS_PEDIDO, {"pedidoId": pedido})
@@ -83,10 +83,12 @@ class ChattyAtendimentoModel:
         return None
 
     @staticmethod
-    def _valor(messages: list[Message]) -> str | None:
+    def _valor(messages: list[Message], pedido: str) -> str | None:
+        """The value this conversation looked up for ``pedido``; None until it has, so a
+        new order is looked up first instead of refunded with another order's amount."""
         for m in reversed(messages):
             if isinstance(m, ToolResultMessage) and m.name == CONSULTAR_STATUS_PEDIDO:
                 dados = result_object(m).get("dados") or {}
-                if dados.get("valor_pedido"):
+                if str(dados.get("id")) == pedido and dados.get("valor_pedido"):
                     return str(dados["valor_pedido"])
         return None

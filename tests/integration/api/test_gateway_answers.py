@@ -1,6 +1,7 @@
 """The gateway's answers over the real API (SQLite and PostgreSQL): a declined refund is
 told to the customer as the bank's answer and lands on the takeover and in the Inbox with
-"edit valor" / "deny"; the demo goes on; a settlement reaches the customer."""
+"edit valor" / "deny"; the demo goes on; a settlement reaches the customer; each order of
+a conversation is refunded with its own amount."""
 
 from __future__ import annotations
 
@@ -130,6 +131,17 @@ def test_an_operators_settlement_is_told_to_the_customer(live: Live) -> None:
     assert messages[-1]["texto"].startswith(
         "Verificamos com o banco: o reembolso do pedido 4821 não foi efetuado"
     )
+
+
+def test_each_order_of_a_conversation_is_refunded_with_its_own_amount(live: Live) -> None:
+    first = _refunds(_say(live, "conv-2x", "Quero o reembolso do pedido 5501"))
+    assert [a["resultado"] for a in first] == ["executado"]
+    second = _say(live, "conv-2x", "Agora quero o reembolso do pedido 5402")
+    assert [a["resultado"] for a in _refunds(second)] == ["executado"]
+    assert [(d.pedido_id, d.valor) for d in live.backend.guard.simulator.debits()] == [
+        ("5501", "55.00"),
+        ("5402", "54.00"),
+    ]
 
 
 def _executed(live: Live) -> list[dict[str, Any]]:
