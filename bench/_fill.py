@@ -424,7 +424,7 @@ def _setup(db: Database, log: EventLog, hot: str) -> tuple[str, str, Counter[str
         )
     talks = Conversations(db, log)
     for conversa in (hot, "conv-live-b", "conv-live-c"):
-        talks.say(conversa, "cliente", "Quero o reembolso do pedido 4821", agent=None)
+        talks.say(conversa, "cliente", "Quero o reembolso do pedido 4821", cliente_id="c-4821")
         talks.say(conversa, "agente", "Reembolso do pedido 4821 emitido.", agent="atendimento")
     talks.take("conv-live-c", OPERATOR)  # one conversation held by a human
     counts: Counter[str] = Counter()

@@ -31,6 +31,7 @@ from collections import Counter
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -105,6 +106,14 @@ def _guard(env: Env) -> Any:
     return build_guard(load_settings(**env.settings_kwargs))
 
 
+CUSTOMER = "c-bench"
+"""Whose orders and conversations the benchmark plays: the guard refunds only its own."""
+
+
+def _pedido(pedido: str) -> dict[str, str]:
+    return {"pedidoId": pedido, "valorPedido": "50.00", "clienteId": CUSTOMER}
+
+
 def _refund(pedido: str) -> dict[str, str]:
     return {"pedidoId": pedido, "valor": "10.00"}
 
@@ -162,30 +171,39 @@ def measure_paths(env: Env, guard: Any, timing: Interleaved) -> dict[str, list[R
 
     run = env.run_id
     blocked_pedido = f"blk-{run}"
-    upsert_pedidos(guard.db, [{"pedidoId": blocked_pedido, "valorPedido": "50.00"}])
+    upsert_pedidos(guard.db, [_pedido(blocked_pedido)])
     call = guard.orchestrator.call
+    guard.conversations.bind(f"conv-{run}-setup", CUSTOMER)
     first = call(f"conv-{run}-setup", "emitir-reembolso", _refund(blocked_pedido))
     assert first.resultado == "executado", first.record
     seen: Counter[str] = Counter()
     raw = RawInsert(env, guard)
     serial = iter(range(1, 1 << 62))  # one fresh conversation per attempt, across rounds
     fresh: list[str] = []  # pedidos seeded (untimed) for the executed path, not yet refunded
+    talks: dict[str, list[str]] = {"b": [], "e": []}  # conversations bound (untimed), unused
+
+    def bind(path: str, n: int) -> None:
+        for _ in range(n):
+            conversa = f"conv-{run}-{path}{next(serial)}"
+            guard.conversations.bind(conversa, CUSTOMER)
+            talks[path].append(conversa)
 
     def blocked(n: int) -> int:
         for _ in range(n):
-            got = call(f"conv-{run}-b{next(serial)}", "emitir-reembolso", _refund(blocked_pedido))
+            got = call(talks["b"].pop(), "emitir-reembolso", _refund(blocked_pedido))
             seen[f"blocked:{got.resultado}"] += 1
         return n
 
     def seed(n: int) -> None:
         pedidos = [f"exe-{run}-{next(serial)}" for _ in range(n)]
-        upsert_pedidos(guard.db, [{"pedidoId": p, "valorPedido": "50.00"} for p in pedidos])
+        upsert_pedidos(guard.db, [_pedido(p) for p in pedidos])
         fresh.extend(pedidos)
+        bind("e", n)
 
     def executed(n: int) -> int:
         for _ in range(n):
             pedido = fresh.pop()
-            got = call(f"conv-{run}-e{next(serial)}", "emitir-reembolso", _refund(pedido))
+            got = call(talks["e"].pop(), "emitir-reembolso", _refund(pedido))
             seen[f"executed:{got.resultado}"] += 1
         return n
 
@@ -206,7 +224,7 @@ def measure_paths(env: Env, guard: Any, timing: Interleaved) -> dict[str, list[R
         rounds = timing.run(
             {
                 "raw": Workload(raw),
-                "blocked": Workload(blocked),
+                "blocked": Workload(blocked, prepare=partial(bind, "b")),
                 "executed": Workload(executed, prepare=seed),
                 "ledger_blocked": Workload(ledger_blocked),
             }
@@ -260,7 +278,11 @@ def duplicate_storm(
     from backend.erp.seed import upsert_pedidos
 
     pedido = f"storm-{env.run_id}"
-    upsert_pedidos(guard.db, [{"pedidoId": pedido, "valorPedido": "50.00"}])
+    upsert_pedidos(guard.db, [_pedido(pedido)])
+    for w in range(workers):  # every storm conversation is the customer's
+        for t in range(threads):
+            for i in range(calls):
+                guard.conversations.bind(f"storm-{w}-{t}-{i}", CUSTOMER)
     ctx = multiprocessing.get_context("spawn")
     barrier, results = ctx.Barrier(workers), ctx.Queue()
     requests_before = simulator.requests

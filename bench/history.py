@@ -259,7 +259,7 @@ class _Reads:
         _check(
             self.client.post(
                 f"/api/conversations/{conversa}/messages",
-                json={"text": "Qual o status do pedido 4821?"},
+                json={"text": "Qual o status do pedido 4821?", "cliente_id": "c-4821"},
             )
         )
 

@@ -258,7 +258,8 @@ class Driver:
 
     async def _message(self, conversa: str, text: str) -> list[dict[str, Any]]:
         reply = await self.http.post(
-            f"{self.urls.backend}/api/conversations/{conversa}/messages", json={"text": text}
+            f"{self.urls.backend}/api/conversations/{conversa}/messages",
+            json={"text": text, "cliente_id": PEDIDO["clienteId"]},
         )
         if reply.status_code != 200:
             raise RuntimeError(f"message answered HTTP {reply.status_code}: {reply.text[:200]}")
