@@ -4,6 +4,9 @@
 product runs QA first and SecOps only after a QA pass). Scanners of a gate run in
 parallel threads; each is a subprocess or pure Python, so the GIL is not the limit.
 
+The built-in checks that parse the PR (compose, Dockerfile, IAM floor) run in a child
+process under CPU, memory and output limits (:mod:`backend.gates.sandbox`).
+
 Skipped scanners: a scanner that should have run but could not (missing binary,
 timeout, untrustworthy output) is listed under its gate's ``skipped`` and makes the
 gate ``skipped`` unless another scanner already failed it. A skipped gate is not a
@@ -25,6 +28,7 @@ from backend.gates.findings import Finding, ScanResult, ScanStatus, with_fingerp
 
 # resolve_semgrep is re-exported: the tests and the benchmarks import it from here.
 from backend.gates.provision import locate_semgrep, resolve_semgrep  # noqa: F401
+from backend.gates.sandbox import sandboxed
 from backend.gates.scanners import (
     compose,
     detect_secrets,
@@ -53,8 +57,8 @@ Scanner = Callable[[ScanContext], ScanResult | None]
 GATES: dict[GateName, tuple[tuple[str, Scanner], ...]] = {
     "qa": (
         (hadolint.TOOL, hadolint.scan),
-        (dockerfile.TOOL, dockerfile.scan),
-        (compose.TOOL, compose.scan),
+        (dockerfile.TOOL, sandboxed(dockerfile.TOOL)),
+        (compose.TOOL, sandboxed(compose.TOOL)),
         (terraform.TOOL, terraform.scan),
     ),
     "secops": (
@@ -63,7 +67,7 @@ GATES: dict[GateName, tuple[tuple[str, Scanner], ...]] = {
         (semgrep.TOOL, semgrep.scan),
         (zizmor.TOOL, zizmor.scan),
         (parliament.TOOL, parliament.scan),
-        (iam_floor.TOOL, iam_floor.scan),
+        (iam_floor.TOOL, sandboxed(iam_floor.TOOL)),
     ),
 }
 

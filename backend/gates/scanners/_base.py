@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import os
+import selectors
 import shutil
 import subprocess
 import sys
-from collections.abc import Sequence
-from dataclasses import dataclass
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
@@ -28,6 +30,8 @@ class ScanContext:
         timeout_s: the limit for each subprocess.
         semgrep_bin: the semgrep executable, if found.
         semgrep_missing: why ``semgrep_bin`` is ``None`` (for the ``skipped`` detail).
+        reading: told the file (or directory) an in-process check starts parsing, so the
+            sandbox can name the one that exceeded its limits.
     """
 
     root: Path
@@ -35,6 +39,7 @@ class ScanContext:
     timeout_s: float = DEFAULT_TIMEOUT_S
     semgrep_bin: str | None = None
     semgrep_missing: str = "semgrep not installed"
+    reading: Callable[[str], None] = field(default=lambda _rel: None, compare=False)
 
     @cached_property
     def dockerfiles(self) -> list[str]:
@@ -48,6 +53,14 @@ class ToolMissing(Exception):
 
 class ToolFailed(Exception):
     """The tool did not finish or gave output that cannot be trusted; ``skipped``."""
+
+
+class TimedOut(ToolFailed):
+    """The command was still running at the timeout and was killed."""
+
+
+class OutputExceeded(ToolFailed):
+    """The command printed more than its output limit and was killed."""
 
 
 def find_binary(name: str, *extra: Path) -> str | None:
@@ -77,27 +90,105 @@ def tool_env() -> dict[str, str]:
     return env
 
 
-def run_tool(cmd: Sequence[str], ctx: ScanContext) -> subprocess.CompletedProcess[str]:
+def run_tool(
+    cmd: Sequence[str],
+    ctx: ScanContext,
+    *,
+    stdin: str | None = None,
+    max_output: int | None = None,
+) -> subprocess.CompletedProcess[str]:
     """Run one scanner command in the copy with the context's timeout.
 
+    Args:
+        cmd: the command; PR file names only after ``--`` or as ``./path``.
+        ctx: the copy (the working directory) and the timeout.
+        stdin: text for the command's standard input (none when omitted).
+        max_output: most bytes kept from stdout and from stderr each; a command that
+            prints more is killed (its report would not fit in the server's memory).
+
     Raises:
-        ToolFailed: the command timed out or could not be started.
+        ToolFailed: the command could not be started; :class:`TimedOut` and
+            :class:`OutputExceeded` for the two limits.
     """
+    name = Path(cmd[0]).name
     try:
-        return subprocess.run(
+        proc = subprocess.Popen(
             list(cmd),
             cwd=ctx.root,
             env=tool_env(),
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            timeout=ctx.timeout_s,
-            check=False,
+            stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
         )
-    except subprocess.TimeoutExpired as exc:
-        raise ToolFailed(f"{Path(cmd[0]).name} timed out after {ctx.timeout_s:g}s") from exc
     except OSError as exc:
-        raise ToolFailed(f"{Path(cmd[0]).name} could not start: {exc}") from exc
+        raise ToolFailed(f"{name} could not start: {exc}") from exc
+    with proc:
+        try:
+            out, err = _capture(proc, (stdin or "").encode(), ctx.timeout_s, max_output)
+        except subprocess.TimeoutExpired as exc:
+            raise TimedOut(f"{name} timed out after {ctx.timeout_s:g}s") from exc
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait()
+    if out is None or err is None:
+        raise OutputExceeded(f"{name} printed more than {max_output} bytes")
+    return subprocess.CompletedProcess(
+        proc.args,
+        proc.returncode,
+        out.decode("utf-8", "replace"),
+        err.decode("utf-8", "replace"),
+    )
+
+
+def _capture(
+    proc: subprocess.Popen[bytes], data: bytes, timeout_s: float, limit: int | None
+) -> tuple[bytes | None, bytes | None]:
+    """Feed ``data`` to stdin and read stdout and stderr until both close; ``(None, None)``
+    as soon as one passes ``limit`` bytes.
+
+    Raises:
+        subprocess.TimeoutExpired: the streams were still open after ``timeout_s``.
+    """
+    assert proc.stdout is not None
+    assert proc.stderr is not None
+    deadline = time.monotonic() + timeout_s
+    out_fd, err_fd = proc.stdout.fileno(), proc.stderr.fileno()
+    chunks: dict[int, list[bytes]] = {out_fd: [], err_fd: []}
+    sizes = {out_fd: 0, err_fd: 0}
+    stdin_fd = proc.stdin.fileno() if proc.stdin is not None else None
+    view = memoryview(data)
+    with selectors.DefaultSelector() as selector:
+        selector.register(out_fd, selectors.EVENT_READ)
+        selector.register(err_fd, selectors.EVENT_READ)
+        if stdin_fd is not None:
+            selector.register(stdin_fd, selectors.EVENT_WRITE)
+        while selector.get_map():
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise subprocess.TimeoutExpired(proc.args, timeout_s)
+            for key, _ in selector.select(left):
+                fd = key.fd
+                if fd == stdin_fd:
+                    try:
+                        view = view[os.write(fd, view[:65536]) :]
+                    except BrokenPipeError:
+                        view = view[:0]
+                    if not view:
+                        selector.unregister(fd)
+                        assert proc.stdin is not None
+                        proc.stdin.close()
+                    continue
+                chunk = os.read(fd, 65536)
+                if not chunk:
+                    selector.unregister(fd)
+                    continue
+                chunks[fd].append(chunk)
+                sizes[fd] += len(chunk)
+                if limit is not None and sizes[fd] > limit:
+                    return None, None
+    proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+    return b"".join(chunks[out_fd]), b"".join(chunks[err_fd])
 
 
 def tail(text: str, limit: int = 300) -> str:

@@ -46,10 +46,18 @@ _UNCONFINED = re.compile(
 )
 
 
+def targets(ctx: ScanContext) -> list[str]:
+    """The compose files of the copy."""
+    return [f for f in ctx.files if is_compose(f)]
+
+
 def scan(ctx: ScanContext) -> ScanResult | None:
-    """Check every compose file of the copy; ``None`` when there is none."""
-    targets = [f for f in ctx.files if is_compose(f)]
-    if not targets:
+    """Check every compose file of the copy; ``None`` when there is none.
+
+    It parses the PR's YAML: the gate runs it in :mod:`backend.gates.sandbox`.
+    """
+    files = targets(ctx)
+    if not files:
         return None
     present = set(ctx.files)
 
@@ -60,7 +68,8 @@ def scan(ctx: ScanContext) -> ScanResult | None:
 
     loader = Loader(read)
     findings: list[Finding] = []
-    for rel in targets:
+    for rel in files:
+        ctx.reading(rel)
         findings.extend(_check(loader, rel))
     return ScanResult.from_findings(TOOL, _unique(findings))
 

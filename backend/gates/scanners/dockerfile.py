@@ -21,13 +21,22 @@ TOOL = "dockerfile"
 _URL = re.compile(r"^(https?|ftp)://|^git@", re.IGNORECASE)
 
 
+def targets(ctx: ScanContext) -> list[str]:
+    """The Dockerfiles of the copy, by name or content."""
+    return ctx.dockerfiles
+
+
 def scan(ctx: ScanContext) -> ScanResult | None:
-    """Check every Dockerfile of the copy; ``None`` when there is none."""
-    targets = ctx.dockerfiles
-    if not targets:
+    """Check every Dockerfile of the copy; ``None`` when there is none.
+
+    It parses the PR's Dockerfiles: the gate runs it in :mod:`backend.gates.sandbox`.
+    """
+    files = targets(ctx)
+    if not files:
         return None
     findings: list[Finding] = []
-    for rel in targets:
+    for rel in files:
+        ctx.reading(rel)
         text = (ctx.root / rel).read_text(encoding="utf-8", errors="replace")
         findings.extend(check_dockerfile(text, rel))
     return ScanResult.from_findings(TOOL, findings)

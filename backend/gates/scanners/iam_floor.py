@@ -33,12 +33,26 @@ TOOL = "iam-floor"
 _MARKERS = ("Statement", "AWS::IAM::", "PolicyDocument", "ManagedPolicyArns")
 
 
-def scan(ctx: ScanContext) -> ScanResult | None:
-    """Check every IAM policy of the copy; ``None`` when there is none to check."""
+def targets(ctx: ScanContext) -> list[str]:
+    """The Terraform directories and the policy documents of the copy."""
+    terraform_dirs, documents = _targets(ctx)
+    return terraform_dirs + documents
+
+
+def _targets(ctx: ScanContext) -> tuple[list[str], list[str]]:
     terraform_dirs = sorted({str(PurePosixPath(f).parent) for f in ctx.files if f.endswith(".tf")})
     documents = [
         f for f in ctx.files if f.endswith(POLICY_SUFFIXES) and _mentions_iam(ctx.root / f)
     ]
+    return terraform_dirs, documents
+
+
+def scan(ctx: ScanContext) -> ScanResult | None:
+    """Check every IAM policy of the copy; ``None`` when there is none to check.
+
+    It parses the PR's JSON, YAML and HCL: the gate runs it in :mod:`backend.gates.sandbox`.
+    """
+    terraform_dirs, documents = _targets(ctx)
     if not terraform_dirs and not documents:
         return None
     from backend.posture.iam import audit_sources, read_terraform
@@ -48,6 +62,7 @@ def scan(ctx: ScanContext) -> ScanResult | None:
     found: list[IamFinding] = []
     findings: list[Finding] = []
     for rel in documents:
+        ctx.reading(rel)
         try:
             read, extra = load_file(ctx.root / rel)
         except CadenciaError as exc:
@@ -59,6 +74,7 @@ def scan(ctx: ScanContext) -> ScanResult | None:
         directory = ctx.root / rel_dir
         if not any(directory.glob("*.tf")):
             continue
+        ctx.reading(rel_dir)
         try:
             read, extra = read_terraform(directory, lab_rules=False)
         except CadenciaError as exc:
@@ -73,6 +89,7 @@ def scan(ctx: ScanContext) -> ScanResult | None:
     try:
         found += audit_sources(covered, lab_rules=False, parliament=False)
         for source in others:
+            ctx.reading(_relative(ctx.root, source.file))
             own = audit_sources([source], lab_rules=False, parliament=False)
             found += own
             # parliament costs ~2 s on "Action: *"; a policy our rules already fail

@@ -64,8 +64,9 @@ def command(binary: str, targets: list[str]) -> list[str]:
 
     Python ends its own options at ``-c`` and would pass a ``--`` on to the worker as a
     path, so the PR's file names go in as ``./path``: data, whatever they are called.
+    ``-P``: the worker runs in the PR's copy, whose ``json.py`` must not be imported.
     """
-    return [binary, "-c", _WORKER, *(f"./{target}" for target in targets)]
+    return [binary, "-P", "-c", _WORKER, *(f"./{target}" for target in targets)]
 
 
 def scan(ctx: ScanContext) -> ScanResult | None:
