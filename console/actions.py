@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
+from rich.markup import escape
 from textual import work
 
 from console.exceptions import ApiError, BlockedByLedgerError, ConflictError
@@ -75,8 +76,8 @@ class ActionsMixin:
         # No check against the console's copy of the PR: a stale copy would refuse a valid
         # approve with a false reason. The server decides; a 409 refetches and says why.
         body = (
-            f"Merge [b]{pr.title or pr.pr_action_id}[/b]\n"
-            f"branch {pr.branch} · {pr.findings_count} findings · "
+            f"Merge [b]{escape(pr.title or pr.pr_action_id)}[/b]\n"
+            f"branch {escape(pr.branch)} · {pr.findings_count} findings · "
             f"{pr.gate_correction_count} corrections"
         )
 
@@ -110,7 +111,7 @@ class ActionsMixin:
         self.push_screen(
             PromptScreen(
                 "Reject infra PR",
-                f"Why is [b]{pr.title or pr.pr_action_id}[/b] going back? (required)",
+                f"Why is [b]{escape(pr.title or pr.pr_action_id)}[/b] going back? (required)",
                 placeholder="reason for the author",
                 submit_label="Reject",
             ),
@@ -139,8 +140,8 @@ class ActionsMixin:
                 self.notify("Take over cancelled — nothing sent", timeout=2)
 
         body = (
-            f"Conversa [b]{item.conversation}[/b], {item.entity_text()}\n"
-            f"{item.ferramenta} · {item.motivo} · {item.attempt_count} attempts"
+            f"Conversa [b]{escape(item.conversation)}[/b], {escape(item.entity_text())}\n"
+            f"{escape(item.ferramenta)} · {escape(item.motivo)} · {item.attempt_count} attempts"
         )
         self.push_screen(ConfirmScreen(f"Take over interruption #{item.id}?", body), done)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from rich.markup import escape
 from textual import work
 
 from console.exceptions import ApiError, BackendUnavailableError, ConflictError, NotFoundError
@@ -30,11 +31,11 @@ class AgentActionsMixin:
         if self.refuse_if_readonly(f"{verb} agent"):
             return
         if resume:
-            who = f" (paused by {entry.paused_by})" if entry.paused_by else ""
-            body = f"[b]{entry.id}[/b]{who} runs turns again, in every project."
+            who = f" (paused by {escape(entry.paused_by)})" if entry.paused_by else ""
+            body = f"[b]{escape(entry.id)}[/b]{who} runs turns again, in every project."
         else:
             body = (
-                f"[b]{entry.id}[/b] runs no new turn, in every project, until resumed.\n"
+                f"[b]{escape(entry.id)}[/b] runs no new turn, in every project, until resumed.\n"
                 "A turn already running finishes."
             )
 

@@ -108,7 +108,8 @@ class TakeoverActionsMixin:
                 return
             n = int(answers["attempts"])
             body = (
-                f"The agent may try [b]{escape(item.ferramenta)}[/b] for {item.entity_text()} "
+                f"The agent may try [b]{escape(item.ferramenta)}[/b] for "
+                f"{escape(item.entity_text())} "
                 f"[b]{n}[/b] more time{'s' if n != 1 else ''}.\n"
                 f"Reason: {escape(answers['reason'])}"
             )
@@ -155,8 +156,7 @@ class TakeoverActionsMixin:
                 uncertain_outcome,
             )
 
-        body = (
-            f"Ask the gateway about key [b]{escape(item.chaveIdempotencia)}[/b]\n"
+        body = f"Ask the gateway about key [b]{escape(item.chaveIdempotencia)}[/b]\n" + escape(
             f"pedido {item.pedidoId} · {item.valor} · conversa {item.conversaId}"
         )
         self.push_screen(ConfirmScreen("Reconcile with the gateway?", body), done)
@@ -180,7 +180,8 @@ class TakeoverActionsMixin:
                 "executado" if answers["outcome"] == "executado" else "falhou"
             )
             body = (
-                f"Record pedido {item.pedidoId} ({item.valor}) as [b]{outcome}[/b] by hand.\n"
+                f"Record {escape(f'pedido {item.pedidoId} ({item.valor})')} as [b]{outcome}[/b] "
+                "by hand.\n"
                 f"Reason: {escape(answers['reason'])}"
             )
 
@@ -200,7 +201,7 @@ class TakeoverActionsMixin:
         self.push_screen(
             FormScreen(
                 f"Settle pedido {item.pedidoId} by hand",
-                f"key {escape(item.chaveIdempotencia)} · {item.valor} · conversa {item.conversaId}",
+                escape(f"key {item.chaveIdempotencia} · {item.valor} · conversa {item.conversaId}"),
                 fields,
             ),
             confirm,
@@ -230,9 +231,14 @@ class TakeoverActionsMixin:
             ]
         fields.append(_reply_field(required=verb != "hand_back"))
         intro = {
-            "execute": f"Run {detail.ferramenta} for {detail.entity_text()} as the agent asked.",
-            "edit": f"Run {detail.ferramenta} for {detail.entity_text()} with a corrected valor.",
-            "deny": f"Do [b]not[/b] run {detail.ferramenta} for {detail.entity_text()}.",
+            "execute": escape(
+                f"Run {detail.ferramenta} for {detail.entity_text()} as the agent asked."
+            ),
+            "edit": escape(
+                f"Run {detail.ferramenta} for {detail.entity_text()} with a corrected valor."
+            ),
+            "deny": f"Do [b]not[/b] run {escape(detail.ferramenta)} for "
+            f"{escape(detail.entity_text())}.",
             "hand_back": "Give the conversation back to the bot without running anything.",
         }[verb]
         body = intro + (f"\n{escape(warning)}" if verb in ("execute", "edit") else "")
@@ -257,7 +263,7 @@ class TakeoverActionsMixin:
         if verb in ("execute", "edit"):
             what = f" with valor [b]{valor}[/b]" if isinstance(valor, Decimal) else ""
             lines.append(
-                f"Run [b]{escape(detail.ferramenta)}[/b] for {detail.entity_text()}{what}."
+                f"Run [b]{escape(detail.ferramenta)}[/b] for {escape(detail.entity_text())}{what}."
             )
             lines.append(escape(warning))
         elif verb == "deny":

@@ -16,6 +16,7 @@ from typing import ClassVar
 from textual import work
 from textual.app import App
 from textual.binding import Binding, BindingType
+from textual.notifications import SeverityLevel
 from textual.signal import Signal
 from textual.worker import Worker
 
@@ -29,6 +30,7 @@ from console.config import ConsoleSettings
 from console.exceptions import ApiError
 from console.feed import AUDIT, FeedLine, from_event
 from console.inbox_state import InboxStateMixin
+from console.inert import inert
 from console.models import Approvals, RosterEntry, StreamEvent
 from console.models_operators import Role
 from console.modes import SCREEN_CSS, ModesMixin
@@ -227,6 +229,25 @@ class CadenciaConsole(
         if idle and (self._refetch_roster or self._refetch_approvals):
             # Wishes left by a worker that ended just now are picked up by the next flush.
             self._refetching = self._refetch_worker()
+
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+        markup: bool = True,
+    ) -> None:
+        """Every toast of the console (screens' included): its words are often the
+        backend's, so they are shown inert and never read as markup, whatever ``markup``."""
+        super().notify(
+            inert(message),
+            title=inert(title, multiline=False),
+            severity=severity,
+            timeout=timeout,
+            markup=False,
+        )
 
     def add_feed_line(self, kind: str, text: str) -> None:
         """Put a console-side line (an operator action's result) in the feed."""

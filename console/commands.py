@@ -7,7 +7,10 @@ from functools import partial
 from typing import TYPE_CHECKING, Any, cast
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
+from textual.markup import escape
 from textual.screen import Screen
+
+from console.inert import inert
 
 if TYPE_CHECKING:
     from console.app import CadenciaConsole
@@ -90,7 +93,7 @@ class ConsoleCommands(Provider):
     async def discover(self) -> Hits:
         """Everything, when nothing is typed yet."""
         for name, callback, help_text in self._commands():
-            yield DiscoveryHit(name, callback, help=help_text)
+            yield DiscoveryHit(_shown(name), callback, help=_shown(help_text))
 
     async def search(self, query: str) -> Hits:
         """Fuzzy match on the command names."""
@@ -98,7 +101,12 @@ class ConsoleCommands(Provider):
         for name, callback, help_text in self._commands():
             score = matcher.match(name)
             if score > 0:
-                yield Hit(score, matcher.highlight(name), callback, help=help_text)
+                yield Hit(score, matcher.highlight(_shown(name)), callback, help=_shown(help_text))
+
+
+def _shown(text: str) -> str:
+    # The palette reads names and help as markup; PR titles and inbox items are not ours.
+    return escape(inert(text, multiline=False))
 
 
 def _push(app: CadenciaConsole, screen_type: Callable[[Any], Screen[Any]], key: Any) -> None:

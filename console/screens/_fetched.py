@@ -11,7 +11,6 @@ from __future__ import annotations
 from typing import Any
 
 from rich.console import RenderableType
-from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -19,6 +18,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from console.exceptions import ApiError, ContractError
+from console.inert import inert_text
 from console.screens._base import ConsoleScreen
 from console.widgets.footer import KeysFooter
 from console.widgets.status_bar import StatusBar
@@ -91,7 +91,7 @@ class FetchedScreen(ConsoleScreen):
         except ApiError as exc:
             if isinstance(exc, ContractError):
                 self.console.report_contract_error(exc.route, exc.field, exc.detail)
-            summary.update(Text(self.failed_text(exc.message), "red"))
+            summary.update(inert_text(self.failed_text(exc.message), "red"))
             return
         line, body = self.present(data)
         summary.update(line)

@@ -14,6 +14,7 @@ from rich.console import Group
 from rich.text import Text
 from textual.binding import BindingType
 
+from console.inert import inert
 from console.models_agents import AgentTurn
 from console.screens._fetched import FetchedScreen, fetched_bindings
 
@@ -23,6 +24,8 @@ CONTENT_MAX = 600
 
 
 def _clip(value: str, limit: int = CONTENT_MAX) -> str:
+    # Everything clipped here was written by a model, a customer or a tool: shown inert.
+    value = inert(value)
     return value if len(value) <= limit else value[: limit - 1] + "…"
 
 
@@ -46,11 +49,11 @@ def _message(m: dict[str, Any]) -> Text:
     if role == "assistant":
         line = Text.assemble(("  assistant ", "bold green"), _clip(str(m.get("text") or "")))
         for call in m.get("tool_calls") or []:
-            bad = f"  (invalid: {call['error']})" if call.get("error") else ""
+            bad = f"  (invalid: {_clip(str(call['error']))})" if call.get("error") else ""
             line.append_text(
                 Text.assemble(
                     "\n    → ",
-                    (str(call.get("name", "?")), "bold yellow"),
+                    (_clip(str(call.get("name", "?")), 80), "bold yellow"),
                     f"({_arguments(call.get('arguments') or {})})",
                     (bad, "red"),
                 )
@@ -59,7 +62,7 @@ def _message(m: dict[str, Any]) -> Text:
     error = bool(m.get("is_error"))
     return Text.assemble(
         ("    ← ", "bold"),
-        (str(m.get("name", "tool")), "yellow"),
+        (_clip(str(m.get("name", "tool")), 80), "yellow"),
         (" error" if error else "", "bold red"),
         ": ",
         (_clip(_readable(str(m.get("content") or ""))), "red" if error else ""),
@@ -77,8 +80,8 @@ def render_turn(turn: AgentTurn) -> Group:
     header = Text.assemble(
         (f"turn {turn.turn if turn.turn is not None else '?'}", "bold reverse"),
         f"  {turn.ts.replace('T', ' ')[:19]} · ",
-        (turn.model or "model —", "magenta"),
-        f" · {tokens} · {turn.stop_reason or '?'} · session {where}",
+        (inert(turn.model or "model —"), "magenta"),
+        inert(f" · {tokens} · {turn.stop_reason or '?'} · session {where}"),
     )
     return Group(header, *(_message(m) for m in turn.messages), Text(""))
 

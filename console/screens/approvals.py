@@ -6,13 +6,13 @@ from __future__ import annotations
 from datetime import datetime
 from typing import ClassVar
 
-from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.widgets import DataTable, Input, Label
 
+from console.inert import inert_text
 from console.models import InfraPr, Interruption, UncertainItem
 from console.screens._base import OPERATOR_BINDINGS, UNCERTAIN_BINDINGS, OperatorScreen
 from console.screens._tables import reconcile
@@ -232,13 +232,13 @@ class ApprovalsScreen(OperatorScreen):
     @staticmethod
     def _pr_cells(p: InfraPr) -> tuple[object, ...]:
         return (
-            p.pr_id or p.pr_action_id[:8],
-            p.title,
-            p.branch,
-            Text(p.gate_status, style=GATE_STYLE.get(p.gate_status, "")),
+            inert_text(p.pr_id or p.pr_action_id[:8]),
+            inert_text(p.title),
+            inert_text(p.branch),
+            inert_text(p.gate_status, GATE_STYLE.get(p.gate_status, "")),
             str(p.gate_correction_count),
             str(p.findings_count),
-            Text(p.blocked_reason or "", style="red"),
+            inert_text(p.blocked_reason, "red"),
         )
 
     @staticmethod
@@ -246,23 +246,23 @@ class ApprovalsScreen(OperatorScreen):
         claimed = i.claimed_by or ""
         return (
             str(i.id),
-            i.conversation,
-            i.entidade_id,
-            i.ferramenta,
-            i.motivo,
+            inert_text(i.conversation),
+            inert_text(i.entidade_id),
+            inert_text(i.ferramenta),
+            inert_text(i.motivo),
             str(i.attempt_count),
-            _age(i.since, now),
-            Text(claimed or "— open —", style="dim" if claimed else "bold red"),
+            inert_text(_age(i.since, now)),
+            inert_text(claimed or "— open —", "dim" if claimed else "bold red"),
         )
 
     @staticmethod
     def _unc_cells(u: UncertainItem, now: datetime) -> tuple[object, ...]:
         keys = {"reconcile": "c reconcile", "settle": "s settle"}
         return (
-            u.pedidoId or "",
-            u.valor or "",
-            u.conversaId or "",
-            u.chaveIdempotencia,
-            Text(_age(u.since, now, u.age_s), style="bold yellow"),
-            " · ".join(keys.get(a, a) for a in u.actions),
+            inert_text(u.pedidoId),
+            inert_text(u.valor),
+            inert_text(u.conversaId),
+            inert_text(u.chaveIdempotencia),
+            inert_text(_age(u.since, now, u.age_s), "bold yellow"),
+            inert_text(" · ".join(keys.get(a, a) for a in u.actions)),
         )

@@ -10,6 +10,7 @@ from rich.table import Table
 from rich.text import Text
 from textual.binding import BindingType
 
+from console.inert import inert, inert_text
 from console.models_operators import AuditEntry
 from console.screens._fetched import FetchedScreen, fetched_bindings
 
@@ -22,11 +23,11 @@ def _when(e: AuditEntry) -> str:
 
 
 def _who(e: AuditEntry) -> str:
-    return e.operator + (f" as {e.as_operator}" if e.as_operator else "")
+    return inert(e.operator + (f" as {e.as_operator}" if e.as_operator else ""), multiline=False)
 
 
 def _outcome(e: AuditEntry) -> Text:
-    return Text(
+    return inert_text(
         e.outcome + (f" {e.status}" if e.status else "") + (f" {e.error}" if e.error else ""),
         _OUTCOME_STYLE.get(e.outcome, ""),
     )
@@ -41,7 +42,12 @@ def render_audit(entries: list[AuditEntry]) -> Table | Text:
         table.add_column(column)
     for e in reversed(entries):
         table.add_row(
-            _when(e), _who(e), e.action, " ".join(e.target.values()), _outcome(e), e.reason or ""
+            inert_text(_when(e)),
+            inert_text(_who(e)),
+            inert_text(e.action),
+            inert_text(" ".join(e.target.values())),
+            _outcome(e),
+            inert_text(e.reason, multiline=True),
         )
     return table
 
@@ -60,10 +66,10 @@ def render_item_actions(entries: list[AuditEntry], *, when: bool = True) -> Text
         return out
     out.append("\n")
     for e in entries:
-        out.append(f"{_when(e)}  " if when else "")
-        out.append(f"{_who(e)}  {e.action}  ")
+        out.append(inert(f"{_when(e)}  ") if when else "")
+        out.append(inert(f"{_who(e)}  {e.action}  ", multiline=False))
         out.append(_outcome(e))
-        out.append(f"  {e.reason}\n" if e.reason else "\n")
+        out.append(f"  {inert(e.reason, multiline=False)}\n" if e.reason else "\n")
     out.rstrip()
     return out
 

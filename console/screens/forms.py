@@ -18,6 +18,8 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
 
+from console.inert import inert, inert_text
+
 
 @dataclass(frozen=True)
 class FormField:
@@ -73,11 +75,15 @@ class FormScreen(ModalScreen[dict[str, str] | None]):
     def compose(self) -> ComposeResult:
         """Title, body, one labelled input per field, and Cancel / Next."""
         with Vertical():
-            yield Label(self._title, classes="title")
-            yield Static(self._body)
+            yield Label(inert_text(self._title), classes="title")
+            yield Static(inert(self._body))
             for f in self._fields:
-                yield Label(f.label, classes="field-label")
-                yield Input(value=f.value, placeholder=f.placeholder, id=f"f-{f.name}")
+                yield Label(inert_text(f.label), classes="field-label")
+                yield Input(
+                    value=inert(f.value, multiline=False),
+                    placeholder=inert(f.placeholder, multiline=False),
+                    id=f"f-{f.name}",
+                )
             yield Static("", id="error")
             with Horizontal():
                 yield Button("Cancel (esc)", id="cancel")

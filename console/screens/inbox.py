@@ -13,6 +13,7 @@ from textual.containers import Vertical
 from textual.widgets import DataTable, Label, Static
 
 from console.inbox_view import needs_attention, next_attention, project_label, project_labels
+from console.inert import inert, inert_text
 from console.layout import Column
 from console.models_inbox import InboxItem
 from console.screens._inbox_keys import InboxKeysScreen
@@ -55,7 +56,7 @@ def kind_text(item: InboxItem) -> Text:
     label = KIND_LABEL.get(item.kind, item.kind)
     if item.pr_kind:
         label = f"{label} {item.pr_kind}"
-    return Text(label, style=KIND_STYLE.get(item.kind, ""))
+    return inert_text(label, KIND_STYLE.get(item.kind, ""))
 
 
 class InboxScreen(InboxKeysScreen):
@@ -155,7 +156,7 @@ class InboxScreen(InboxKeysScreen):
     def _render_list(self, _: object) -> None:
         app = self.console
         problem = self.query_one("#inbox-problem", Static)
-        problem.update(app.inbox_problem)
+        problem.update(inert_text(app.inbox_problem, multiline=True))
         problem.set_class(not app.inbox_problem, "hidden")
         labels = project_labels(app.inbox)
         rows = [(item.id, self._cells(item, labels)) for item in app.inbox]
@@ -177,8 +178,8 @@ class InboxScreen(InboxKeysScreen):
         return (
             Text("●" if new else "", style="bold yellow"),
             kind_text(item),
-            project_label(item, labels),
-            Text(item.title, style="bold" if new else ""),
+            inert_text(project_label(item, labels)),
+            inert_text(item.title, "bold" if new else ""),
             age_text(item.since, self.console.now(), item.age_s),
             Text(item.state, style=state_style),
         )
@@ -191,6 +192,10 @@ class InboxScreen(InboxKeysScreen):
             return
         box.update(
             Text.assemble(
-                (item.title, "bold"), "\n", (item.detail, ""), ("  since ", "dim"), item.since
+                (inert(item.title), "bold"),
+                "\n",
+                (inert(item.detail), ""),
+                ("  since ", "dim"),
+                inert(item.since),
             )
         )

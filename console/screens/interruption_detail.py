@@ -17,6 +17,7 @@ from textual.widgets import DataTable, Input, Label, Static
 from console.actions import READONLY_REASON
 from console.exceptions import ApiError, ContractError
 from console.feed import short_ts
+from console.inert import inert, inert_text
 from console.models import Conversation, Interruption, InterruptionDetail
 from console.screens._base import INTERRUPTION_BINDINGS, OperatorScreen
 from console.screens.audit import render_item_actions
@@ -133,7 +134,9 @@ class InterruptionDetailScreen(OperatorScreen):
         except ApiError as exc:
             if isinstance(exc, ContractError):
                 self.console.report_contract_error(exc.route, exc.field, exc.detail)
-            self.query_one("#summary", Static).update(Text(f"Could not load: {exc.message}", "red"))
+            self.query_one("#summary", Static).update(
+                inert_text(f"Could not load: {exc.message}", "red")
+            )
             return
         self.detail = detail
         await self._fetch_conversation(detail.conversation)
@@ -191,20 +194,20 @@ class InterruptionDetailScreen(OperatorScreen):
         self.query_one("#summary", Static).update(
             Text.assemble(
                 (f"#{d.id} ", "bold"),
-                (d.motivo, "bold red"),
-                f" · conversa {d.conversation} · {d.entity_text()}\n",
-                (d.ferramenta, "bold"),
-                f"({args}) · {len(d.attempts)} attempts · since {d.since}\n",
-                hint,
+                (inert(d.motivo), "bold red"),
+                inert(f" · conversa {d.conversation} · {d.entity_text()}") + "\n",
+                (inert(d.ferramenta), "bold"),
+                inert(f"({args}) · {len(d.attempts)} attempts · since {d.since}") + "\n",
+                (inert(hint[0]), hint[1]),
             )
         )
         warning, style = execute_warning(d.ledger, d.ferramenta)
         self.query_one("#ledger", Static).update(
-            Text.assemble((ledger_text(d.ledger), "bold"), "\n", (warning, style))
+            Text.assemble((inert(ledger_text(d.ledger)), "bold"), "\n", (inert(warning), style))
         )
         outcome = self.console.outcomes.get(f"int:{d.id}")
         self.query_one("#outcome", Static).update(
-            Text.assemble(("last action: ", "bold"), (outcome.text, outcome.style))
+            Text.assemble(("last action: ", "bold"), (inert(outcome.text), outcome.style))
             if outcome
             else ""
         )
@@ -225,7 +228,11 @@ class InterruptionDetailScreen(OperatorScreen):
             table = self.query_one("#attempts", DataTable)
             table.clear()
             for n, resultado, *rest in rows:
-                table.add_row(n, Text(resultado, style=resultado_style(resultado)), *rest)
+                table.add_row(
+                    n,
+                    inert_text(resultado, resultado_style(resultado)),
+                    *(inert_text(cell) for cell in rest),
+                )
 
     def _show_reply_box(self, mine: bool) -> None:
         box = self.query_one("#reply", Input)
@@ -242,25 +249,29 @@ class InterruptionDetailScreen(OperatorScreen):
         title = self.query_one("#conversation-title", Label)
         transcript = Text()
         if conv is None:
-            title.update(f"Conversation (not live: {self._conversation_problem or 'loading'})")
+            title.update(
+                inert_text(f"Conversation (not live: {self._conversation_problem or 'loading'})")
+            )
             for line in d.transcript:
                 transcript.append(f"{short_ts(line.ts)} ", "dim")
-                transcript.append(f"{line.role:>8} ", ROLE_STYLE.get(line.role, "bold"))
-                transcript.append(f"{line.text}\n")
+                transcript.append(inert(f"{line.role:>8} "), ROLE_STYLE.get(line.role, "bold"))
+                transcript.append(f"{inert(line.text)}\n")
         else:
             holder = f"human: {conv.operator}" if conv.state == "human" else "bot"
             problem = self._conversation_problem
             title.update(
-                f"Conversation {conv.id} — held by {holder}"
-                + (f" (refresh failed: {problem})" if problem else "")
+                inert_text(
+                    f"Conversation {conv.id} — held by {holder}"
+                    + (f" (refresh failed: {problem})" if problem else "")
+                )
             )
             for m in conv.messages:
                 transcript.append(f"{short_ts(m.ts)} ", "dim")
-                transcript.append(f"{m.autor:>8} ", ROLE_STYLE.get(m.autor, "bold"))
-                transcript.append(m.texto)
+                transcript.append(inert(f"{m.autor:>8} "), ROLE_STYLE.get(m.autor, "bold"))
+                transcript.append(inert(m.texto))
                 mark, style = delivery_mark(m.delivery)
                 if mark:
-                    transcript.append(f"  {mark}", style)
+                    transcript.append(f"  {inert(mark, multiline=False)}", style)
                 transcript.append("\n")
         self.query_one("#transcript", Static).update(transcript or Text("(empty)", "dim"))
         scroll = self.query_one("#transcript-scroll", VerticalScroll)

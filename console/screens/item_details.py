@@ -21,6 +21,7 @@ from textual.widgets import Static
 
 from console.actions_inbox import item_key
 from console.exceptions import ApiError, ContractError
+from console.inert import inert_assemble, inert_text
 from console.models_inbox import ApprovalOut, HandoffOut, InboxItem
 from console.models_operators import AuditEntry
 from console.screens._inbox_keys import InboxKeysScreen
@@ -109,7 +110,9 @@ class ItemDetailScreen(InboxKeysScreen):
         except ApiError as exc:
             if isinstance(exc, ContractError):
                 self.console.report_contract_error(exc.route, exc.field, exc.detail)
-            self.query_one("#summary", Static).update(Text(f"Could not load: {exc.message}", "red"))
+            self.query_one("#summary", Static).update(
+                inert_text(f"Could not load: {exc.message}", "red")
+            )
             return
         self._display()
         self.loads += 1
@@ -133,7 +136,7 @@ class ItemDetailScreen(InboxKeysScreen):
     def _display(self) -> None:
         item = self.item
         self.query_one("#summary", Static).update(
-            Text.assemble(
+            inert_assemble(
                 (f"{item.kind} ", "bold cyan"),
                 (item.title, "bold"),
                 f"\n{item.detail}\n",
@@ -150,7 +153,7 @@ class ItemDetailScreen(InboxKeysScreen):
         self.query_one("#item-actions", Static).update(render_item_actions(self.actions))
         outcome = self.console.outcomes.get(item_key(item))
         self.query_one("#outcome", Static).update(
-            Text.assemble(("last action: ", "bold"), (outcome.text, outcome.style))
+            inert_assemble(("last action: ", "bold"), (outcome.text, outcome.style))
             if outcome
             else ""
         )
@@ -166,7 +169,7 @@ class ItemDetailScreen(InboxKeysScreen):
                 else ""
             )
             result = f"\nresult: {json.dumps(record.result)}" if record.result else ""
-            return Text.assemble(
+            return inert_assemble(
                 ("Proposed action: ", "bold"),
                 (record.action, "bold yellow"),
                 f" by {record.agent or '?'}\n",
@@ -182,7 +185,7 @@ class ItemDetailScreen(InboxKeysScreen):
                 if record.accepted_by
                 else ""
             )
-            return Text.assemble(
+            return inert_assemble(
                 ("Handoff ", "bold"),
                 (f"{record.from_agent} → {record.to_agent}", "bold yellow"),
                 f"\nstatus: {record.status} · offered {record.offered_at}{accepted}\n",

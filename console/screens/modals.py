@@ -15,6 +15,8 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
 
+from console.inert import inert, inert_text
+
 
 class ConfirmScreen(ModalScreen[bool]):
     """Ask yes/no; dismisses with True only on ``y`` or the Yes button."""
@@ -43,8 +45,8 @@ class ConfirmScreen(ModalScreen[bool]):
     def compose(self) -> ComposeResult:
         """Title, body, and the two buttons with No first."""
         with Vertical():
-            yield Label(self._title, classes="title")
-            yield Static(self._body)
+            yield Label(inert_text(self._title), classes="title")
+            yield Static(inert(self._body))
             yield Static("[dim]y[/] confirm · [dim]n / esc[/] cancel")
             with Horizontal():
                 yield Button("No", id="no", variant="primary")
@@ -104,8 +106,8 @@ class PromptScreen(ModalScreen[str | None]):
     def compose(self) -> ComposeResult:
         """Title, body, the input, and Cancel / Submit."""
         with Vertical():
-            yield Label(self._title, classes="title")
-            yield Static(self._body)
+            yield Label(inert_text(self._title), classes="title")
+            yield Static(inert(self._body))
             yield Input(placeholder=self._placeholder, id="text")
             yield Static("", id="error")
             with Horizontal():

@@ -18,6 +18,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import Static, TabbedContent, TabPane
 
 from console.exceptions import ApiError, ContractError
+from console.inert import inert, inert_text
 from console.models import Findings, InfraFiles, InfraPrDetail
 from console.models_inbox import InboxItem
 from console.screens._inbox_keys import InboxKeysScreen
@@ -132,7 +133,9 @@ class PrDetailScreen(InboxKeysScreen):
         except ApiError as exc:
             if isinstance(exc, ContractError):
                 self.console.report_contract_error(exc.route, exc.field, exc.detail)
-            self.query_one("#summary", Static).update(Text(f"Could not load: {exc.message}", "red"))
+            self.query_one("#summary", Static).update(
+                inert_text(f"Could not load: {exc.message}", "red")
+            )
             return
         self.detail = detail
         self._display(detail, files, findings)
@@ -144,20 +147,20 @@ class PrDetailScreen(InboxKeysScreen):
         outcome = self.console.outcomes.get(f"pr:{d.pr_action_id}")
         summary = Text.assemble(
             (f"{d.kind} PR ", "bold cyan"),
-            (d.title or d.pr_action_id, "bold"),
-            f"  {d.pr_id or d.pr_action_id} · {d.branch} @ {d.head[:8] or '?'}\n",
+            (inert(d.title or d.pr_action_id, multiline=False), "bold"),
+            inert(f"  {d.pr_id or d.pr_action_id} · {d.branch} @ {d.head[:8] or '?'}") + "\n",
             "gate ",
             (d.gate_status, "bold reverse red" if d.gate_status == "awaiting_human" else "bold"),
             f" · corrections {d.gate_correction_count} · findings {d.findings_count}",
-            (f" · BLOCKED: {d.blocked_reason}" if d.blocked else "", "bold red"),
+            (inert(f" · BLOCKED: {d.blocked_reason}") if d.blocked else "", "bold red"),
             ("\nlast action: " if outcome else "", "bold"),
-            (outcome.text if outcome else "", outcome.style if outcome else ""),
+            (inert(outcome.text) if outcome else "", outcome.style if outcome else ""),
         )
         self.query_one("#summary", Static).update(summary)
         self.query_one("#timeline", Static).update(self._timeline(d))
         self.query_one("#findings", Static).update(self._findings(findings))
         self.query_one("#diff", Static).update(
-            Syntax(files.diff or "(no diff)", "diff", theme="ansi_dark", word_wrap=False)
+            Syntax(inert(files.diff or "(no diff)"), "diff", theme="ansi_dark", word_wrap=False)
         )
         self.query_one("#files", Static).update(self._files(files))
 
@@ -174,7 +177,12 @@ class PrDetailScreen(InboxKeysScreen):
         table.add_column("who")
         table.add_column("note")
         for t in d.timeline:
-            table.add_row(t.ts.replace("T", " ")[:19], t.status, t.actor, t.note or "")
+            table.add_row(
+                t.ts.replace("T", " ")[:19],
+                inert_text(t.status),
+                inert_text(t.actor),
+                inert_text(t.note, multiline=True),
+            )
         return table
 
     @staticmethod
@@ -186,18 +194,18 @@ class PrDetailScreen(InboxKeysScreen):
             by_file[f.file or "(no file)"].append(f)
         parts: list[Text] = []
         for path in sorted(by_file):
-            parts.append(Text(path, style="bold underline"))
+            parts.append(inert_text(path, "bold underline"))
             for f in sorted(by_file[path], key=lambda x: x.line or 0):
                 parts.append(
                     Text.assemble(
                         f"  {f.line or '-':>4}  ",
-                        (f"{f.gate or '?'}/{f.tool}", "cyan"),
+                        (inert(f"{f.gate or '?'}/{f.tool}"), "cyan"),
                         " ",
-                        (f.rule, "yellow"),
+                        (inert(f.rule), "yellow"),
                         " ",
-                        (f.severity, "red"),
+                        (inert(f.severity), "red"),
                         "  ",
-                        f.message,
+                        inert(f.message),
                     )
                 )
         return Group(*parts)
@@ -208,7 +216,8 @@ class PrDetailScreen(InboxKeysScreen):
             return Text("No files.", style="dim")
         parts: list[object] = []
         for f in files.files:
-            parts.append(Text(f"── {f.path} ", style="bold reverse"))
-            lexer = Syntax.guess_lexer(f.path, f.content)
-            parts.append(Syntax(f.content, lexer, theme="ansi_dark", line_numbers=True))
+            parts.append(inert_text(f"── {f.path} ", "bold reverse"))
+            content = inert(f.content)
+            lexer = Syntax.guess_lexer(f.path, content)
+            parts.append(Syntax(content, lexer, theme="ansi_dark", line_numbers=True))
         return Group(*parts)  # type: ignore[arg-type]

@@ -16,6 +16,7 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import DataTable, Input, Label
 
 from console.feed import FeedLine
+from console.inert import inert_text
 from console.layout import Column
 from console.models import RosterEntry
 from console.screens._base import ConsoleScreen
@@ -228,15 +229,15 @@ class TeamScreen(ConsoleScreen):
         style = STATUS_STYLE.get(status, "")
         if highlight:
             style += " reverse"
-        return Text(f"{STATUS_MARK.get(status, '●')} {status}", style=style)
+        return inert_text(f"{STATUS_MARK.get(status, '●')} {status}", style)
 
     def _cells(self, entry: RosterEntry, highlight: bool = False) -> tuple[object, ...]:
         return (
-            Text(entry.id, style="bold"),
-            entry.role,
+            inert_text(entry.id, "bold"),
+            inert_text(entry.role),
             self._status_cell(entry.status, highlight),
-            entry.model or "-",
-            entry.detail,
+            inert_text(entry.model or "-"),
+            inert_text(entry.detail),
             Text(entry.tokens_text(), justify="right"),
-            entry.autonomy_text(),
+            inert_text(entry.autonomy_text()),
         )

@@ -13,6 +13,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from console.feed import FeedLine, kind_style, short_ts
+from console.inert import inert
 
 
 class ActivityFeed(ScrollView, can_focus=True):
@@ -107,7 +108,7 @@ class ActivityFeed(ScrollView, can_focus=True):
         text = Text.assemble(
             (short_ts(line.ts), "dim"),
             " ",
-            (line.text, kind_style(line.kind)),
+            (inert(line.text, multiline=False), kind_style(line.kind)),
             no_wrap=True,
             end="",
         )

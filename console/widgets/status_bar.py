@@ -6,6 +6,8 @@ from rich.text import Text
 from textual.reactive import reactive
 from textual.widget import Widget
 
+from console.inert import inert
+
 
 class StatusBar(Widget):
     """One-line header; everything it shows is a reactive the App sets."""
@@ -65,7 +67,10 @@ class StatusBar(Widget):
         if self.readonly:
             parts += ["  ", ("READ-ONLY", "bold reverse magenta")]
         if self.problem:
-            parts += ["  ", (f"⚠ unreadable: {self.problem}", "bold reverse red")]
+            parts += [
+                "  ",
+                (f"⚠ unreadable: {inert(self.problem, multiline=False)}", "bold reverse red"),
+            ]
         tail = f"  {self.operator}@{self.url}"
         text = Text.assemble(*parts)
         if text.cell_len + len(tail) <= self.size.width:
