@@ -47,7 +47,8 @@ def test_inert_single_line_keeps_one_row() -> None:
 def test_inert_text_is_never_markup() -> None:
     text = inert_text("[bold red]urgent[/] \x1b[5m", "dim")
     assert text.plain == "[bold red]urgent[/] ␛[5m"
-    assert not text.spans and text.style == "dim"
+    assert not text.spans
+    assert text.style == "dim"
 
 
 def rendered(app: CadenciaConsole) -> str:
