@@ -79,22 +79,28 @@ def _headless(url: str, token: str, seconds: float) -> int:
 
     import httpx
 
+    from console.inert import inert
+
+    def say(line: str) -> None:
+        # Agent details, branches and reasons were written by models and customers.
+        print(inert(line, multiline=False))
+
     time.sleep(seconds)
     with httpx.Client(
         base_url=url, headers={"Authorization": f"Bearer {token}"}, timeout=10
     ) as http:
         roster = http.get("/api/roster").json()
         approvals = http.get("/api/approvals").json()
-    print(f"backend at {url}")
+    say(f"backend at {url}")
     for agent in roster:
-        print(f"  {agent['id']:<12} {agent['status']:<8} {agent['detail']}")
+        say(f"  {agent['id']:<12} {agent['status']:<8} {agent['detail']}")
     for pr in approvals["infra_prs"]:
-        print(
+        say(
             f"  infra PR {pr['pr_action_id']} on {pr['branch']}: {pr['gate_status']} "
             f"({pr['gate_correction_count']} correction(s))"
         )
     for item in approvals["interruptions"]:
-        print(
+        say(
             f"  interruption {item['id']} in {item['conversation']} ({item['ferramenta']}, "
             f"{item['entidade']} {item['entidade_id']}): {item['motivo']}, "
             f"{item['attempt_count']} attempts"
