@@ -23,6 +23,11 @@ record an operator deleted by hand stays "duplicate" here until the process rest
 A unit of work (``tx=``) spans one SQL transaction, which DynamoDB cannot join: each write
 here commits on its own, so the decision is durable before the event that records it.
 
+botocore retries a request whose answer it did not get (a dropped connection, a 5xx), so a
+conditional write that was applied can come back as ``ConditionalCheckFailedException`` on
+its retry. Each one asks for the item's old image on failure and recognises its own write
+by the timestamp it wrote (:func:`_ours`): an applied write is reported applied.
+
 ``_expire`` and ``_by_status`` scan the table; they are operator/maintenance paths
 (``reconcile``, the approvals screen), never the per-call hot path, which only touches
 single items by key.
@@ -157,6 +162,8 @@ class DynamoLedger(Ledger):
                 ReturnValuesOnConditionCheckFailure="ALL_OLD",
             )
         except _ConditionFailed as failed:
+            if _ours(failed.item, "tentando", now, claim_row, stamp="created_at"):
+                return StoredReservation(attempts, blocked, True, None)
             existing = record_row(failed.item) if failed.item else self._get(claim_row["chave"], tx)
             return StoredReservation(attempts, blocked, False, self._remember(existing))
         return StoredReservation(attempts, blocked, True, None)
@@ -226,9 +233,10 @@ class DynamoLedger(Ledger):
                 ConditionExpression="#st = :falhou",
                 ExpressionAttributeNames={"#st": "status"},
                 ExpressionAttributeValues=values,
+                ReturnValuesOnConditionCheckFailure="ALL_OLD",
             )
-        except _ConditionFailed:
-            return False
+        except _ConditionFailed as failed:
+            return _ours(failed.item, "tentando", now, claim_row)
         return True
 
     def _finish(
@@ -260,9 +268,10 @@ class DynamoLedger(Ledger):
                 ExpressionAttributeValues=values,
                 # The new image is free here and lets this process skip the next put.
                 ReturnValues="ALL_NEW" if status == "executado" else "NONE",
+                ReturnValuesOnConditionCheckFailure="ALL_OLD",
             )
-        except _ConditionFailed:
-            return False
+        except _ConditionFailed as failed:
+            return _ours(failed.item, status, now)
         if "Attributes" in got:
             self._remember(record_row(got["Attributes"]))
         return True
@@ -285,9 +294,11 @@ class DynamoLedger(Ledger):
                         ":incerto": {"S": "resultado_incerto"},
                         ":now": {"S": now},
                     },
+                    ReturnValuesOnConditionCheckFailure="ALL_OLD",
                 )
-            except _ConditionFailed:
-                continue
+            except _ConditionFailed as failed:
+                if not _ours(failed.item, "resultado_incerto", now):
+                    continue
             expired.append(item["pk"]["S"])
         return expired
 
@@ -319,6 +330,25 @@ class DynamoLedger(Ledger):
             return None
         row = decode(item)
         return int(row.get("attempts", 0)), int(row.get("blocked", 0))
+
+
+def _ours(
+    item: dict[str, Any] | None,
+    status: RecordStatus,
+    now: str,
+    claim_row: dict[str, Any] | None = None,
+    *,
+    stamp: str = "updated_at",
+) -> bool:
+    """Whether a conditional write that "failed" was this call's own, applied by an earlier
+    try of the same request: the item is in the state it wrote, stamped with its ``now``
+    (and, for a claim, holds its payload)."""
+    if not item:
+        return False
+    row = decode(item)
+    if row.get("status") != status or row.get(stamp) != now:
+        return False
+    return claim_row is None or row.get("payload_hash") == claim_row["payload_hash"]
 
 
 def create_table(client: Any, name: str, *, wait: bool = True) -> bool:

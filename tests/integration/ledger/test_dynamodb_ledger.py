@@ -189,3 +189,33 @@ def test_executed_cache_only_errs_towards_blocking(client: Any, table: str) -> N
     assert this_process.reserve(counter_key("c3", "p", "f"), _claim("k")).claim == "duplicate"
     another_process = DynamoLedger(client, table)
     assert another_process.reserve(counter_key("c4", "p", "f"), _claim("k")).claim == "claimed"
+
+
+def test_a_conditional_write_botocore_retried_after_it_applied_counts_as_applied(
+    client: Any, table: str
+) -> None:
+    """botocore re-sends a request whose answer it did not get; a conditional write that
+    was applied then fails its own condition on the retry. Here every successful PutItem
+    and UpdateItem is sent a second time: the claim is still ours, the completion and the
+    expiry still happened (not someone else's claim, a LedgerError and [])."""
+    resent: list[str] = []
+
+    def once_more(attempts: int, response: Any, operation: Any, **_: Any) -> int | None:
+        applied = response is not None and response[0].status_code == 200
+        if attempts == 1 and applied and operation.name in ("PutItem", "UpdateItem"):
+            resent.append(operation.name)
+            return 0  # retry at once, as after a lost answer
+        return None
+
+    client.meta.events.register_first("needs-retry.dynamodb", once_more)
+    ledger = DynamoLedger(client, table, lease_seconds=-1.0)  # every lease has run out
+    teto = counter_key("conv-1", "4821", "emitir-reembolso")
+    assert ledger.reserve(teto, _claim("done"), count=False).claim == "claimed"
+    ledger.complete("done", {"ok": True})
+    assert ledger.reserve(teto, _claim("old"), count=False).claim == "claimed"
+    assert ledger.expire_stale() == ["old"]
+    assert resent == ["PutItem", "UpdateItem", "PutItem", "UpdateItem"]
+    assert {c: ledger.get(c).status for c in ("done", "old")} == {  # type: ignore[union-attr]
+        "done": "executado",
+        "old": "resultado_incerto",
+    }
