@@ -1,11 +1,18 @@
-"""A rich rendering of a :class:`GateReport` for the terminal."""
+"""A rich rendering of a :class:`GateReport` for the terminal.
+
+File names, messages and notes come from the scanned files (a PR's author chose them):
+they are shown through :mod:`console.inert`, as ``Text`` or escaped, never as markup or
+raw escape sequences.
+"""
 
 from __future__ import annotations
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from backend.gates.runner import GateReport
+from console.inert import inert, inert_text
 
 _STYLE = {"pass": "green", "fail": "red", "skipped": "yellow", "error": "red", "warning": "yellow"}
 
@@ -21,10 +28,10 @@ def render_report(report: GateReport, console: Console) -> None:
         for scan in gate.scans:
             gates.add_row(
                 "",
-                scan.tool,
+                inert_text(scan.tool),
                 f"[{_STYLE[scan.status]}]{scan.status}[/]",
                 str(len(scan.findings)),
-                scan.detail or "",
+                inert_text(scan.detail, multiline=True),
             )
     console.print(gates)
     if report.findings:
@@ -35,14 +42,29 @@ def render_report(report: GateReport, console: Console) -> None:
             for f in gate.findings:
                 where = f"{f.file}:{f.line}" if f.line is not None else f.file
                 sev = f"[{_STYLE.get(f.severity, 'dim')}]{f.severity}[/]"
-                table.add_row(gate.gate, f.tool, f.rule, where, sev, f.message)
+                table.add_row(
+                    gate.gate,
+                    inert_text(f.tool),
+                    inert_text(f.rule),
+                    inert_text(where),
+                    sev,
+                    inert_text(f.message, multiline=True),
+                )
         console.print(table)
     if report.removed:
-        console.print(f"[dim]suppression files ignored: {', '.join(report.removed)}[/]")
+        console.print(f"[dim]suppression files ignored: {_shown(', '.join(report.removed))}[/]")
     if report.ignored:
-        console.print(f"[dim]not scanned (symlinks/special files): {', '.join(report.ignored)}[/]")
+        ignored = _shown(", ".join(report.ignored))
+        console.print(f"[dim]not scanned (symlinks/special files): {ignored}[/]")
     for gate in report.gates:
         for tool, why in gate.skipped_reasons.items():
-            console.print(f"[bold red]not checked:[/] {tool} ({gate.gate}) could not run: {why}")
+            console.print(
+                f"[bold red]not checked:[/] {_shown(tool)} ({gate.gate}) could not run: "
+                f"{_shown(why)}"
+            )
     colour = "green" if report.verdict == "pass" else "red"
     console.print(f"verdict: [bold {colour}]{report.verdict}[/]")
+
+
+def _shown(text: str) -> str:
+    return escape(inert(text))
