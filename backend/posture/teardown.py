@@ -30,6 +30,7 @@ from pydantic import BaseModel
 
 from backend.erp.grants import DEFAULT_ROLE_PREFIX, tool_roles
 from backend.exceptions import ConfigError
+from backend.redact import redact_url
 from backend.store.queries import composed, query
 
 LEDGER_TABLES = ("ledger_records", "ledger_counters")
@@ -55,7 +56,7 @@ class LedgerTarget:
         """How the plan names it."""
         if self.kind == "dynamodb":
             return f"DynamoDB table {self.table}"
-        return f"SQL tables {', '.join(LEDGER_TABLES)} in {redact(self.url)}"
+        return f"SQL tables {', '.join(LEDGER_TABLES)} in {redact_url(self.url)}"
 
 
 class StepResult(BaseModel):
@@ -91,12 +92,6 @@ class TeardownResult:
     def ok(self) -> bool:
         """True only if every step ran and nothing is left."""
         return not self.leftovers and all(s.status != "failed" for s in self.steps)
-
-
-def redact(url: str) -> str:
-    """The URL without its password."""
-    parsed = urlparse(url)
-    return url.replace(f":{parsed.password}@", ":***@") if parsed.password else url
 
 
 def _pg(url: str) -> Any:
@@ -137,7 +132,7 @@ def plan_teardown(
             sessions = sessions.fetchone()["n"]
             others = other_databases(conn, prefix)
     return TeardownPlan(
-        database=redact(db_url),
+        database=redact_url(db_url),
         postgres=postgres,
         roles_present=[r for r in tool_roles(prefix) if r in roles],
         sessions=sessions,
@@ -276,7 +271,7 @@ def ledger_leftovers(ledger: LedgerTarget) -> list[str]:
             found = [r[0] for r in conn.execute(present, tables)]
         finally:
             conn.close()
-    return [f"ledger table {t} still exists in {redact(ledger.url)}" for t in found]
+    return [f"ledger table {t} still exists in {redact_url(ledger.url)}" for t in found]
 
 
 def verify_teardown(

@@ -19,6 +19,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 from backend.exceptions import ConfigError, StorageError
+from backend.redact import redact_url
 from backend.store.files import private_dir, secure_sqlite
 from backend.store.queries import Dialect, load_queries
 
@@ -233,7 +234,7 @@ class PostgresDatabase(Database):
             )
         except (psycopg.Error, Exception) as exc:  # PoolTimeout is not a psycopg.Error
             self._close_pools()
-            raise StorageError(f"cannot connect to PostgreSQL at {_redact(url)}: {exc}") from exc
+            raise StorageError(f"cannot connect to PostgreSQL at {redact_url(url)}: {exc}") from exc
 
     @contextmanager
     def transaction(self, *, write: bool = True) -> Iterator[Tx]:
@@ -275,13 +276,6 @@ def read_only_session(conn: Any) -> None:
     """Configure a read pool's session (psycopg_pool ``configure=``, on an autocommit
     connection): every statement in it is a read-only transaction of its own."""
     conn.execute("SET default_transaction_read_only = on")
-
-
-def _redact(url: str) -> str:
-    parsed = urlparse(url)
-    if parsed.password:
-        return url.replace(f":{parsed.password}@", ":***@")
-    return url
 
 
 def sqlite_path(url: str) -> Path:
