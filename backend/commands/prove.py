@@ -35,6 +35,7 @@ def run(args: argparse.Namespace) -> int:
     from rich.table import Table
 
     from backend.guard.prove import Replay, load_scenario, prove, replay_scripted, write_json
+    from backend.redact import redact_text
     from backend.settings import load_settings
 
     console = Console()
@@ -50,7 +51,9 @@ def run(args: argparse.Namespace) -> int:
 
         # Raises ConfigError (exit 2, one line) on a bad spec, before anything runs.
         replay = model_replay(args.model, settings or load_settings(data_dir=args.data_dir))
-    how = f"{args.arquitetura}, model {args.model}" if args.model else args.arquitetura
+    # Printed (and often logged by CI): the spec's URL without its credentials.
+    model = f", model {redact_text(args.model)}" if args.model else ""
+    how = f"{args.arquitetura}{model}"
     with console.status(f"replaying {len(conversas)} conversations ({how})...") as status:
         result = prove(
             conversas,
