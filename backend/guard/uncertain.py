@@ -183,9 +183,11 @@ class UncertainOutcomes:
                     "the gateway does not know this key yet and may still be working on it: "
                     f"still uncertain, final in {left:.0f} s",
                 )
-        status = self.ledger.reconcile(
+        status, changed = self.ledger.settle(
             record.chave, happened=found is not None, detalhe={"gateway": found}
         )
+        if not changed:  # a concurrent reconcile settled it (and told the customer)
+            return Settled(record, status, False, f"already {status}")
         told = "the gateway debited it" if found is not None else "the gateway never saw it"
         self._settled(record, status, by=by, how="gateway")
         return Settled(record, status, True, f"{told}: {status}")
@@ -195,11 +197,13 @@ class UncertainOutcomes:
         record = self._record(chave)
         if record.status in ("executado", "falhou"):
             return Settled(record, record.status, False, f"already {record.status}")
-        status = self.ledger.reconcile(
+        status, changed = self.ledger.settle(
             chave,
             happened=outcome == "executado",
             detalhe={"operador": operator, "motivo": reason},
         )
+        if not changed:
+            return Settled(record, status, False, f"already {status}")
         self._settled(record, status, by=operator, how="by_hand", reason=reason)
         return Settled(record, status, True, f"settled by {operator}: {status}")
 

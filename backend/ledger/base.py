@@ -239,19 +239,26 @@ class Ledger(ABC):
         """Settle an uncertain claim with what the gateway says happened under its key.
 
         ``happened=True`` completes it as ``executado``; ``False`` releases it as ``falhou``
-        so a later attempt may retake it.
+        so a later attempt may retake it. Returns the claim's status after the call.
         """
+        return self.settle(chave, happened=happened, detalhe=detalhe)[0]
+
+    def settle(
+        self, chave: str, *, happened: bool, detalhe: dict[str, Any]
+    ) -> tuple[RecordStatus, bool]:
+        """:meth:`reconcile`, and whether this call settled it (False: it was already
+        settled, e.g. by a concurrent reconcile, and this call changed nothing)."""
         record = self.get(chave)
         if record is None:
             raise LedgerError("no ledger record with this key", chave=chave)
         if record.status == "tentando" and record.lease_until >= time.time():
             raise LedgerError("claim still in progress; reconcile after its lease", chave=chave)
         if record.status not in ("tentando", "resultado_incerto"):
-            return record.status
+            return record.status, False
         status: RecordStatus = "executado" if happened else "falhou"
         if not self._finish(chave, record.status, status, detalhe, _now_iso(), None):
             raise LedgerError("claim changed while reconciling; try again", chave=chave)
-        return status
+        return status, True
 
     def get(self, chave: str) -> LedgerRecord | None:
         """The record under ``chave``, if any."""

@@ -175,6 +175,14 @@ def test_reconcile_not_happened_releases_the_key(store: Store) -> None:
     assert ledger.reserve(counter_key("c", "p", "emitir-reembolso"), _claim("k")).claim == "claimed"
 
 
+def test_only_the_settle_that_settled_a_claim_says_so(ledger: Ledger) -> None:
+    ledger.reserve(counter_key("c", "p", "emitir-reembolso"), _claim("k"))
+    ledger.mark_uncertain("k", {"erro": "timeout"})
+    # Two reconcilers (the loop and an operator) both heard "debited": one settles it.
+    assert ledger.settle("k", happened=True, detalhe={}) == ("executado", True)
+    assert ledger.settle("k", happened=True, detalhe={}) == ("executado", False)
+
+
 def test_a_claim_keeps_its_gateway_and_a_retake_names_the_new_one(ledger: Ledger) -> None:
     teto = counter_key("c", "4821", "emitir-reembolso")
     first = _claim("reembolso#4821", valor="500.00")
