@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import threading
 import time
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from backend.erp.seed import upsert_pedidos
@@ -93,9 +95,15 @@ def counted(tmp_path: Path) -> Iterator[tuple[Live, WriteCommits]]:
 
 
 def _say(live: Live, commits: WriteCommits, conversa: str, text: str) -> dict[str, Any]:
+    # The customer's channel posts with a channel token (an operator's post would add the
+    # audit trail's commit, which is not the customer's path).
+    _, channel = live.backend.operators.add(f"canal-{uuid.uuid4().hex[:8]}", "channel")
     commits.reset()
-    reply = live.http.post(
-        f"/api/conversations/{conversa}/messages", json={"text": text, "cliente_id": "c-1"}
+    reply = httpx.post(
+        f"{live.url}/api/conversations/{conversa}/messages",
+        json={"text": text, "cliente_id": "c-1"},
+        headers={"Authorization": f"Bearer {channel}"},
+        timeout=30,
     )
     assert reply.status_code == 200, reply.text
     # The reply's delivery closes on the worker's own commit, after the response: wait for
