@@ -87,3 +87,53 @@ async def test_a_customers_escape_sequences_are_shown_not_sent_to_the_terminal(
         assert f"␛]0;title␇oi ␛]52;c;{start}" in shown, where
     assert f"␛]52;c;{payload}␇fim" in takeover_screen
     assert "[bold red]URGENTE[/]" in takeover_screen  # markup shown as typed, not obeyed
+
+
+async def test_a_prs_file_content_and_findings_are_shown_inert(
+    make_app: Factory, live: Live, world: World
+) -> None:
+    from backend.infra.actions import PrPipeline
+    from backend.infra.proposals import Proposal
+    from console.screens.pr_detail import PrDetailScreen
+    from tests.console.world import MODULES
+
+    backend = live.backend
+    project = backend.pipeline.get(world.pr_ready).project_id
+    backend.store.set_module_map(project, MODULES)
+    manual = PrPipeline(backend.store, backend.settings)
+    task = backend.dev_tasks.create_task(project, "api", "Escape the README")
+    opened = manual.propose(
+        Proposal(
+            kind="dev",
+            project_id=project,
+            title=f"README {TITLE}",
+            files={"README.md": f"# loja\n{CLIPBOARD}\nrun it\n"},
+            author="dev-api",
+            task_id=task.id,
+        )
+    )
+    assert opened.artifact is not None
+    pr_id = str(opened.artifact.id)
+    finding = {
+        "tool": "hadolint",
+        "rule": "DL3007",
+        "file": "README.md",
+        "line": 2,
+        "severity": "error",
+        "message": "quoted \x1b[2J[bold]line[/bold]",
+    }
+    manual.record_verdict(pr_id, "qa", "fail", [finding], "planted failure")
+    app = make_app()
+    async with app.run_test(size=(160, 40)) as pilot:
+        await until_live(pilot)
+        app.push_screen(PrDetailScreen(pr_id))
+        await wait_for(pilot, lambda: "README ␛]0;title␇" in rendered(app))
+        shown = {"summary": rendered(app)}
+        for tab, marker in (("tab-findings", "quoted ␛[2J"), ("tab-files", "␛]52;c;")):
+            app.screen.query_one("#tabs").active = tab  # type: ignore[attr-defined]
+            await wait_for(pilot, lambda m=marker: m in rendered(app))
+            shown[tab] = rendered(app)
+    for where, text in shown.items():
+        assert "\x1b" not in text, where
+        assert "\x07" not in text, where
+    assert "quoted ␛[2J[bold]line[/bold]" in shown["tab-findings"]
