@@ -9,8 +9,8 @@ no tool, no secret; read in the same transaction as the increment) → idempoten
 tool runs with its own credentials → ledger completed. Every attempt becomes a
 ``TENTATIVA_DE_FERRAMENTA_REGISTRADA`` event with the seed's fields.
 
-``architecture="minima"`` is Lab 87's Figure 1 (no ceiling, no idempotency): it exists
-only so ``cadencia prove`` can show what the production design prevents.
+``architecture="minima"`` is Lab 87's Figure 1 (no ceiling, no idempotency, no ownership):
+it exists only so ``cadencia prove`` can show what the production design prevents.
 """
 
 from __future__ import annotations
@@ -382,9 +382,7 @@ def _not_found(spec: ToolSpec, entidade: str) -> CallOutcome:
     words of an unknown one, so the answer tells nobody whether it exists."""
     word = "pedido" if spec.entity_field == "pedidoId" else "cliente"
     error = NotFoundError(f"{word} {entidade} não encontrado", entidade=entidade)
-    return CallOutcome(
-        "falhou", f"Não foi possível concluir: {error.message}", detalhe=error.message, error=error
-    )
+    return CallOutcome("falhou", mensagem_de_falha(error), detalhe=error.message, error=error)
 
 
 def _settle(
