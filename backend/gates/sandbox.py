@@ -100,7 +100,8 @@ def run_sandboxed(tool: str, ctx: ScanContext, limits: Limits = LIMITS) -> ScanR
     ]
     request = json.dumps({"files": list(ctx.files), "timeout_s": ctx.timeout_s})
     try:
-        proc = run_tool(cmd, ctx, stdin=request, max_output=limits.output_bytes)
+        # the child sets its own RLIMIT_AS, with the check's figure
+        proc = run_tool(cmd, ctx, stdin=request, max_output=limits.output_bytes, memory_bytes=None)
     except OutputExceeded:
         return _exceeded(tool, "", f"more than {limits.output_bytes} bytes of output")
     except TimedOut:

@@ -18,6 +18,17 @@ from backend.gates.targets import dockerfile_targets
 RULES_DIR = Path(__file__).resolve().parent.parent / "rules"
 REPO_ROOT = Path(__file__).resolve().parents[3]
 DEFAULT_TIMEOUT_S = 120.0
+TOOL_MEMORY_BYTES = 1024**3
+"""Address space (``RLIMIT_AS``) of a scanner process: detect-secrets expands a YAML alias
+bomb as it parses, and without a limit it took 3 GB and the whole timeout."""
+_LIMITED = (
+    "import os, resource, sys\n"
+    "limit = int(sys.argv[1])\n"
+    "resource.setrlimit(resource.RLIMIT_AS, (limit, limit))\n"
+    "os.execv(sys.argv[2], sys.argv[2:])\n"
+)
+"""Sets the limit and becomes the scanner: no ``preexec_fn``, which is unsafe when several
+threads start processes at once, as the gate's scanners do."""
 
 
 @dataclass(frozen=True)
@@ -96,6 +107,7 @@ def run_tool(
     *,
     stdin: str | None = None,
     max_output: int | None = None,
+    memory_bytes: int | None = TOOL_MEMORY_BYTES,
 ) -> subprocess.CompletedProcess[str]:
     """Run one scanner command in the copy with the context's timeout.
 
@@ -105,15 +117,20 @@ def run_tool(
         stdin: text for the command's standard input (none when omitted).
         max_output: most bytes kept from stdout and from stderr each; a command that
             prints more is killed (its report would not fit in the server's memory).
+        memory_bytes: the command's address-space limit (``None``: none); one that needs
+            more fails (Python's ``MemoryError``), which its adapter reports as ``skipped``.
 
     Raises:
         ToolFailed: the command could not be started; :class:`TimedOut` and
             :class:`OutputExceeded` for the two limits.
     """
     name = Path(cmd[0]).name
+    argv = list(cmd)
+    if memory_bytes is not None:
+        argv = [sys.executable, "-I", "-S", "-c", _LIMITED, str(memory_bytes), *argv]
     try:
         proc = subprocess.Popen(
-            list(cmd),
+            argv,
             cwd=ctx.root,
             env=tool_env(),
             stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,

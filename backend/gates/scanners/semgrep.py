@@ -42,6 +42,8 @@ from backend.gates.targets import is_dockerfile
 TOOL = "semgrep"
 SEMGREP_RULES = RULES_DIR / "semgrep"
 _SEVERITY: dict[str, Severity] = {"ERROR": "error", "WARNING": "warning", "INFO": "info"}
+MEMORY_BYTES = 4 * 1024**3
+"""semgrep-core reserves more address space than it uses: 2 GiB does not start it."""
 
 
 def command(
@@ -75,7 +77,9 @@ def scan(ctx: ScanContext) -> ScanResult | None:
         return ScanResult.skipped(TOOL, ctx.semgrep_missing)
     try:
         with rule_configs(ctx) as configs:
-            proc = run_tool(command(ctx.semgrep_bin, configs=configs), ctx)
+            proc = run_tool(
+                command(ctx.semgrep_bin, configs=configs), ctx, memory_bytes=MEMORY_BYTES
+            )
         return ScanResult.from_findings(TOOL, parse(proc.stdout, proc.stderr))
     except ToolFailed as exc:
         return ScanResult.skipped(TOOL, str(exc))

@@ -52,6 +52,23 @@ def test_a_yaml_alias_bomb_is_a_blocking_finding_in_bounded_time(
     assert elapsed < DEFAULT_TIMEOUT_S * 0.75
 
 
+def test_scanners_that_parse_yaml_themselves_are_bounded_too(
+    tmp_path: Path, scanners: dict[str, str]
+) -> None:
+    bomb = alias_bomb(levels=9)  # 9 ** 9 entries: detect-secrets expands them as well
+    assert len(bomb.encode()) < 500
+    started = time.monotonic()
+    proc = cadencia("gate", str(write_tree(tmp_path, {"compose.yaml": bomb})), "--json")
+    elapsed = time.monotonic() - started
+    doc = json.loads(proc.stdout)
+    secops = next(g for g in doc["gates"] if g["gate"] == "secops")
+    assert secops["status"] != "pass"
+    assert "MemoryError" in secops["skipped_reasons"]["detect-secrets"]
+    assert doc["verdict"] == "changes_requested"
+    # without a memory limit detect-secrets ran into the scanner timeout with 3 GB
+    assert elapsed < DEFAULT_TIMEOUT_S * 0.75
+
+
 def test_nesting_deeper_than_the_parser_is_a_blocking_finding(tmp_path: Path) -> None:
     deep = "services:\n  api:\n    image: x:1\n    labels: " + "[" * 50_000 + "]" * 50_000 + "\n"
     (tmp_path / "compose.yaml").write_text(deep, encoding="utf-8")
