@@ -260,7 +260,15 @@ def test_denied_by_autonomy_opens_nothing(sqlite_db: Database, tmp_path: Path) -
 
 
 @pytest.mark.parametrize(
-    "bad", ["../escape.txt", "/etc/passwd", ".git/hooks/post-commit", "a/../../b"]
+    "bad",
+    [
+        "../escape.txt",
+        "/etc/passwd",
+        ".git/hooks/post-commit",
+        "a/../../b",
+        "--output=report.pth",
+        "deploy/-rf",
+    ],
 )
 def test_path_traversal_writes_nothing(sqlite_db: Database, tmp_path: Path, bad: str) -> None:
     world = make_world(sqlite_db, tmp_path)
