@@ -27,6 +27,7 @@ from pathlib import Path
 from backend.gates.findings import Finding, ScanResult
 from backend.gates.scanners import compose, dockerfile, iam_floor
 from backend.gates.scanners._base import (
+    DEFAULT_TIMEOUT_S,
     OutputExceeded,
     ScanContext,
     TimedOut,
@@ -55,7 +56,8 @@ class Limits:
     """What one sandboxed check may use.
 
     Attributes:
-        cpu_s: CPU seconds (``RLIMIT_CPU``); the wall-clock limit is the scan's timeout.
+        cpu_s: CPU seconds (``RLIMIT_CPU``) at the default scanner timeout; they grow
+            with the tree as the timeout does. The wall-clock limit is the timeout.
         memory_bytes: address space (``RLIMIT_AS``): the interpreter, its imports and
             parliament's IAM catalogue need about 150 MB of it.
         output_bytes: most the child may print on stdout and on stderr each.
@@ -88,7 +90,7 @@ def run_sandboxed(tool: str, ctx: ScanContext, limits: Limits = LIMITS) -> ScanR
     """
     if not _TARGETS[tool](ctx):
         return None
-    cpu_s = max(1, int(min(limits.cpu_s, ctx.timeout_s)))
+    cpu_s = max(1, int(limits.cpu_s * ctx.timeout_s / DEFAULT_TIMEOUT_S))
     cmd = [
         sys.executable,
         "-P",

@@ -79,6 +79,17 @@ def test_nesting_deeper_than_the_parser_is_a_blocking_finding(tmp_path: Path) ->
     assert "nesting" in result.findings[0].message
 
 
+def test_a_check_out_of_cpu_time_is_a_blocking_finding(tmp_path: Path) -> None:
+    (tmp_path / "compose.yaml").write_text(alias_bomb(), encoding="utf-8")
+    ctx = ScanContext(root=tmp_path, files=("compose.yaml",))
+    started = time.monotonic()
+    result = run_sandboxed("compose", ctx, Limits(cpu_s=1))
+    assert time.monotonic() - started < 30  # one CPU second, not the bomb's minute
+    assert result is not None
+    assert [(f.rule, f.file) for f in result.findings] == [(RULE, "compose.yaml")]
+    assert "1s of CPU" in result.findings[0].message
+
+
 def test_a_check_printing_more_than_its_limit_is_stopped(tmp_path: Path) -> None:
     services = "".join(f"  s{i}:\n    image: x:1\n    privileged: true\n" for i in range(50))
     (tmp_path / "compose.yaml").write_text("services:\n" + services, encoding="utf-8")
