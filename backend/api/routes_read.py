@@ -115,7 +115,7 @@ async def stream(
         # One chunk per wake-up: everything waiting for this client, each event's frame
         # encoded once for all clients (bytes pass through sse-starlette untouched).
         batches = hub.subscribe_batches(resume)
-        async for batch in while_true(batches, lambda: still_authenticated(request), PING_S):
+        async for batch in _while_checked(batches, lambda: still_authenticated(request), PING_S):
             if isinstance(batch, Resync):
                 data = StreamResyncData(last_id=batch.last_id).model_dump_json()
                 yield ServerSentEvent(data=data, event="resync").encode()
@@ -125,7 +125,7 @@ async def stream(
     return _EventStream(generate(), ping=PING_S, send_timeout=30)
 
 
-async def while_true(
+async def _while_checked(
     source: AsyncIterator[T], check: Callable[[], Awaitable[bool]], every_s: float
 ) -> AsyncIterator[T]:
     """``source``'s items until ``check()`` fails; it runs every ``every_s`` seconds whether
