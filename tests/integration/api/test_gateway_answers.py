@@ -182,3 +182,28 @@ def test_the_demo_goes_on_when_the_bank_declines(tmp_path: Path) -> None:
             assert not [e for e in failed if e["type"] == "backend.task_failed"]
     finally:
         bank.stop()
+
+
+@pytest.fixture(params=["sqlite"])
+def reconciling(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Live]:
+    yield from _backend(request, tmp_path, reconcile_interval_s=0.2, gateway_timeout_s=0.3)
+
+
+def test_the_backends_own_reconcile_is_in_the_audit_and_tells_the_customer(
+    reconciling: Live,
+) -> None:
+    live = reconciling
+    live.backend.guard.simulator.fail_next("timeout_after_debit", delay_s=1.0)
+    assert _refunds(_say(live, "conv-auto", ASKS[0]))[-1]["resultado"] == "resultado_incerto"
+    audit = _until(
+        "the reconcile loop's settlement in the audit",
+        lambda: live.http.get("/api/audit", params={"operator": "reconcile"}).json(),
+        30,
+    )
+    assert [(e["action"], e["role"], e["outcome"]) for e in audit] == [
+        ("reconcile_uncertain", "backend", "done")
+    ]
+    messages = live.http.get("/api/conversations/conv-auto").json()["messages"]
+    assert messages[-1]["texto"] == (
+        "Confirmamos com o banco: o reembolso de R$ 129.90 do pedido 4821 foi emitido."
+    )
