@@ -264,6 +264,10 @@ class LedgerFacts(_Model):
     ts: str | None = None
     chaveIdempotencia: str
     operador: str | None = None
+    motivo: str | None = None
+    """Why a ``falhou`` failed, in the gateway's words when it refused."""
+    recusado_pelo_banco: bool = False
+    """The gateway refused for good: correct the valor, or deny."""
 
 
 class InterruptionDetail(Interruption):

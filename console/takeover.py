@@ -48,7 +48,10 @@ def ledger_text(facts: LedgerFacts | None) -> str:
         parts.append(f"in {facts.conversaId}")
     if facts.operador:
         parts.append(f"by {facts.operador}")
-    return " ".join(parts) + f" (key {facts.chaveIdempotencia})"
+    line = " ".join(parts) + f" (key {facts.chaveIdempotencia})"
+    if facts.motivo:
+        line += f" — {facts.motivo}"
+    return line
 
 
 def execute_warning(facts: LedgerFacts | None, ferramenta: str) -> tuple[str, str]:
@@ -71,6 +74,12 @@ def execute_warning(facts: LedgerFacts | None, ferramenta: str) -> tuple[str, st
         return (
             f"{ferramenta} outcome unknown ({where}): reconcile it in Approvals first; "
             "an execute now will be blocked.",
+            "bold yellow",
+        )
+    if facts.recusado_pelo_banco:
+        return (
+            f"the bank refused {ferramenta} ({where}): {facts.motivo or 'no reason given'} — "
+            "edit the valor (v) or deny (d); the same valor will likely be refused again.",
             "bold yellow",
         )
     return (

@@ -50,6 +50,7 @@ from console.takeover import (
     blocked_outcome,
     delivery_mark,
     execute_warning,
+    ledger_text,
     parse_attempts,
     parse_valor,
     resolve_outcome,
@@ -172,6 +173,17 @@ def test_the_execute_warning_says_what_the_ledger_holds() -> None:
     assert "released" in execute_warning(_facts("falhou"), "emitir-reembolso")[0]
     assert "reconcile" in execute_warning(_facts("resultado_incerto"), "emitir-reembolso")[0]
     assert "first time" in execute_warning(None, "emitir-reembolso")[0]
+
+
+def test_a_banks_refusal_is_shown_with_its_reason_on_the_takeover() -> None:
+    refused = _facts(
+        "falhou", motivo="o banco recusou (402): saldo insuficiente", recusado_pelo_banco=True
+    )
+    assert ledger_text(refused).endswith("— o banco recusou (402): saldo insuficiente")
+    text, _ = execute_warning(refused, "emitir-reembolso")
+    assert "the bank refused" in text
+    assert "saldo insuficiente" in text
+    assert "edit the valor" in text
 
 
 def test_only_executado_is_reported_as_executed() -> None:
