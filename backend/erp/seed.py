@@ -29,10 +29,10 @@ from pydantic import (
 from pydantic import ValidationError as PydanticValidationError
 
 from backend.clock import utcnow_iso
+from backend.erp.fields import Email, Endereco, EntityId, Telefone
 from backend.exceptions import ValidationError
 from backend.store.db import Database
 
-ErpId = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")]
 MAX_ERRORS_SHOWN = 20
 """A file with more bad lines names the first ones and how many more."""
 
@@ -41,22 +41,19 @@ class ClienteLine(BaseModel):
     """A seed line that is a client of the ERP."""
 
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
-    clienteId: ErpId
+    clienteId: EntityId
     nome: Annotated[str, StringConstraints(min_length=1, max_length=200)]
-    endereco: Annotated[str, StringConstraints(min_length=1, max_length=300)] | None = None
-    telefone: Annotated[str, StringConstraints(pattern=r"^\+?[0-9 ()-]{6,25}$")] | None = None
-    email: (
-        Annotated[str, StringConstraints(pattern=r"^[^@\s]+@[^@\s]+\.[^@\s]+$", max_length=254)]
-        | None
-    ) = None
+    endereco: Endereco | None = None
+    telefone: Telefone | None = None
+    email: Email | None = None
 
 
 class PedidoLine(BaseModel):
     """A seed line that is an order, and the customer it belongs to."""
 
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
-    pedidoId: ErpId
-    clienteId: ErpId
+    pedidoId: EntityId
+    clienteId: EntityId
     valorPedido: Annotated[Decimal, Field(gt=0, max_digits=12, decimal_places=2)]
     status: Annotated[str, StringConstraints(pattern=r"^[a-z_]{1,32}$")] = "entregue"
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-EntityId = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")]
+from backend.erp.fields import Email, Endereco, EntityId, Telefone
 
 
 class ToolArgs(BaseModel):
@@ -53,12 +53,9 @@ class CadastroArgs(ToolArgs):
     """Arguments of ``atualizar-cadastro``: at least one contact field."""
 
     clienteId: EntityId
-    endereco: Annotated[str, StringConstraints(min_length=1, max_length=300)] | None = None
-    telefone: Annotated[str, StringConstraints(pattern=r"^\+?[0-9 ()-]{6,25}$")] | None = None
-    email: (
-        Annotated[str, StringConstraints(pattern=r"^[^@\s]+@[^@\s]+\.[^@\s]+$", max_length=254)]
-        | None
-    ) = None
+    endereco: Endereco | None = None
+    telefone: Telefone | None = None
+    email: Email | None = None
 
     @model_validator(mode="after")
     def _some_field(self) -> CadastroArgs:
