@@ -34,7 +34,7 @@ from backend.guard.conversations import Conversations
 from backend.guard.outcomes import mensagem_de_acerto
 from backend.guard.toolbox import Toolbox
 from backend.ledger.base import Ledger, LedgerRecord, RecordStatus
-from backend.store.uow import UnitOfWork, Work
+from backend.store.uow import UnitOfWork
 from backend.tools.registry import find_tool
 
 log = logging.getLogger(__name__)
@@ -267,25 +267,8 @@ class UncertainOutcomes:
         how: Literal["gateway", "by_hand"],
         reason: str | None = None,
     ) -> None:
-        """Record the settlement and tell the customer how it ended, in one commit."""
-        with UnitOfWork(self.events.db).begin() as work:
-            self._event(record, status, by=by, how=how, reason=reason, work=work)
-            told = mensagem_de_acerto(record, status)
-            if self.conversations is not None and told is not None:
-                self.conversations.say(
-                    record.conversa_id, "agente", told, agent="atendimento", tx=work
-                )
-
-    def _event(
-        self,
-        record: LedgerRecord,
-        status: RecordStatus,
-        *,
-        by: str,
-        how: Literal["gateway", "by_hand"],
-        reason: str | None = None,
-        work: Work | None = None,
-    ) -> None:
+        """Record the settlement (``ledger.reconciliado``) and tell the customer how it
+        ended, in one commit."""
         payload: dict[str, Any] = {
             "chaveIdempotencia": record.chave,
             "conversaId": record.conversa_id,
@@ -295,10 +278,16 @@ class UncertainOutcomes:
         }
         if reason is not None:
             payload["reason"] = reason
-        self.events.append(
-            EventType.LEDGER_RECONCILIADO,
-            payload,
-            session_id=record.conversa_id,
-            agent="operador" if how == "by_hand" else None,
-            tx=work,
-        )
+        with UnitOfWork(self.events.db).begin() as work:
+            self.events.append(
+                EventType.LEDGER_RECONCILIADO,
+                payload,
+                session_id=record.conversa_id,
+                agent="operador" if how == "by_hand" else None,
+                tx=work,
+            )
+            told = mensagem_de_acerto(record, status)
+            if self.conversations is not None and told is not None:
+                self.conversations.say(
+                    record.conversa_id, "agente", told, agent="atendimento", tx=work
+                )
