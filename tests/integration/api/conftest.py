@@ -1,4 +1,5 @@
-"""A real backend on loopback (uvicorn in a thread) for API tests."""
+"""A real backend on loopback (uvicorn in a thread) for API tests, and a customer to talk
+to it."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -15,6 +17,14 @@ import uvicorn
 
 from backend.api.app import create_app
 from backend.settings import Settings, load_settings
+
+ASKS = [  # the customer asks for the same refund five times: the teto de voltas stops it
+    "Quero o reembolso do pedido 4821",
+    "Já caiu?",
+    "Ainda não vi o dinheiro",
+    "Faz o estorno de novo",
+    "Olá? saiu o reembolso?",
+]
 
 
 @dataclass
@@ -61,16 +71,23 @@ def live_backend(settings: Settings, *, demo: bool = False) -> Iterator[Live]:
     thread.join(15)
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def live(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Live]:
-    """The backend on SQLite, then on PostgreSQL."""
+def live_settings(request: pytest.FixtureRequest, tmp_path: Path, **overrides: Any) -> Settings:
+    """A test backend's settings on the database a ``["sqlite", "postgres"]``-parametrized
+    fixture's ``request.param`` names, with ``overrides``."""
     url = (
         f"sqlite:///{tmp_path / 'api.sqlite3'}"
         if request.param == "sqlite"
-        else request.getfixturevalue("pg_url")
+        else str(request.getfixturevalue("pg_url"))
     )
-    settings = load_settings(data_dir=tmp_path / "data", database_url=url, token="test-token-123")
-    yield from live_backend(settings)
+    return load_settings(
+        data_dir=tmp_path / "data", database_url=url, token="test-token-123", **overrides
+    )
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def live(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Live]:
+    """The backend on SQLite, then on PostgreSQL."""
+    yield from live_backend(live_settings(request, tmp_path))
 
 
 @pytest.fixture
@@ -82,3 +99,17 @@ def live_sqlite(tmp_path: Path) -> Iterator[Live]:
         token="test-token-123",
     )
     yield from live_backend(settings)
+
+
+def say(live: Live, conversa: str, text: str) -> dict[str, Any]:
+    """Customer ``c-1``'s message ``text`` in ``conversa``; the agent's answer (200 asserted)."""
+    response = live.http.post(
+        f"/api/conversations/{conversa}/messages", json={"text": text, "cliente_id": "c-1"}
+    )
+    assert response.status_code == 200, response.text
+    return dict(response.json())
+
+
+def refund_attempts(reply: dict[str, Any]) -> list[dict[str, Any]]:
+    """The ``emitir-reembolso`` attempts of an answer from :func:`say`."""
+    return [a for a in reply["attempts"] if a["ferramenta"] == "emitir-reembolso"]

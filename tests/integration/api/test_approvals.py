@@ -18,8 +18,7 @@ from typing import Any
 
 import pytest
 
-from backend.settings import load_settings
-from tests.integration.api.conftest import Live, live_backend
+from tests.integration.api.conftest import Live, live_backend, live_settings
 from tests.integration.infra.test_pipeline_support import require_scanners
 from tests.openai_server import FakeServer, completion, serve
 
@@ -37,15 +36,9 @@ REASON = "Cite the module map and write the decision in English"
 @pytest.fixture(params=["sqlite", "postgres"])
 def live(request: pytest.FixtureRequest, tmp_path: Path, server: FakeServer) -> Iterator[Live]:
     """The backend with the Arquiteto bound to the loopback OpenAI server."""
-    url = (
-        f"sqlite:///{tmp_path / 'apr.sqlite3'}"
-        if request.param == "sqlite"
-        else request.getfixturevalue("pg_url")
-    )
-    settings = load_settings(
-        data_dir=tmp_path / "data",
-        database_url=url,
-        token="test-token-123",
+    settings = live_settings(
+        request,
+        tmp_path,
         agent_models={"arquiteto": f"openai:gpt-test@{server.url}", "infra": "planner"},
         openai_api_key="sk-test",
     )

@@ -17,17 +17,17 @@ from backend.erp.seed import upsert_pedidos
 from backend.gateway.simulator import GatewaySimulator
 from backend.secrets.base import FileSecretStore
 from backend.settings import load_settings
-from tests.integration.api.conftest import Live, live_backend
+from tests.integration.api.conftest import (
+    ASKS,
+    Live,
+    live_backend,
+    live_settings,
+    refund_attempts,
+    say,
+)
 
 REFUND = "emitir-reembolso"
 REASON = "saldo insuficiente na conta de origem"
-ASKS = [
-    "Quero o reembolso do pedido 4821",
-    "Já caiu?",
-    "Ainda não vi o dinheiro",
-    "Faz o estorno de novo",
-    "Olá? saiu o reembolso?",
-]
 PEDIDOS = [
     {"pedidoId": "4821", "valorPedido": "129.90", "clienteId": "c-1"},
     {"pedidoId": "5501", "valorPedido": "55.00", "clienteId": "c-1"},
@@ -36,15 +36,7 @@ PEDIDOS = [
 
 
 def _backend(request: pytest.FixtureRequest, tmp_path: Path, **settings: Any) -> Iterator[Live]:
-    url = (
-        f"sqlite:///{tmp_path / 'api.sqlite3'}"
-        if request.param == "sqlite"
-        else str(request.getfixturevalue("pg_url"))
-    )
-    config = load_settings(
-        data_dir=tmp_path / "data", database_url=url, token="test-token-123", **settings
-    )
-    for live in live_backend(config):
+    for live in live_backend(live_settings(request, tmp_path, **settings)):
         upsert_pedidos(live.backend.db, PEDIDOS)
         yield live
 
@@ -52,18 +44,6 @@ def _backend(request: pytest.FixtureRequest, tmp_path: Path, **settings: Any) ->
 @pytest.fixture(params=["sqlite", "postgres"])
 def live(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Live]:
     yield from _backend(request, tmp_path, reconcile_interval_s=3600, gateway_timeout_s=0.3)
-
-
-def _say(live: Live, conversa: str, text: str) -> dict[str, Any]:
-    response = live.http.post(
-        f"/api/conversations/{conversa}/messages", json={"text": text, "cliente_id": "c-1"}
-    )
-    assert response.status_code == 200, response.text
-    return dict(response.json())
-
-
-def _refunds(reply: dict[str, Any]) -> list[dict[str, Any]]:
-    return [a for a in reply["attempts"] if a["ferramenta"] == REFUND]
 
 
 def _until(what: str, check: Callable[[], Any], timeout: float = 60.0) -> Any:
@@ -80,14 +60,14 @@ def test_a_declined_refund_is_the_banks_answer_and_an_operator_corrects_the_valo
     simulator = live.backend.guard.simulator
     for _ in range(4):  # every attempt the agent makes before the teto
         simulator.fail_next("refuse", status=402, reason=REASON)
-    replies = [_say(live, "conv-402", text) for text in ASKS]
+    replies = [say(live, "conv-402", text) for text in ASKS]
     first = replies[0]
     assert f"o banco recusou: {REASON}" in first["reply"]
     assert "instabilidade" not in first["reply"]
-    [refused, *_] = _refunds(first)
+    [refused, *_] = refund_attempts(first)
     assert refused["resultado"] == "falhou"
     assert REASON in refused["detalhe"]
-    assert _refunds(replies[-1])[-1]["resultado"] == "bloqueado_por_teto"
+    assert refund_attempts(replies[-1])[-1]["resultado"] == "bloqueado_por_teto"
     assert simulator.debits() == []
 
     [item] = [i for i in live.http.get("/api/inbox").json() if i["kind"] == "interruption"]
@@ -119,7 +99,7 @@ def test_a_declined_refund_is_the_banks_answer_and_an_operator_corrects_the_valo
 
 def test_an_operators_settlement_is_told_to_the_customer(live: Live) -> None:
     live.backend.guard.simulator.fail_next("error_500_before_debit")
-    _say(live, "conv-500", ASKS[0])
+    say(live, "conv-500", ASKS[0])
     [item] = live.http.get("/api/approvals").json()["uncertain"]
     done = live.http.post(
         f"/api/uncertain/{item['id']}/settle",
@@ -134,10 +114,10 @@ def test_an_operators_settlement_is_told_to_the_customer(live: Live) -> None:
 
 
 def test_each_order_of_a_conversation_is_refunded_with_its_own_amount(live: Live) -> None:
-    first = _refunds(_say(live, "conv-2x", "Quero o reembolso do pedido 5501"))
+    first = refund_attempts(say(live, "conv-2x", "Quero o reembolso do pedido 5501"))
     assert [a["resultado"] for a in first] == ["executado"]
-    second = _say(live, "conv-2x", "Agora quero o reembolso do pedido 5402")
-    assert [a["resultado"] for a in _refunds(second)] == ["executado"]
+    second = say(live, "conv-2x", "Agora quero o reembolso do pedido 5402")
+    assert [a["resultado"] for a in refund_attempts(second)] == ["executado"]
     assert [(d.pedido_id, d.valor) for d in live.backend.guard.simulator.debits()] == [
         ("5501", "55.00"),
         ("5402", "54.00"),
@@ -194,7 +174,7 @@ def test_the_backends_own_reconcile_is_in_the_audit_and_tells_the_customer(
 ) -> None:
     live = reconciling
     live.backend.guard.simulator.fail_next("timeout_after_debit", delay_s=1.0)
-    assert _refunds(_say(live, "conv-auto", ASKS[0]))[-1]["resultado"] == "resultado_incerto"
+    assert refund_attempts(say(live, "conv-auto", ASKS[0]))[-1]["resultado"] == "resultado_incerto"
     audit = _until(
         "the reconcile loop's settlement in the audit",
         lambda: live.http.get("/api/audit", params={"operator": "reconcile"}).json(),

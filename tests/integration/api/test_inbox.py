@@ -14,19 +14,11 @@ import pytest
 from backend.erp.seed import upsert_pedidos
 from backend.infra.actions import PrPipeline
 from backend.infra.proposals import Proposal
-from backend.settings import load_settings
-from tests.integration.api.conftest import Live, live_backend
+from tests.integration.api.conftest import ASKS, Live, live_backend, live_settings
 
 MODULES = {
     "modules": [{"name": "api", "path": ".", "language": "python", "kind": "service", "port": 8000}]
 }
-ASKS = [  # the customer asks for the same refund five times: the teto de voltas stops it
-    "Quero o reembolso do pedido 4821",
-    "Já caiu?",
-    "Ainda não vi o dinheiro",
-    "Faz o estorno de novo",
-    "Olá? saiu o reembolso?",
-]
 FINDING = {
     "tool": "hadolint",
     "rule": "DL3007",
@@ -39,18 +31,7 @@ FINDING = {
 
 @pytest.fixture(params=["sqlite", "postgres"])
 def live(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Live]:
-    url = (
-        f"sqlite:///{tmp_path / 'inbox.sqlite3'}"
-        if request.param == "sqlite"
-        else request.getfixturevalue("pg_url")
-    )
-    settings = load_settings(
-        data_dir=tmp_path / "data",
-        database_url=url,
-        token="test-token-123",
-        reconcile_interval_s=3600,
-        gateway_timeout_s=0.3,
-    )
+    settings = live_settings(request, tmp_path, reconcile_interval_s=3600, gateway_timeout_s=0.3)
     for running in live_backend(settings):
         upsert_pedidos(
             running.backend.db,

@@ -12,26 +12,14 @@ import httpx
 import pytest
 
 from backend.infra.actions import PrPipeline
-from backend.settings import load_settings
-from tests.integration.api.conftest import Live, live_backend
+from tests.integration.api.conftest import Live, live_backend, live_settings
 from tests.integration.api.test_inbox import _to_awaiting_human
 from tests.integration.api.test_waivers import _open_pr
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
 def live(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Live]:
-    url = (
-        f"sqlite:///{tmp_path / 'sod.sqlite3'}"
-        if request.param == "sqlite"
-        else request.getfixturevalue("pg_url")
-    )
-    settings = load_settings(
-        data_dir=tmp_path / "data",
-        database_url=url,
-        token="test-token-123",
-        required_approvals={"infra": 2},
-    )
-    yield from live_backend(settings)
+    yield from live_backend(live_settings(request, tmp_path, required_approvals={"infra": 2}))
 
 
 def _infra_pr(live: Live) -> tuple[PrPipeline, str]:

@@ -14,30 +14,20 @@ import pytest
 
 from backend.erp.seed import upsert_pedidos
 from backend.settings import load_settings
-from tests.integration.api.conftest import Live, live_backend
+from tests.integration.api.conftest import (
+    ASKS,
+    Live,
+    live_backend,
+    live_settings,
+    refund_attempts,
+    say,
+)
 
 REFUND = "emitir-reembolso"
-ASKS = [
-    "Quero o reembolso do pedido 4821",
-    "Já caiu?",
-    "Ainda não vi o dinheiro",
-    "Faz o estorno de novo",
-    "Olá? saiu o reembolso?",
-]
-
-
-def _db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'api.sqlite3'}"
-    return str(request.getfixturevalue("pg_url"))
 
 
 def _backend(request: pytest.FixtureRequest, tmp_path: Path, **settings: Any) -> Iterator[Live]:
-    url = _db_url(request, tmp_path)
-    config = load_settings(
-        data_dir=tmp_path / "data", database_url=url, token="test-token-123", **settings
-    )
-    for live in live_backend(config):
+    for live in live_backend(live_settings(request, tmp_path, **settings)):
         upsert_pedidos(
             live.backend.db, [{"pedidoId": "4821", "valorPedido": "129.90", "clienteId": "c-1"}]
         )
@@ -48,18 +38,6 @@ def _backend(request: pytest.FixtureRequest, tmp_path: Path, **settings: Any) ->
 def live(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Live]:
     """No reconcile round during the test (the first one runs at start, on nothing)."""
     yield from _backend(request, tmp_path, reconcile_interval_s=3600)
-
-
-def _say(live: Live, conversa: str, text: str) -> dict[str, Any]:
-    response = live.http.post(
-        f"/api/conversations/{conversa}/messages", json={"text": text, "cliente_id": "c-1"}
-    )
-    assert response.status_code == 200, response.text
-    return dict(response.json())
-
-
-def _refund_attempts(reply: dict[str, Any]) -> list[dict[str, Any]]:
-    return [a for a in reply["attempts"] if a["ferramenta"] == REFUND]
 
 
 def _takeovers(live: Live) -> list[dict[str, Any]]:
@@ -84,7 +62,7 @@ def _until(what: str, check: Callable[[], Any], timeout: float = 30.0) -> Any:
 
 def _claimed_teto_takeover(live: Live, conversa: str) -> dict[str, Any]:
     for text in ASKS:
-        _say(live, conversa, text)
+        say(live, conversa, text)
     [item] = _takeovers(live)
     claimed = live.http.post(f"/api/interruptions/{item['id']}/claim", json={"operator": "ana"})
     assert claimed.status_code == 200
@@ -136,8 +114,8 @@ def test_execute_on_a_refunded_order_is_409_with_the_ledger_facts_then_hand_back
 
     # The combination is settled: the agent's next attempt reports the human's outcome
     # and opens no takeover #2.
-    after = _say(live, "conv-77f1", "E agora, saiu?")
-    [attempt] = _refund_attempts(after)
+    after = say(live, "conv-77f1", "E agora, saiu?")
+    [attempt] = refund_attempts(after)
     assert attempt["resultado"] == "bloqueado_por_teto"
     assert attempt["tentativaNumero"] == 6
     assert "decidido_por_operador: hand_back" in attempt["detalhe"]
@@ -166,14 +144,14 @@ def test_grant_gives_the_agent_exactly_n_more_attempts(live: Live) -> None:
     )
     assert granted.status_code == 200, granted.text
     assert (granted.json()["status"], granted.json()["grant_left"]) == ("resolved", 2)
-    ran = [_refund_attempts(_say(live, "conv-grant", "Faz o estorno de novo"))[0] for _ in range(2)]
+    ran = [refund_attempts(say(live, "conv-grant", "Faz o estorno de novo"))[0] for _ in range(2)]
     # They really ran through the ledger (which still refunds once).
     assert [(a["resultado"], a["detalhe"]) for a in ran] == [
         ("bloqueado_por_idempotencia", "ja_executado"),
         ("bloqueado_por_idempotencia", "ja_executado"),
     ]
     assert [a["tentativaNumero"] for a in ran] == [6, 7]
-    third = _refund_attempts(_say(live, "conv-grant", "Faz o estorno de novo"))[0]
+    third = refund_attempts(say(live, "conv-grant", "Faz o estorno de novo"))[0]
     assert third["resultado"] == "bloqueado_por_teto"
     [again] = _takeovers(live)  # spent: the combination is a human's again
     assert again["id"] != ident
@@ -254,8 +232,8 @@ def test_a_gateway_timeout_is_an_uncertain_item_an_operator_reconciles(
 ) -> None:
     live = slow_gateway
     live.backend.guard.simulator.fail_next("timeout_after_debit", delay_s=1.0)
-    reply = _say(live, "conv-tmo", ASKS[0])
-    assert _refund_attempts(reply)[-1]["resultado"] == "resultado_incerto"
+    reply = say(live, "conv-tmo", ASKS[0])
+    assert refund_attempts(reply)[-1]["resultado"] == "resultado_incerto"
     [item] = _uncertain(live)
     assert (item["chaveIdempotencia"], item["pedidoId"], item["valor"], item["conversaId"]) == (
         "reembolso#4821",
@@ -285,7 +263,7 @@ def test_a_gateway_timeout_is_an_uncertain_item_an_operator_reconciles(
 def test_an_uncertain_outcome_is_settled_by_hand_with_a_reason(slow_gateway: Live) -> None:
     live = slow_gateway
     live.backend.guard.simulator.fail_next("error_500_before_debit")
-    _say(live, "conv-500", ASKS[0])
+    say(live, "conv-500", ASKS[0])
     [item] = _uncertain(live)
     url = f"/api/uncertain/{item['id']}/settle"
     assert live.http.post(url, json={"operator": "ana", "outcome": "falhou"}).status_code == 422
@@ -301,7 +279,7 @@ def test_an_uncertain_outcome_is_settled_by_hand_with_a_reason(slow_gateway: Liv
     lines = live.http.get("/api/activity", params={"limit": 1000}).json()
     assert any("settled as falhou by ana" in line["text"] for line in lines)
     # Released: the customer's next ask refunds, once.
-    assert _refund_attempts(_say(live, "conv-500", ASKS[1]))[-1]["resultado"] == "executado"
+    assert refund_attempts(say(live, "conv-500", ASKS[1]))[-1]["resultado"] == "executado"
     assert len(live.backend.guard.simulator.debits()) == 1
 
 
@@ -313,7 +291,7 @@ def reconciling(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Live
 def test_serve_reconciles_a_gateway_timeout_by_itself_and_says_so(reconciling: Live) -> None:
     live = reconciling
     live.backend.guard.simulator.fail_next("timeout_after_debit", delay_s=1.0)
-    assert _refund_attempts(_say(live, "conv-auto", ASKS[0]))[-1]["resultado"] == (
+    assert refund_attempts(say(live, "conv-auto", ASKS[0]))[-1]["resultado"] == (
         "resultado_incerto"
     )
     [event] = _until("the reconcile loop", lambda: _events(live, "ledger.reconciliado"), 10)

@@ -15,8 +15,7 @@ from test_pipeline_support import CLEAN_FILES, require_scanners
 
 from backend.infra.job_store import JobStore
 from backend.infra.pipeline import InfraPipeline
-from backend.settings import load_settings
-from tests.integration.api.conftest import Live, live_backend
+from tests.integration.api.conftest import Live, live_backend, live_settings
 
 LEASE_S = 0.3
 
@@ -24,18 +23,8 @@ LEASE_S = 0.3
 @pytest.fixture(params=["sqlite", "postgres"])
 def live(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Live]:
     """A backend whose gate jobs die after one lost lease; its sweep runs only at start."""
-    url = (
-        f"sqlite:///{tmp_path / 'rerun.sqlite3'}"
-        if request.param == "sqlite"
-        else request.getfixturevalue("pg_url")
-    )
-    settings = load_settings(
-        data_dir=tmp_path / "data",
-        database_url=url,
-        token="test-token-123",
-        gate_lease_s=LEASE_S,
-        gate_max_attempts=1,
-        gate_sweep_s=3600,
+    settings = live_settings(
+        request, tmp_path, gate_lease_s=LEASE_S, gate_max_attempts=1, gate_sweep_s=3600
     )
     yield from live_backend(settings)
 
