@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
+from typing import Any
 
 from backend.gates.sandbox import RULE, Limits, run_sandboxed
 from backend.gates.scanners._base import DEFAULT_TIMEOUT_S, ScanContext
@@ -29,17 +30,23 @@ def alias_bomb(levels: int = 7) -> str:
     return "\n".join(lines) + "\n"
 
 
-def test_a_yaml_alias_bomb_is_a_blocking_finding_in_bounded_time(
-    tmp_path: Path, scanners: dict[str, str]
-) -> None:
-    bomb = alias_bomb()
+def _gate_bomb(tmp_path: Path, levels: int) -> tuple[dict[str, Any], float, str]:
+    """``cadencia gate --json`` on a tree whose compose.yaml is an alias bomb of under 500
+    bytes: the report, the seconds the gate took, and its stderr."""
+    bomb = alias_bomb(levels)
     assert len(bomb.encode()) < 500
     started = time.monotonic()
     proc = cadencia("gate", str(write_tree(tmp_path, {"compose.yaml": bomb})), "--json")
     elapsed = time.monotonic() - started
-    doc = json.loads(proc.stdout)
+    return json.loads(proc.stdout), elapsed, proc.stderr
+
+
+def test_a_yaml_alias_bomb_is_a_blocking_finding_in_bounded_time(
+    tmp_path: Path, scanners: dict[str, str]
+) -> None:
+    doc, elapsed, stderr = _gate_bomb(tmp_path, levels=7)
     qa = next(g for g in doc["gates"] if g["gate"] == "qa")
-    assert qa["status"] == "fail", proc.stderr
+    assert qa["status"] == "fail", stderr
     [finding] = [f for f in qa["findings"] if f["tool"] == "compose"]
     assert (finding["rule"], finding["file"], finding["severity"]) == (
         RULE,
@@ -55,12 +62,8 @@ def test_a_yaml_alias_bomb_is_a_blocking_finding_in_bounded_time(
 def test_scanners_that_parse_yaml_themselves_are_bounded_too(
     tmp_path: Path, scanners: dict[str, str]
 ) -> None:
-    bomb = alias_bomb(levels=9)  # 9 ** 9 entries: detect-secrets expands them as well
-    assert len(bomb.encode()) < 500
-    started = time.monotonic()
-    proc = cadencia("gate", str(write_tree(tmp_path, {"compose.yaml": bomb})), "--json")
-    elapsed = time.monotonic() - started
-    doc = json.loads(proc.stdout)
+    # 9 ** 9 entries: detect-secrets expands them as well
+    doc, elapsed, _ = _gate_bomb(tmp_path, levels=9)
     secops = next(g for g in doc["gates"] if g["gate"] == "secops")
     assert secops["status"] != "pass"
     assert "MemoryError" in secops["skipped_reasons"]["detect-secrets"]
