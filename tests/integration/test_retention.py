@@ -26,17 +26,10 @@ from backend.events import EventLog, EventType
 from backend.settings import load_settings
 from backend.store.db import Database, open_database
 from backend.store.migrate import migrate
-from tests.integration.api.conftest import Live, live_backend
+from tests.integration.api.conftest import ASKS, Live, live_backend
 
 TODAY = datetime.now(UTC).date()
 CUTOFF = (TODAY - timedelta(days=30)).isoformat()
-ASKS = [  # the customer asks for the same refund five times: the teto de voltas stops it
-    "Quero o reembolso do pedido 4821",
-    "Já caiu?",
-    "Ainda não vi o dinheiro",
-    "Faz o estorno de novo",
-    "Olá? saiu o reembolso?",
-]
 
 
 def _backdate(db: Database, until_id: int, days: int = 60) -> None:
