@@ -6,9 +6,10 @@
 -- name: dev_task_insert
 INSERT INTO dev_tasks
     (id, project_id, module, title, description, story_id, session_id, status, created_at,
-     updated_at)
+     updated_at, seq)
 VALUES (%(id)s, %(project_id)s, %(module)s, %(title)s, %(description)s, %(story_id)s,
-        %(session_id)s, 'todo', %(now)s, %(now)s)
+        %(session_id)s, 'todo', %(now)s, %(now)s,
+        (SELECT COALESCE(MAX(seq), 0) + 1 FROM dev_tasks))
 
 -- name: dev_task_get
 SELECT id, project_id, module, title, description, story_id, session_id, status, reason,
@@ -18,7 +19,7 @@ FROM dev_tasks WHERE id = %(id)s
 -- name: dev_tasks_of_project
 SELECT id, project_id, module, title, description, story_id, session_id, status, reason,
        owner, lease_until, attempts, created_at, updated_at
-FROM dev_tasks WHERE project_id = %(project_id)s ORDER BY created_at, id
+FROM dev_tasks WHERE project_id = %(project_id)s ORDER BY created_at, seq, id
 
 -- name: dev_tasks_runnable
 -- Tasks a worker may take, oldest first: todo, or working under a lease that ran out (its
@@ -29,7 +30,7 @@ FROM dev_tasks t JOIN projects p ON p.id = t.project_id
 WHERE p.execution_activated = %(yes)s
   AND (t.status = 'todo' OR (t.status = 'working' AND t.lease_until < %(epoch)s))
   AND NOT EXISTS (SELECT 1 FROM pull_requests r WHERE r.task_id = t.id)
-ORDER BY t.created_at, t.id
+ORDER BY t.created_at, t.seq, t.id
 
 -- name: dev_tasks_busy
 -- Modules whose agent is on a task under a live lease (one task at a time per agent).

@@ -132,3 +132,12 @@ def test_demo_task_passes_the_real_gates_and_shows_on_the_roster(
     assert {"dev-api", "dev-worker", "qa", "secops"} <= set(roster)
     assert roster["dev-api"].status == "idle"
     assert task.id in roster["dev-api"].detail
+
+
+def test_tasks_created_in_one_millisecond_keep_their_order(
+    any_db: Database, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    world, dev = _dev(any_db, tmp_path)
+    monkeypatch.setattr("backend.infra.dev_tasks.utcnow_iso", lambda: "2026-01-01T00:00:00.000Z")
+    made = [dev.create_task(world.project.id, "worker", f"passo {n}").id for n in range(12)]
+    assert [t.id for t in dev.tasks(world.project.id)] == made
