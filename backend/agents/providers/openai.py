@@ -191,7 +191,10 @@ class OpenAIProvider:
     @property
     def url(self) -> str:
         """The chat-completions URL: the path appended, the base URL's query kept."""
-        parts = urlsplit(self.base_url)
+        try:
+            parts = urlsplit(self.base_url)
+        except ValueError:  # not a URL (a bad IPv6 host): the request says so, as ConfigError
+            return f"{self.base_url}/chat/completions"
         return urlunsplit(parts._replace(path=f"{parts.path.rstrip('/')}/chat/completions"))
 
     @property
