@@ -42,8 +42,13 @@ from backend.gates.targets import is_dockerfile
 TOOL = "semgrep"
 SEMGREP_RULES = RULES_DIR / "semgrep"
 _SEVERITY: dict[str, Severity] = {"ERROR": "error", "WARNING": "warning", "INFO": "info"}
-MEMORY_BYTES = 4 * 1024**3
-"""semgrep-core reserves more address space than it uses: 2 GiB does not start it."""
+MEMORY_BYTES = 8 * 1024**3
+"""A backstop only: semgrep-core reserves far more address space than it uses (a one-file
+tree needs between 3 and 3.5 GiB, so a tighter limit fails clean trees now and then).
+What it may really use per file is bounded by ``--max-memory`` (:data:`MAX_MEMORY_MIB`)."""
+MAX_MEMORY_MIB = 1500
+"""semgrep's own per-file memory limit: a file past it is an error naming that file (a
+blocking finding), not a crash of the whole run."""
 
 
 def command(
@@ -63,6 +68,8 @@ def command(
         "--no-exclude-binary-files",
         "--max-target-bytes",
         "0",
+        "--max-memory",
+        str(MAX_MEMORY_MIB),
         *config_args,
         "--",
         *targets,
