@@ -18,6 +18,7 @@ TABLES = {
     "clientes",
     "schema_migrations",
     "gate_jobs",
+    "jobs",
 }
 
 

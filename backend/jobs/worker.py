@@ -1,0 +1,155 @@
+"""One kind's worker: claims due jobs, runs them under a heartbeat, records the outcome.
+
+It runs in the backend's asyncio loop (one task per kind) and keeps at most the kind's
+``concurrency`` jobs in flight; a plain handler runs in a thread, a coroutine handler on
+the loop. Between claims it sleeps until the kind's next job is due, at most ``poll_s``
+(another process may enqueue), or until an enqueue in this process wakes it. A database
+error costs one round, never the worker. Stopping gives unfinished claims back (queued,
+attempt refunded); a crash leaves them to lapse and be claimed again, at least once each.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import logging
+import time
+
+from backend.jobs.exceptions import RetryAfterError
+from backend.jobs.models import Job, Kind
+from backend.jobs.store import JobStore
+
+log = logging.getLogger(__name__)
+
+ERROR_CHARS = 2000
+"""``last_error`` keeps the start of a long message: enough to read, bounded in the row."""
+
+
+def describe(exc: BaseException) -> str:
+    """What ``last_error`` says about a failed attempt."""
+    return f"{type(exc).__name__}: {exc}"[:ERROR_CHARS]
+
+
+class KindWorker:
+    """Runs the jobs of one :class:`Kind` for ``owner`` (unique per engine instance)."""
+
+    def __init__(self, store: JobStore, kind: Kind, owner: str, *, poll_s: float) -> None:
+        self.store = store
+        self.kind = kind
+        self.owner = owner
+        self.poll_s = poll_s
+        self._wake = asyncio.Event()
+        self._running: dict[asyncio.Task[None], Job] = {}
+
+    def wake(self) -> None:
+        """Look for due jobs now (call on the worker's loop)."""
+        self._wake.set()
+
+    async def run(self) -> None:
+        """Claim and run jobs until cancelled."""
+        try:
+            while True:
+                claimed = await self._claim()
+                for job in claimed:
+                    task = asyncio.create_task(self._run_one(job), name=f"job-{job.id}")
+                    self._running[task] = job
+                    task.add_done_callback(self._done)
+                await self._sleep(busy=len(self._running) >= self.kind.concurrency)
+        finally:
+            await self._give_back()
+
+    async def _claim(self) -> list[Job]:
+        free = self.kind.concurrency - len(self._running)
+        try:
+            await asyncio.to_thread(self.store.bury_lapsed, self.kind.name)
+            if free <= 0:
+                return []
+            return await asyncio.to_thread(
+                self.store.claim,
+                self.kind.name,
+                self.owner,
+                limit=free,
+                lease_s=self.kind.lease_s,
+            )
+        except Exception as exc:  # the worker must outlive a bad round (database down)
+            log.warning("jobs %s: claim round failed: %r", self.kind.name, exc)
+            return []
+
+    async def _sleep(self, *, busy: bool) -> None:
+        timeout = self.poll_s
+        if not busy:
+            try:
+                due = await asyncio.to_thread(self.store.next_due, self.kind.name)
+            except Exception:  # the next claim round reports it
+                due = None
+            if due is not None:
+                # A floor keeps a job another worker holds locked from spinning this loop.
+                timeout = min(self.poll_s, max(0.05, due - time.time()))
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._wake.wait(), timeout)
+        self._wake.clear()
+
+    def _done(self, task: asyncio.Task[None]) -> None:
+        self._running.pop(task, None)
+        self._wake.set()
+
+    async def _run_one(self, job: Job) -> None:
+        beat = asyncio.create_task(self._heartbeat(job), name=f"job-{job.id}-heartbeat")
+        handler = self.kind.handler
+        try:
+            if inspect.iscoroutinefunction(handler):
+                await handler(job)
+            else:
+                await asyncio.to_thread(handler, job)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            await self._record(job, exc)
+        else:
+            await self._record(job, None)
+        finally:
+            beat.cancel()
+
+    async def _record(self, job: Job, exc: Exception | None) -> None:
+        try:
+            if exc is None:
+                mine = await asyncio.to_thread(self.store.succeed, job)
+            elif job.attempts >= job.max_attempts:
+                log.warning("jobs %s #%d: last attempt failed: %r", job.kind, job.id, exc)
+                mine = await asyncio.to_thread(self.store.bury, job, error=describe(exc))
+            else:
+                after = (
+                    exc.after_s
+                    if isinstance(exc, RetryAfterError)
+                    else self.kind.backoff.delay(job.attempts)
+                )
+                log.info("jobs %s #%d: attempt %d failed: %r", job.kind, job.id, job.attempts, exc)
+                mine = await asyncio.to_thread(
+                    self.store.retry, job, run_at=time.time() + after, error=describe(exc)
+                )
+        except Exception as err:  # its lease lapses and the job runs again
+            log.warning("jobs %s #%d: outcome not recorded: %r", job.kind, job.id, err)
+            return
+        if not mine:
+            log.warning("jobs %s #%d: lost before it finished; outcome dropped", job.kind, job.id)
+
+    async def _heartbeat(self, job: Job) -> None:
+        while True:
+            await asyncio.sleep(self.kind.lease_s / 3)
+            try:
+                mine = await asyncio.to_thread(self.store.heartbeat, job, lease_s=self.kind.lease_s)
+            except Exception as exc:  # the next beat may get through before the lease lapses
+                log.warning("jobs %s #%d: heartbeat failed: %r", job.kind, job.id, exc)
+                continue
+            if not mine:
+                log.warning("jobs %s #%d: cancelled or taken by another worker", job.kind, job.id)
+                return
+
+    async def _give_back(self) -> None:
+        jobs = list(self._running.values())
+        for task in list(self._running):
+            task.cancel()
+        for job in jobs:
+            with contextlib.suppress(Exception):
+                await asyncio.to_thread(self.store.release, job)
