@@ -43,6 +43,7 @@ from backend.infra.dev_tasks import DevTasks
 from backend.infra.dev_worker import DevWorker
 from backend.infra.kind_adr import AdrTool
 from backend.infra.pipeline import InfraPipeline
+from backend.jobs import Backoff, Job, Jobs
 from backend.operators.accounts import Operators
 from backend.projections.rebuild import ensure_current
 from backend.projections.roster_table import RosterProjection
@@ -50,6 +51,10 @@ from backend.settings import Settings
 from backend.store.db import open_database
 from backend.store.files import FILE_MODE, private_dir, secure_data_dir, tighten
 from backend.tools.registry import tool_spec
+
+RECONCILE_LEASE_S = 60.0
+"""A reconcile round holds its job this long between heartbeats; after a crash, the next
+process takes the round over once it lapses."""
 
 TRANSCRIPT_SHOWN = 1000
 """A takeover's detail shows at most the newest messages and attempts of its conversation."""
@@ -166,6 +171,15 @@ class Backend:
         )
         self.token, self.token_generated = resolve_token(settings)
         self.operators = Operators(self.db)  # named accounts beside the bootstrap token
+        self.jobs = Jobs(self.db)
+        if guard.orchestrator.uncertain is not None:
+            self.jobs.register(
+                "reconcile",
+                self._reconcile,
+                max_attempts=3,
+                backoff=Backoff(base_s=1.0, max_s=settings.reconcile_interval_s),
+                lease_s=RECONCILE_LEASE_S,
+            )
         self._tasks: set[asyncio.Task[Any]] = set()
         self.tools_ready = asyncio.Event()
 
@@ -205,8 +219,12 @@ class Backend:
                 len(expired),
                 self.settings.reconcile_interval_s,
             )
-        if self.guard.orchestrator.uncertain is not None:
-            self.spawn(self._reconcile_loop(), "reconcile")
+        if "reconcile" in self.jobs.kinds:
+            # One row for every process on this database: each tick runs in one of them.
+            await asyncio.to_thread(
+                self.jobs.every, "reconcile", self.settings.reconcile_interval_s
+            )
+        self.jobs.start(self.spawn)
         self.spawn(self._gate_jobs_loop(), "gate-jobs")
         self.spawn(self.roster_projection.snapshots.keep_current(), "roster-snapshots")
         self.spawn(self.dev_worker.run(), "dev-agents")
@@ -337,21 +355,15 @@ class Backend:
             chave_of(ident), outcome, operator=operator, reason=reason
         )
 
-    async def _reconcile_loop(self) -> None:
-        """Every ``reconcile_interval_s``: ask the gateway about every uncertain claim.
+    def _reconcile(self, job: Job) -> None:
+        """The recurring ``reconcile`` job: ask the gateway about every uncertain claim.
 
         Each settlement is a ``ledger.reconciliado`` event (so it is in the feed); a round
-        that fails (the database is down) is logged and the next one tries again.
+        that fails (the database is down) is retried, then waits for the next tick.
         """
-        interval = self.settings.reconcile_interval_s
-        while True:
-            try:
-                settled = await asyncio.to_thread(self.guard.orchestrator.reconcile)
-                if settled:
-                    log.info("reconcile: %s", ", ".join(f"{k} → {v}" for k, v in settled))
-            except Exception as exc:  # the loop must outlive one bad round
-                log.warning("reconcile round failed: %r", exc)
-            await asyncio.sleep(interval)
+        settled = self.guard.orchestrator.reconcile()
+        if settled:
+            log.info("reconcile: %s", ", ".join(f"{k} → {v}" for k, v in settled))
 
     async def _gate_jobs_loop(self) -> None:
         """At start-up, then every ``gate_sweep_s``: run the gate jobs a crash left behind

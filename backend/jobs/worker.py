@@ -50,44 +50,38 @@ class KindWorker:
         """Claim and run jobs until cancelled."""
         try:
             while True:
-                claimed = await self._claim()
-                for job in claimed:
-                    task = asyncio.create_task(self._run_one(job), name=f"job-{job.id}")
-                    self._running[task] = job
-                    task.add_done_callback(self._done)
-                await self._sleep(busy=len(self._running) >= self.kind.concurrency)
+                await self._wait(await self._round())
         finally:
             await self._give_back()
 
-    async def _claim(self) -> list[Job]:
+    async def _round(self) -> float:
+        """Claim what is due if there is room; how long to wait before the next round.
+
+        Only a read happens while nothing is due, so an idle kind costs no write lock.
+        """
         free = self.kind.concurrency - len(self._running)
         try:
+            due = await asyncio.to_thread(self.store.next_due, self.kind.name)
+            if free <= 0 or due is None or due > time.time():
+                return self.poll_s if free <= 0 or due is None else due - time.time()
             await asyncio.to_thread(self.store.bury_lapsed, self.kind.name)
-            if free <= 0:
-                return []
-            return await asyncio.to_thread(
-                self.store.claim,
-                self.kind.name,
-                self.owner,
-                limit=free,
-                lease_s=self.kind.lease_s,
+            claimed = await asyncio.to_thread(
+                self.store.claim, self.kind.name, self.owner, limit=free, lease_s=self.kind.lease_s
             )
         except Exception as exc:  # the worker must outlive a bad round (database down)
-            log.warning("jobs %s: claim round failed: %r", self.kind.name, exc)
-            return []
+            log.warning("jobs %s: round failed: %r", self.kind.name, exc)
+            return self.poll_s
+        for job in claimed:
+            task = asyncio.create_task(self._run_one(job), name=f"job-{job.id}")
+            self._running[task] = job
+            task.add_done_callback(self._done)
+        # Nothing claimed although a job is due: another worker is taking it right now.
+        return 0.0 if claimed else 0.05
 
-    async def _sleep(self, *, busy: bool) -> None:
-        timeout = self.poll_s
-        if not busy:
-            try:
-                due = await asyncio.to_thread(self.store.next_due, self.kind.name)
-            except Exception:  # the next claim round reports it
-                due = None
-            if due is not None:
-                # A floor keeps a job another worker holds locked from spinning this loop.
-                timeout = min(self.poll_s, max(0.05, due - time.time()))
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._wake.wait(), timeout)
+    async def _wait(self, timeout: float) -> None:
+        if timeout > 0:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), min(self.poll_s, timeout))
         self._wake.clear()
 
     def _done(self, task: asyncio.Task[None]) -> None:
