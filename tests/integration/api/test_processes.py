@@ -185,3 +185,29 @@ def test_sigterm_finishes_in_flight_work_and_loses_no_event(tmp_path: Path) -> N
         assert len(texts) == 2
     else:  # refused at the door: nothing half-done
         assert texts == []
+
+
+def test_two_processes_share_one_reconcile_job(pg_url: str, tmp_path: Path) -> None:
+    """Each tick is one row claimed by one process, not one loop per process."""
+    env = {"CADENCIA_RECONCILE_INTERVAL_S": "0.3"}
+    db = open_database(pg_url)
+    migrate(db)
+    a, _ = _serve(tmp_path / "data", pg_url, env)
+    b, _ = _serve(tmp_path / "data", pg_url, env)
+    ticks: set[float] = set()
+    try:
+        deadline = time.monotonic() + 60
+        while len(ticks) < 4:
+            assert time.monotonic() < deadline, f"the reconcile job ticked {len(ticks)} time(s)"
+            with db.transaction(write=False) as tx:
+                tx.execute_sql("SELECT state, run_at FROM jobs WHERE kind = 'reconcile'")
+                rows = tx._cursor.fetchall()
+            assert len(rows) == 1
+            assert rows[0]["state"] in ("queued", "running")
+            ticks.add(rows[0]["run_at"])
+            time.sleep(0.05)
+    finally:
+        for proc in (a, b):
+            proc.terminate()
+            proc.wait(30)
+        db.close()
