@@ -116,3 +116,9 @@ SET state = 'queued', attempts = attempts - 1, run_at = %(epoch)s, owner = NULL,
     lease_until = 0, updated_at = %(now)s
 WHERE id = %(id)s AND owner = %(owner)s AND state = 'running' AND attempts = %(attempt)s
 RETURNING id
+
+-- name: job_drop
+-- An operator gives up on a dead job: it stays, cancelled, as the record of what happened.
+UPDATE jobs SET state = 'cancelled', updated_at = %(now)s
+WHERE id = %(id)s AND state = 'dead'
+RETURNING id

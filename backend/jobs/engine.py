@@ -75,7 +75,8 @@ class Jobs:
     ) -> tuple[int, bool]:
         """Add a job due at ``run_at`` (epoch seconds; now by default); ``(id, created)``.
 
-        With ``tx`` it commits with the caller's transaction. A ``unique_key`` held by an
+        With ``tx`` it commits with the caller's transaction (the in-process wake-up comes
+        before that commit; the worker's poll finds the job). A ``unique_key`` held by an
         unfinished job adds nothing and returns that job.
         """
         spec = self._kind(kind)
@@ -103,7 +104,8 @@ class Jobs:
 
         One row per ``unique_key`` (the kind's name by default) across every process; an
         existing one waiting for a later tick is brought forward. A tick whose attempts
-        all fail is not dead: it waits for the next tick.
+        all fail is not dead: it waits for the next tick. A cancelled one stops until
+        ``every`` is called again (the next start).
         """
         spec = self._kind(kind)
         job_id, _ = self.store.enqueue(
@@ -128,6 +130,10 @@ class Jobs:
         if job is not None:
             self._wake(job.kind)
         return found
+
+    def drop(self, job_id: int) -> bool:
+        """Give up on a dead job: it stays, ``cancelled``, and runs no more."""
+        return self.store.drop(job_id)
 
     def get(self, job_id: int) -> Job | None:
         """The job, if it exists."""

@@ -121,6 +121,11 @@ class JobStore:
         with self.db.transaction() as sql:
             return sql.one("job_rerun", params) is not None
 
+    def drop(self, job_id: int) -> bool:
+        """Give up on a dead job (``cancelled``); ``False`` when it is not dead."""
+        with self.db.transaction() as sql:
+            return sql.one("job_drop", {"id": job_id, "now": utcnow_iso()}) is not None
+
     def get(self, job_id: int) -> Job | None:
         """The job, if it exists."""
         with self.db.transaction(write=False) as sql:

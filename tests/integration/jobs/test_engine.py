@@ -122,6 +122,38 @@ async def test_a_job_that_always_fails_is_dead_after_max_attempts(any_db: Databa
     assert [d.id for d in jobs.dead()] == [job_id]
     assert jobs.rerun(job_id)
     assert state_of(jobs, job_id) == "queued"
+    assert not jobs.drop(job_id)  # only a dead job is dropped
+
+
+def test_a_dropped_dead_job_stays_cancelled(any_db: Database) -> None:
+    jobs = Jobs(any_db)
+    jobs.register("k", lambda job: None, max_attempts=1)
+    job_id, _ = jobs.enqueue("k")
+    [claimed] = jobs.store.claim("k", "me", limit=1, lease_s=30)
+    assert jobs.store.bury(claimed, error="gave up")
+    assert jobs.drop(job_id)
+    assert state_of(jobs, job_id) == "cancelled"
+    assert jobs.dead() == []
+    assert not jobs.rerun(job_id)
+
+
+def test_a_job_enqueued_in_a_transaction_that_rolls_back_does_not_exist(
+    any_db: Database,
+) -> None:
+    jobs = Jobs(any_db)
+    jobs.register("k", lambda job: None)
+    enqueued: list[int] = []
+
+    def domain_write_fails() -> None:
+        with any_db.transaction() as tx:
+            enqueued.append(jobs.enqueue("k", unique_key="with-the-domain-row", tx=tx)[0])
+            raise RuntimeError("the domain's write failed")
+
+    with pytest.raises(RuntimeError):
+        domain_write_fails()
+    assert jobs.get(enqueued[0]) is None
+    _, created = jobs.enqueue("k", unique_key="with-the-domain-row")
+    assert created
 
 
 async def test_retry_after_from_the_handler_sets_the_next_run(any_db: Database) -> None:
