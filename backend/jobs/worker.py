@@ -96,9 +96,7 @@ class KindWorker:
                 await handler(job)
             else:
                 await asyncio.to_thread(handler, job)
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:
+        except Exception as exc:  # a cancel (the worker stopping) passes through
             await self._record(job, exc)
         else:
             await self._record(job, None)

@@ -297,3 +297,24 @@ async def test_two_worker_processes_run_each_job_once(any_db: Database, tmp_path
     runs = _runs(tmp_path)
     job_ids = [int(x) for x in runs[0::2]]
     assert sorted(job_ids) == ids  # each job ran, and only once
+
+
+async def test_the_heartbeat_keeps_a_long_job_from_a_second_worker(
+    any_db: Database, other_db: Database
+) -> None:
+    runs: list[str] = []
+
+    def long(job: Job) -> None:
+        runs.append(job.owner or "")
+        time.sleep(3 * 1.5)  # three leases: only the heartbeat keeps the job its own
+
+    engines = [Jobs(db, poll_s=0.1) for db in (any_db, other_db)]
+    for engine in engines:
+        engine.register("long", long, lease_s=1.5)
+    async with running(*engines):
+        job_id, _ = engines[0].enqueue("long")
+        await until(lambda: state_of(engines[0], job_id) == "done", "the long job to be done")
+    job = engines[0].get(job_id)
+    assert job is not None
+    assert job.attempts == 1
+    assert len(runs) == 1
