@@ -318,3 +318,54 @@ async def test_the_heartbeat_keeps_a_long_job_from_a_second_worker(
     assert job is not None
     assert job.attempts == 1
     assert len(runs) == 1
+
+
+async def test_a_lapsed_last_attempt_is_dead_and_a_recurring_one_waits_for_its_tick(
+    any_db: Database,
+) -> None:
+    jobs = Jobs(any_db)
+    jobs.register("once", lambda job: None, max_attempts=1)
+    jobs.register("tick", lambda job: None, max_attempts=1)
+    one_off, _ = jobs.enqueue("once")
+    recurring = jobs.every("tick", 600)
+    for kind in ("once", "tick"):  # claimed by a worker that dies at once
+        assert jobs.store.claim(kind, "dies", limit=1, lease_s=0.01)
+    await until(lambda: jobs.store.bury_lapsed("once"), "the one-off's lease to lapse")
+    before = time.time()
+    await until(lambda: jobs.store.bury_lapsed("tick"), "the recurring job's lease to lapse")
+    dead, ticking = jobs.get(one_off), jobs.get(recurring)
+    assert dead is not None
+    assert ticking is not None
+    assert dead.state == "dead"
+    assert dead.last_error is not None
+    assert "lease lapsed" in dead.last_error
+    assert ticking.state == "queued"
+    assert ticking.attempts == 0
+    assert before + 600 <= ticking.run_at <= time.time() + 600
+
+
+async def test_a_recurring_job_whose_attempts_all_fail_waits_for_its_next_tick(
+    any_db: Database,
+) -> None:
+    calls: list[int] = []
+
+    def fail(job: Job) -> None:
+        calls.append(job.attempts)
+        raise RuntimeError("gateway down")
+
+    jobs = Jobs(any_db, poll_s=0.2)
+    jobs.register("tick", fail, max_attempts=2, backoff=Backoff(base_s=0.01, max_s=0.02))
+    before = time.time()
+    async with running(jobs):
+        job_id = jobs.every("tick", 600)
+        await until(lambda: len(calls) == 2, "both attempts")
+        await until(
+            lambda: (j := jobs.get(job_id)) is not None and j.attempts == 0, "the next tick"
+        )
+    job = jobs.get(job_id)
+    assert job is not None
+    assert calls == [1, 2]
+    assert job.state == "queued"
+    assert job.last_error == "RuntimeError: gateway down"
+    assert before + 600 <= job.run_at <= time.time() + 600
+    assert jobs.dead() == []
