@@ -3,17 +3,21 @@
 Tree::
 
     CadenciaError                  (backend/exceptions.py)
-    ├── NotFoundError
-    │   └── UnknownKindError       no handler is registered for a job's kind
+    └── NotFoundError
+        └── UnknownKindError       no handler is registered for a job's kind
+
+    Exception
     └── JobError                   base of what a handler raises to steer its job
         └── RetryAfterError        try again after ``after_s`` seconds, not the backoff's
 
-Any other exception a handler raises is a failed attempt retried with backoff.
+A ``JobError`` is a signal from a handler to its worker and never leaves the engine, so it
+is not a ``CadenciaError``: no API answer is ever made of one. Any other exception a
+handler raises is a failed attempt retried with backoff.
 """
 
 from __future__ import annotations
 
-from backend.exceptions import CadenciaError, NotFoundError
+from backend.exceptions import NotFoundError
 
 __all__ = ["JobError", "RetryAfterError", "UnknownKindError"]
 
@@ -30,7 +34,7 @@ class UnknownKindError(NotFoundError):
         self.kind = kind
 
 
-class JobError(CadenciaError):
+class JobError(Exception):
     """Base of the errors a handler raises to tell the engine what to do with its job."""
 
 
