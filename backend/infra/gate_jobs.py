@@ -91,7 +91,7 @@ def gate_findings(result: GateResult) -> list[Finding]:
 def drop_branch(repo: Path, branch: str, expected: str) -> None:
     """Delete ``branch`` if it still points at ``expected`` (undo a half-opened PR)."""
     subprocess.run(
-        ["git", "-C", str(repo), "update-ref", "-d", f"refs/heads/{branch}", expected],
+        ["git", "-C", str(repo), "update-ref", "-d", "--", f"refs/heads/{branch}", expected],
         capture_output=True,
         check=False,
         timeout=30,

@@ -55,14 +55,14 @@ class Worktrees(GitProvider):
         self._git("worktree", "prune")
         path.parent.mkdir(parents=True, exist_ok=True)
         if self.branch_exists(branch):
-            self._git("worktree", "add", "-q", str(path), branch)
+            self._git("worktree", "add", "-q", "--", str(path), branch)
         else:
-            self._git("worktree", "add", "-q", "-b", branch, str(path), base)
+            self._git("worktree", "add", "-q", "-b", branch, "--", str(path), base)
         return path
 
     def remove(self, path: Path) -> None:
         """Drop a worktree (its branch stays)."""
-        self._git("worktree", "remove", "--force", str(path), check=False)
+        self._git("worktree", "remove", "--force", "--", str(path), check=False)
         self._git("worktree", "prune", check=False)
 
     def _intact(self, path: Path, branch: str) -> bool:

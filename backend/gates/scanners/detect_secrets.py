@@ -29,6 +29,7 @@ def command(binary: str) -> list[str]:
         "--disable-filter",
         ALLOWLIST_FILTER,
         *DETECT_SECRETS_FLAGS,
+        "--",
         ".",
     ]
 

@@ -40,7 +40,7 @@ from parliament.cli import is_finding_filtered
 from backend.posture.iam_speed import install
 install()
 override_config(Path(parliament.__file__).parent / "community_auditors" / "config_override.yaml")
-for path in sys.argv[1:]:
+for path in sys.argv[2:]:  # argv[1] is the "--" that ends the options
     policy = analyze_policy_string(
         Path(path).read_text(encoding="utf-8"), path, include_community_auditors=True, config=config
     )
@@ -62,11 +62,11 @@ def available() -> bool:
 def command(binary: str, targets: list[str]) -> list[str]:
     """The exact command line (the benchmark runs it directly too); ``binary`` is a Python.
 
-    Python ends its own options at ``-c`` and would pass a ``--`` on to the worker as a
-    path, so the PR's file names go in as ``./path``: data, whatever they are called.
+    Python ends its own options at ``-c`` and passes a ``--`` on to the worker, which skips
+    it; the PR's file names also go in as ``./path``: data, whatever they are called.
     ``-P``: the worker runs in the PR's copy, whose ``json.py`` must not be imported.
     """
-    return [binary, "-P", "-c", _WORKER, *(f"./{target}" for target in targets)]
+    return [binary, "-P", "-c", _WORKER, "--", *(f"./{target}" for target in targets)]
 
 
 def scan(ctx: ScanContext) -> ScanResult | None:

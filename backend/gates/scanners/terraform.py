@@ -19,7 +19,7 @@ _LOCATION = re.compile(r"on (?P<file>\S+) line (?P<line>\d+)")
 
 def command(binary: str) -> list[str]:
     """The exact command line (the benchmark runs it directly too)."""
-    return [binary, "fmt", "-check", "-list=true", "-recursive", "-no-color", "."]
+    return [binary, "fmt", "-check", "-list=true", "-recursive", "-no-color", "--", "."]
 
 
 def scan(ctx: ScanContext) -> ScanResult | None:
