@@ -1,9 +1,9 @@
 """The module map: which deployable modules a repository holds.
 
 The module map's shape is ``{"modules": [{"name", "path", "language", "kind", "port"}]}``. The
-Arquiteto writes it (``backend.agents``), the Infra agent plans from it (``backend.infra``),
+Arquiteto writes it (``backend.agents``), the planner plans from it (``backend.planner``),
 and ``cadencia infra plan`` reads it from a file; when there is none, the planner detects
-one from manifests (:func:`backend.infra.detect.detect_modules`). It lives below both
+one from manifests (:func:`backend.planner.detect_modules`). It lives below both
 packages so neither imports the other for it.
 """
 

@@ -54,8 +54,8 @@ def run_plan(args: argparse.Namespace) -> int:
 
     from backend.exceptions import ConflictError, PathError, ValidationError
     from backend.infra.git import validate_path
-    from backend.infra.planner import propose, resolve_module_map
     from backend.module_map import load_module_map
+    from backend.planner import propose, resolve_module_map
 
     repo = Path(args.repo)
     if not repo.is_dir():

@@ -127,7 +127,7 @@ async def run_demo(backend: Backend, *, pace_s: float = PACE_S) -> dict[str, Any
 async def _infra_with_one_correction(backend: Backend, project_id: str, session_id: str) -> None:
     """The Infra agent's first draft has one mistake (an unpinned base image) so the demo
     shows the gates requesting changes and the correction landing on the same PR."""
-    from backend.infra import planner
+    from backend import planner
     from backend.infra.agent import module_map_of
 
     ctx_status = backend.team.runtime._status

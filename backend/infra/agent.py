@@ -19,13 +19,13 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from backend import planner
 from backend.exceptions import ValidationError
 from backend.gates.findings import ScanResult
 from backend.gates.runner import run_qa
 from backend.gates.scanners import hadolint
 from backend.gates.scanners._base import ToolFailed, find_binary, tool_env
 from backend.gates.targets import is_dockerfile
-from backend.infra import planner
 from backend.infra.git import validate_path
 from backend.infra.pipeline import INFRA_AGENT, InfraPipeline, ProposalResult
 from backend.module_map import ModuleMap, parse_module_map

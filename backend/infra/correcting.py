@@ -3,9 +3,10 @@ loop stops.
 
 :meth:`CorrectionLoop.correct` hands the findings (an operator's reason among them) to the
 PR's author: a model turn through the flow's :data:`~backend.infra.authoring.CorrectionAuthor`
-when the author is on a model, else the kind's rule-based fixer. Either way the files go
-through :meth:`PrFlow.propose`, which commits on the same branch/PR, or refuses a
-correction with no diff (:meth:`CorrectionLoop.no_change`: not committed, not counted).
+when the author is on a model, else the rule-based fixer the flow was given, through the
+PR's kind (which may decline it). Either way the files go through :meth:`PrFlow.propose`,
+which commits on the same branch/PR, or refuses a correction with no diff
+(:meth:`CorrectionLoop.no_change`: not committed, not counted).
 :meth:`CorrectionLoop.settle` alternates gates and corrections and stops on a settled PR,
 a correction waiting for approval, or one that changed nothing (instead of spinning).
 """
@@ -24,7 +25,7 @@ from backend.infra.authoring import (
     CorrectionRequest,
     same_files,
 )
-from backend.infra.kinds import Emit, emit, rules_for
+from backend.infra.kinds import Emit, Fixer, emit, rules_for
 from backend.infra.proposals import SETTLED, Proposal, ProposalResult
 from backend.infra.prs import PullRequest, PullRequests
 
@@ -42,6 +43,7 @@ class CorrectionLoop:
         db: Database
         events: EventLog
         author: CorrectionAuthor | None
+        fixer: Fixer
 
         @property
         def limit(self) -> int: ...
@@ -70,7 +72,7 @@ class CorrectionLoop:
         if self.author is not None and rules.author_tool is not None:
             turn = self.author(CorrectionRequest(pr, files, findings, rules.author_tool))
         if turn is None:
-            fixed = rules.correct(files, findings)
+            fixed = rules.correct(files, findings, self.fixer)
             proposal = Proposal(
                 kind=pr.kind,
                 project_id=pr.project_id,

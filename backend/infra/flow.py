@@ -42,10 +42,11 @@ from backend.infra.gate_jobs import (
     gate_findings,
 )
 from backend.infra.git import GitProvider
-from backend.infra.kinds import Emit, KindRules, emit, rules_for
+from backend.infra.kinds import Emit, Fixer, KindRules, emit, rules_for
 from backend.infra.proposals import GateName, Proposal, ProposalResult, VerdictValue
 from backend.infra.prs import Finding, PullRequest, PullRequests
 from backend.infra.waiver_store import GateWaivers, annotate
+from backend.planner import correct
 from backend.settings import Settings, load_settings
 from backend.store.db import Tx
 
@@ -62,6 +63,7 @@ class PrFlow(CorrectionLoop):
         timeout_s: limit for each scanner subprocess.
         author: runs a model-backed author's correction turn (see
             :mod:`backend.infra.authoring`); without one, the rule-based fixer corrects.
+        fixer: that rule-based fixer, handed to the PR's kind (the planner's ``correct``).
     """
 
     def __init__(
@@ -73,6 +75,7 @@ class PrFlow(CorrectionLoop):
         auto: bool = False,
         timeout_s: float = DEFAULT_TIMEOUT_S,
         author: CorrectionAuthor | None = None,
+        fixer: Fixer = correct,
     ) -> None:
         self.store = store
         self.events = store.events
@@ -84,6 +87,7 @@ class PrFlow(CorrectionLoop):
         self.auto = auto
         self.timeout_s = timeout_s
         self.author = author
+        self.fixer = fixer
         self.prs = PullRequests(self.db)
         self.jobs = GateJobs.on(self.db, self.events, self.settings, self._job_work, self.prs)
 

@@ -23,7 +23,7 @@ from typing import Any
 from backend.events import EventType
 from backend.exceptions import ValidationError
 from backend.infra.git import DEFAULT_BRANCH
-from backend.infra.kinds import RULES, Emit, KindRules, emit
+from backend.infra.kinds import RULES, Emit, Fixer, KindRules, emit
 from backend.infra.proposals import Proposal
 from backend.infra.prs import Finding, PullRequest, PullRequests
 
@@ -109,8 +109,10 @@ class AdrRules(KindRules):
         payload = {"pr_action_id": pr_id, "error": f"gate run failed: {error}"}
         return emit(EventType.ADR_PR_FAILED, payload, "qa")
 
-    def correct(self, files: dict[str, str], findings: list[Finding]) -> dict[str, str]:
-        # The offline author cannot rewrite a decision: the Arquiteto (or a human) must.
+    def correct(
+        self, files: dict[str, str], findings: list[Finding], fixer: Fixer
+    ) -> dict[str, str]:
+        # No fixer rewrites a decision: the Arquiteto (or a human) must.
         return dict(files)
 
 

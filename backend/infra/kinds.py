@@ -21,12 +21,15 @@ from backend.agents.team import DEV_PREFIX
 from backend.events import EventType
 from backend.exceptions import ConflictError, ValidationError
 from backend.gates.state import Transition
-from backend.infra import planner
 from backend.infra.git import DEFAULT_BRANCH, GitProvider
 from backend.infra.prs import Finding, PrKind, PullRequest, PullRequests
 
 INFRA_AGENT = "infra"
 INFRA_BRANCH = "feature/infra-setup"
+
+Fixer = Callable[[dict[str, str], list[Finding]], dict[str, str]]
+"""The rule-based fixer: ``(files, findings) -> corrected files``. The pipeline is given
+one (the planner's ``correct``) and hands it to the kind; no kind imports a planner."""
 
 
 @dataclass(frozen=True)
@@ -137,9 +140,11 @@ class KindRules(ABC):
     def job_failed(self, pr: PullRequest | None, pr_id: str, error: str) -> Emit | None:
         """The event for a background gate run that crashed."""
 
-    def correct(self, files: dict[str, str], findings: list[Finding]) -> dict[str, str]:
-        """The author's correction of ``files`` for ``findings`` (the offline author)."""
-        return planner.correct(files, [dict(f) for f in findings])
+    def correct(
+        self, files: dict[str, str], findings: list[Finding], fixer: Fixer
+    ) -> dict[str, str]:
+        """The offline author's correction of ``files`` for ``findings``: ``fixer``'s."""
+        return fixer(files, [dict(f) for f in findings])
 
     def changed(self, pr: PullRequest, move: Transition, reason: str, agent: str | None) -> Emit:
         """The ``<kind>.gate_changed`` event of a status move."""

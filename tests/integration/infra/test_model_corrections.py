@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from test_pipeline_support import planted, require_scanners
 
-from backend.infra import planner
+from backend import planner
 from backend.infra.agent import module_map_of
 from backend.settings import load_settings
 from tests.integration.api.conftest import Live, live_backend

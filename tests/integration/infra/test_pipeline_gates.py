@@ -16,7 +16,7 @@ from test_pipeline_support import BRANCH, CLEAN_FILES, make_world, planted, requ
 from backend.exceptions import CadenciaError
 from backend.gates.scanners import _base
 from backend.infra.agent import InfraAgentTools, validate_infra_file
-from backend.infra.planner import plan
+from backend.planner import plan
 from backend.store.db import Database
 
 SAMPLES = Path(__file__).resolve().parents[2] / "fixtures" / "repos"

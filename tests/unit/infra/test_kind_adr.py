@@ -10,7 +10,7 @@ from backend.exceptions import ValidationError
 from backend.gates.state import GateEvent, GateSubjectState, next_gate_status
 from backend.infra.kind_adr import AdrRules, adr_name, slugify
 from backend.infra.kinds import rules_for
-from backend.infra.prs import PullRequest, PullRequests
+from backend.infra.prs import Finding, PullRequest, PullRequests
 
 KEY = "prj_1/adr/0003-conteineres-por-modulo"
 
@@ -85,4 +85,8 @@ def test_every_event_fits_its_payload_model() -> None:
 
 def test_the_offline_author_does_not_rewrite_a_decision() -> None:
     files = {"docs/adr/0003-x.md": "# X\n"}
-    assert rules_for("adr").correct(files, [{"rule": "r", "message": "m"}]) == files
+
+    def rewrite(files: dict[str, str], findings: list[Finding]) -> dict[str, str]:
+        return {path: "rewritten\n" for path in files}
+
+    assert rules_for("adr").correct(files, [{"rule": "r", "message": "m"}], rewrite) == files

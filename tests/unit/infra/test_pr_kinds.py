@@ -7,7 +7,7 @@ import pytest
 from backend.exceptions import ValidationError
 from backend.gates.state import GateEvent, GateSubjectState, next_gate_status
 from backend.infra.kinds import INFRA_BRANCH, rules_for
-from backend.infra.prs import PrKind, PullRequest
+from backend.infra.prs import Finding, PrKind, PullRequest
 
 
 def _pr(kind: PrKind) -> PullRequest:
@@ -97,3 +97,19 @@ def test_a_kind_without_a_flow_is_refused() -> None:
     # Every PrKind has a flow since the adr kind (issue 12); anything else is refused.
     with pytest.raises(ValidationError, match="wiki"):
         rules_for("wiki")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("kind", ["infra", "dev"])
+def test_the_offline_author_corrects_with_the_fixer_it_is_given(kind: PrKind) -> None:
+    seen: list[list[Finding]] = []
+
+    def fixer(files: dict[str, str], findings: list[Finding]) -> dict[str, str]:
+        seen.append(findings)
+        findings[0]["rule"] = "changed by the fixer"
+        return {path: f"fixed {text}" for path, text in files.items()}
+
+    finding: Finding = {"rule": "DL3007", "file": "Dockerfile"}
+    fixed = rules_for(kind).correct({"Dockerfile": "FROM x\n"}, [finding], fixer)
+    assert fixed == {"Dockerfile": "fixed FROM x\n"}
+    assert seen == [[{"rule": "changed by the fixer", "file": "Dockerfile"}]]
+    assert finding == {"rule": "DL3007", "file": "Dockerfile"}  # the PR's own findings stay

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from backend.infra.manifest_files import read_text
+from backend.planner.manifest_files import read_text
 
 GRADLE_FILES = ("build.gradle.kts", "build.gradle")
 GRADLE_IMAGES = {"17": "gradle:8.10.2-jdk17", "21": "gradle:8.10.2-jdk21"}

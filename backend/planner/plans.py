@@ -2,7 +2,7 @@
 
 :func:`plan` inspects each module and proposes one Dockerfile per deployable module (at
 the module's path), ``compose.yaml`` at the root and ``.github/workflows/ci.yml``;
-:func:`correct` (see :mod:`backend.infra.corrections`) fixes what gate findings name. An
+:func:`correct` (see :mod:`backend.planner.fixer`) fixes what gate findings name. An
 LLM provider can replace this planner through the same two calls.
 """
 
@@ -13,11 +13,11 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from backend.exceptions import ValidationError
-from backend.infra.corrections import correct
-from backend.infra.detect import ModuleFacts, detect_modules, inspect_module
-from backend.infra.dockerfiles import dockerfile, dockerignore, java_version
-from backend.infra.unsupported import Skipped, skipped_modules
 from backend.module_map import Module, ModuleMap, load_module_map
+from backend.planner.detect import ModuleFacts, detect_modules, inspect_module
+from backend.planner.dockerfiles import dockerfile, dockerignore, java_version
+from backend.planner.fixer import correct
+from backend.planner.unsupported import Skipped, skipped_modules
 
 __all__ = ["COMPOSE_PATH", "WORKFLOW_PATH", "Plan", "correct", "module_file", "plan", "propose"]
 

@@ -13,14 +13,19 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from backend.infra import entrypoints, runtimes
-from backend.infra.entrypoints import Start, not_entry, rank
-from backend.infra.gradle import GradleBuild, gradle_build
-from backend.infra.manifest_files import read_json as _json
-from backend.infra.manifest_files import read_text as _read
-from backend.infra.manifest_files import read_toml as _toml
-from backend.infra.runtimes import Runtime
 from backend.module_map import Kind, Language, Module, ModuleMap
+from backend.planner.entrypoints import Start, node_start, not_entry, python_start, rank
+from backend.planner.gradle import GradleBuild, gradle_build
+from backend.planner.manifest_files import read_json as _json
+from backend.planner.manifest_files import read_text as _read
+from backend.planner.manifest_files import read_toml as _toml
+from backend.planner.runtimes import (
+    Runtime,
+    go_runtime,
+    node_runtime,
+    python_runtime,
+    rust_runtime,
+)
 
 SKIP_DIRS = frozenset(
     {
@@ -163,8 +168,8 @@ def _inspect_python(path: Path, facts: ModuleFacts, sources: dict[str, str]) -> 
     deps = _python_deps(path)
     facts.deps = deps
     project = _toml(path / "pyproject.toml").get("project", {})
-    facts.runtime = runtimes.python_runtime(path, project)
-    facts.start = entrypoints.python_start(path, sources, deps, project)
+    facts.runtime = python_runtime(path, project)
+    facts.start = python_start(path, sources, deps, project)
     for rel, text in sources.items():
         if not_entry(rel):
             continue
@@ -192,8 +197,8 @@ def _inspect_node(path: Path, facts: ModuleFacts, sources: dict[str, str]) -> No
     facts.deps = set(pkg.get("dependencies") or {})
     facts.scripts = set(scripts)
     facts.build_script = "build" in scripts
-    facts.runtime = runtimes.node_runtime(path, pkg)
-    facts.start, facts.notes = entrypoints.node_start(path, pkg)
+    facts.runtime = node_runtime(path, pkg)
+    facts.start, facts.notes = node_start(path, pkg)
     entry = facts.start.entry if facts.start else ""
     if entry and entry not in sources and (path / entry).is_file():
         sources = {entry: _read(path / entry), **sources}  # `bin/www` has no extension
@@ -222,7 +227,7 @@ def _inspect_node(path: Path, facts: ModuleFacts, sources: dict[str, str]) -> No
 
 
 def _inspect_go(path: Path, facts: ModuleFacts, sources: dict[str, str]) -> None:
-    facts.runtime = runtimes.go_runtime(_read(path / "go.mod"))
+    facts.runtime = go_runtime(_read(path / "go.mod"))
     facts.lockfile = "go.sum" if (path / "go.sum").is_file() else None
     mains = sorted(
         {
@@ -298,7 +303,7 @@ def _inspect_java(path: Path, facts: ModuleFacts, sources: dict[str, str]) -> No
 
 def _inspect_rust(path: Path, facts: ModuleFacts, sources: dict[str, str]) -> None:
     cargo = _toml(path / "Cargo.toml")
-    facts.runtime = runtimes.rust_runtime(path, cargo)
+    facts.runtime = rust_runtime(path, cargo)
     facts.lockfile = "Cargo.lock" if (path / "Cargo.lock").is_file() else None
     package = str((cargo.get("package") or {}).get("name") or "")
     bins = [str(b.get("name")) for b in cargo.get("bin") or [] if b.get("name")]

@@ -3,13 +3,10 @@
 The order is "most explicit first": a Procfile ``web:`` line, then the framework's own
 convention (Django's ``manage.py``/``<project>.wsgi``, an ASGI/WSGI app object), then the
 manifest (``[project.scripts]``, ``package.json`` ``scripts.start``/``main``), then a
-``__main__`` script. Files that only exercise the server — tests, clients, benchmarks,
-examples — are never an entry point: picking ``client.py`` because it sorts before
-``server.py`` is the mistake this module exists to avoid. Every file a command names is
-checked to exist (or to be produced by the module's build script).
-
-A command is a template: ``{port}`` stands for the module's port, filled in by the
-Dockerfile builder, because a module map may give another port than the one detected.
+``__main__`` script. Files that only exercise the server (tests, clients, benchmarks,
+examples) are never an entry point, and every file a command names must exist (or be
+produced by the module's build script). A command is a template: ``{port}`` is filled in by
+the Dockerfile builder, because a module map may give another port than the one detected.
 """
 
 from __future__ import annotations
@@ -19,7 +16,7 @@ import shlex
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from backend.infra.manifest_files import read_text as _read
+from backend.planner.manifest_files import read_text as _read
 
 PORT = "{port}"
 

@@ -20,7 +20,7 @@ from typing import Any
 import yaml
 
 from backend.gates.targets import is_dockerfile
-from backend.infra.dockerfiles import PINNED_BY_REPOSITORY, RUNTIME_UID
+from backend.planner.dockerfiles import PINNED_BY_REPOSITORY, RUNTIME_UID
 
 Finding = dict[str, object]
 

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import json
 
-from backend.infra.detect import ModuleFacts
-from backend.infra.entrypoints import Start
-from backend.infra.gradle import build_stage as gradle_stage
-from backend.infra.runtimes import GO_IMAGES, NODE_IMAGES, PYTHON_IMAGES, RUST_IMAGE, Runtime
 from backend.module_map import Module
+from backend.planner.detect import ModuleFacts
+from backend.planner.entrypoints import Start
+from backend.planner.gradle import build_stage as gradle_stage
+from backend.planner.runtimes import GO_IMAGES, NODE_IMAGES, PYTHON_IMAGES, RUST_IMAGE, Runtime
 
 RUNTIME_UID = 10001
 

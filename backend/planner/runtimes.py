@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from backend.infra.manifest_files import read_text as _read
+from backend.planner.manifest_files import read_text as _read
 
 Version = tuple[int, int]
 

@@ -14,7 +14,7 @@ import pytest
 
 from backend.cli import main
 from backend.gates.runner import GateReport, resolve_semgrep, run_gates
-from backend.infra.planner import COMPOSE_PATH, WORKFLOW_PATH, correct, plan
+from backend.planner import COMPOSE_PATH, WORKFLOW_PATH, correct, plan
 from tests.ci import in_ci
 
 SAMPLES = Path(__file__).resolve().parents[2] / "fixtures" / "repos"

@@ -6,7 +6,7 @@ import re
 
 import yaml
 
-from backend.infra.corrections import correct
+from backend.planner.fixer import correct
 
 DOCKERFILE = """FROM python:3.11.9-slim-bookworm AS build
 RUN pip install -r requirements.txt

@@ -10,8 +10,8 @@ import pytest
 import yaml
 
 from backend.exceptions import ValidationError
-from backend.infra.planner import COMPOSE_PATH, WORKFLOW_PATH, plan
 from backend.module_map import parse_module_map
+from backend.planner import COMPOSE_PATH, WORKFLOW_PATH, plan
 
 SAMPLES = Path(__file__).resolve().parents[2] / "fixtures" / "repos"
 ALL = ["python-api", "node-web", "go-svc", "java-app", "multi"]

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from backend.infra.detect import inspect_module
-from backend.infra.planner import plan, propose
-from backend.infra.runtimes import (
+from backend.planner import plan, propose
+from backend.planner.detect import inspect_module
+from backend.planner.runtimes import (
     choose,
     go_runtime,
     pep440_allows,

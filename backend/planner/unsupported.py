@@ -11,7 +11,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from backend.infra.detect import _MANIFESTS, SKIP_DIRS
+from backend.planner.detect import _MANIFESTS, SKIP_DIRS
 
 # Manifest file name → the stack it belongs to. Suffix entries start with "*".
 _UNSUPPORTED: tuple[tuple[str, str], ...] = (

@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from backend.exceptions import ValidationError
-from backend.infra.planner import COMPOSE_PATH, WORKFLOW_PATH, plan, propose
+from backend.planner import COMPOSE_PATH, WORKFLOW_PATH, plan, propose
 
 REPOS = Path(__file__).resolve().parents[2] / "fixtures" / "plan_repos"
 

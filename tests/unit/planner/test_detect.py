@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from backend.exceptions import ValidationError
-from backend.infra.detect import detect_modules, inspect_module
 from backend.module_map import load_module_map, parse_module_map
+from backend.planner.detect import detect_modules, inspect_module
 
 SAMPLES = Path(__file__).resolve().parents[2] / "fixtures" / "repos"
 
