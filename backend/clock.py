@@ -1,7 +1,8 @@
 """The one timestamp format of the product: UTC, ISO 8601, milliseconds, ``Z``.
 
-A leaf module (it imports nothing of ours), so any package can stamp a row without
-depending on the event log.
+Every stored or shown stamp is made here, so rows written by any package sort and compare
+as text in time order. A leaf module (it imports nothing of ours), so any package can stamp
+a row without depending on the event log.
 """
 
 from __future__ import annotations
@@ -9,6 +10,13 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 
+def utc_iso(moment: datetime) -> str:
+    """``moment`` in the one format (a naive datetime is taken as UTC)."""
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
 def utcnow_iso() -> str:
     """Now, UTC, ISO-8601 with milliseconds and a ``Z`` like the seed's events."""
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return utc_iso(datetime.now(UTC))

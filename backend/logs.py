@@ -12,6 +12,7 @@ import logging
 import sys
 from datetime import UTC, datetime
 
+from backend.clock import utc_iso
 from backend.redact import redact_text
 
 
@@ -20,7 +21,7 @@ class JsonFormatter(logging.Formatter):
 
     def format(self, record: logging.LogRecord) -> str:
         line = {
-            "ts": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
+            "ts": utc_iso(datetime.fromtimestamp(record.created, UTC)),
             "level": record.levelname.lower(),
             "logger": record.name,
             "msg": redact_text(record.getMessage()),

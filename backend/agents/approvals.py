@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal, cast
 
+from backend.clock import utc_iso
 from backend.events import Event, EventLog, EventType, utcnow_iso
 from backend.exceptions import ConflictError, NotFoundError
 from backend.store.db import Row, dumps, loads
@@ -34,17 +35,11 @@ def iso_utc(value: Any) -> str:
             moment = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
         except ValueError:
             return str(value)
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return utc_iso(moment)
 
 
 def _stale_before() -> str:
-    return (
-        (datetime.now(UTC) - timedelta(seconds=CLAIM_LEASE_S))
-        .isoformat(timespec="milliseconds")
-        .replace("+00:00", "Z")
-    )
+    return utc_iso(datetime.now(UTC) - timedelta(seconds=CLAIM_LEASE_S))
 
 
 class RowMoved(Exception):

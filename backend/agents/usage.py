@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, date, datetime
 from typing import TYPE_CHECKING, Any
 
+from backend.clock import utc_iso
 from backend.exceptions import ValidationError
 from backend.store.db import Database, Row
 
@@ -96,7 +97,7 @@ class UsageBook:
             "model": spec,
             "input_tokens": max(0, int(usage.get("input_tokens", 0))),
             "output_tokens": max(0, int(usage.get("output_tokens", 0))),
-            "now": now.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+            "now": utc_iso(now),
         }
         joined = tx.tx_for(self.db) if tx is not None else None
         if joined is not None:

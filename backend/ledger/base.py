@@ -22,9 +22,9 @@ import json
 import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal
 
+from backend.clock import utcnow_iso
 from backend.exceptions import LedgerError
 
 if TYPE_CHECKING:
@@ -123,8 +123,10 @@ class StoredReservation:
     existing: dict[str, Any] | None
 
 
-def _now_iso() -> str:
-    return datetime.now(UTC).isoformat()
+_now_iso = utcnow_iso
+"""The stamp of every ledger write (the product's one format), named so a test's fixed
+clock can set the ledger's alone. Records written in an older format (``+00:00``,
+microseconds) still sort in order as text: the two agree up to the millisecond."""
 
 
 class Ledger(ABC):

@@ -25,8 +25,9 @@ here commits on its own, so the decision is durable before the event that record
 
 botocore retries a request whose answer it did not get (a dropped connection, a 5xx), so a
 conditional write that was applied can come back as ``ConditionalCheckFailedException`` on
-its retry. Each one asks for the item's old image on failure and recognises its own write
-by the timestamp it wrote (:func:`_ours`): an applied write is reported applied.
+its retry. Each write carries a fresh ``write_id``; on failure it asks for the item's old
+image and recognises its own write by that id (:func:`_ours`): an applied write is reported
+applied. An id, not the timestamp: two writers stamp the same millisecond often enough.
 
 ``_expire`` and ``_by_status`` scan the table; they are operator/maintenance paths
 (``reconcile``, the approvals screen), never the per-call hot path, which only touches
@@ -38,6 +39,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+import uuid
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
 
@@ -154,6 +156,7 @@ class DynamoLedger(Ledger):
             if claim_row.get(field) is not None:
                 item[field] = encode(claim_row[field])
         item["created_at"] = item["updated_at"] = encode(now)
+        item["write_id"] = {"S": (write := _write_id())}
         try:
             self._call(
                 "put_item",
@@ -162,7 +165,7 @@ class DynamoLedger(Ledger):
                 ReturnValuesOnConditionCheckFailure="ALL_OLD",
             )
         except _ConditionFailed as failed:
-            if _ours(failed.item, "tentando", now, claim_row, stamp="created_at"):
+            if _ours(failed.item, "tentando", write, claim_row):
                 return StoredReservation(attempts, blocked, True, None)
             existing = record_row(failed.item) if failed.item else self._get(claim_row["chave"], tx)
             return StoredReservation(attempts, blocked, False, self._remember(existing))
@@ -210,6 +213,7 @@ class DynamoLedger(Ledger):
             ":hash": encode(claim_row["payload_hash"]),
             ":lease": encode(claim_row["lease_until"]),
             ":now": {"S": now},
+            ":write": {"S": (write := _write_id())},
         }
         sets = [
             "#st = :tentando",
@@ -217,6 +221,7 @@ class DynamoLedger(Ledger):
             "payload_hash = :hash",
             "lease_until = :lease",
             "updated_at = :now",
+            "write_id = :write",
         ]
         removes = ["resultado"]
         for field in ("valor", "gateway"):  # the new claim's, or none
@@ -236,7 +241,7 @@ class DynamoLedger(Ledger):
                 ReturnValuesOnConditionCheckFailure="ALL_OLD",
             )
         except _ConditionFailed as failed:
-            return _ours(failed.item, "tentando", now, claim_row)
+            return _ours(failed.item, "tentando", write, claim_row)
         return True
 
     def _finish(
@@ -252,11 +257,13 @@ class DynamoLedger(Ledger):
             ":expected": {"S": expected},
             ":status": {"S": status},
             ":now": {"S": now},
+            ":write": {"S": (write := _write_id())},
         }
+        stamp = "SET #st = :status, updated_at = :now, write_id = :write"
         if resultado is None:
-            update = "SET #st = :status, updated_at = :now REMOVE resultado"
+            update = f"{stamp} REMOVE resultado"
         else:
-            update = "SET #st = :status, updated_at = :now, resultado = :res"
+            update = f"{stamp}, resultado = :res"
             values[":res"] = {"S": json.dumps(resultado, ensure_ascii=False, default=str)}
         try:
             got = self._call(
@@ -271,7 +278,7 @@ class DynamoLedger(Ledger):
                 ReturnValuesOnConditionCheckFailure="ALL_OLD",
             )
         except _ConditionFailed as failed:
-            return _ours(failed.item, status, now)
+            return _ours(failed.item, status, write)
         if "Attributes" in got:
             self._remember(record_row(got["Attributes"]))
         return True
@@ -281,23 +288,25 @@ class DynamoLedger(Ledger):
         values = {":tentando": {"S": "tentando"}, ":epoch": encode(epoch)}
         expired: list[str] = []
         for item in self._scan(condition, values):
+            write = _write_id()
             try:
                 # Re-checked per item: a claim completed after the scan read it stays as is.
                 self._call(
                     "update_item",
                     Key={"pk": item["pk"]},
-                    UpdateExpression="SET #st = :incerto, updated_at = :now",
+                    UpdateExpression="SET #st = :incerto, updated_at = :now, write_id = :write",
                     ConditionExpression=condition,
                     ExpressionAttributeNames={"#st": "status"},
                     ExpressionAttributeValues={
                         **values,
                         ":incerto": {"S": "resultado_incerto"},
                         ":now": {"S": now},
+                        ":write": {"S": write},
                     },
                     ReturnValuesOnConditionCheckFailure="ALL_OLD",
                 )
             except _ConditionFailed as failed:
-                if not _ours(failed.item, "resultado_incerto", now):
+                if not _ours(failed.item, "resultado_incerto", write):
                     continue
             expired.append(item["pk"]["S"])
         return expired
@@ -332,21 +341,24 @@ class DynamoLedger(Ledger):
         return int(row.get("attempts", 0)), int(row.get("blocked", 0))
 
 
+def _write_id() -> str:
+    """A fresh id for one conditional write, so a retry of it can tell it is its own."""
+    return uuid.uuid4().hex
+
+
 def _ours(
     item: dict[str, Any] | None,
     status: RecordStatus,
-    now: str,
+    write: str,
     claim_row: dict[str, Any] | None = None,
-    *,
-    stamp: str = "updated_at",
 ) -> bool:
     """Whether a conditional write that "failed" was this call's own, applied by an earlier
-    try of the same request: the item is in the state it wrote, stamped with its ``now``
+    try of the same request: the item is in the state it wrote, carrying its ``write`` id
     (and, for a claim, holds its payload)."""
     if not item:
         return False
     row = decode(item)
-    if row.get("status") != status or row.get(stamp) != now:
+    if row.get("status") != status or row.get("write_id") != write:
         return False
     return claim_row is None or row.get("payload_hash") == claim_row["payload_hash"]
 

@@ -40,6 +40,7 @@ def record_row(item: dict[str, Any]) -> dict[str, Any] | None:
     if "status" not in row:
         return None
     row["chave"] = row.pop("pk")
+    row.pop("write_id", None)  # storage's own, see backend.ledger.dynamodb._ours
     row.setdefault("valor", None)
     row.setdefault("resultado", None)
     row.setdefault("gateway", None)

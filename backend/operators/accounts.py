@@ -6,9 +6,9 @@ import hashlib
 import re
 import threading
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any, cast
 
+from backend.clock import utcnow_iso
 from backend.exceptions import ConflictError, NotFoundError, ValidationError
 from backend.operators import tokens
 from backend.operators.roles import BOOTSTRAP_NAME, ROLES, Actor, Role
@@ -16,10 +16,6 @@ from backend.store.db import Database, Row
 
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$")
 """An operator's name: what every action records (no spaces, so ``--operator`` args stay simple)."""
-
-
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 @dataclass(frozen=True)
@@ -80,7 +76,7 @@ class Operators:
         if role not in ROLES:
             raise ValidationError(f"role must be one of {', '.join(ROLES)}, not {role!r}")
         new = tokens.mint()
-        now = _now()
+        now = utcnow_iso()
         with self.db.transaction() as tx:
             if tx.one("operator_live_by_name", {"name": name}) is not None:
                 raise ConflictError(f"operator {name} already exists (revoke it first)", name=name)
@@ -116,7 +112,7 @@ class Operators:
             NotFoundError: no live account has that name.
         """
         with self.db.transaction() as tx:
-            changed = tx.execute("operator_revoke", {"name": name, "now": _now()})
+            changed = tx.execute("operator_revoke", {"name": name, "now": utcnow_iso()})
         if changed != 1:
             raise NotFoundError(f"no live operator named {name}", name=name)
 

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import sqlite3
-from datetime import UTC, datetime
 from typing import Any, cast
 
+from backend.clock import utcnow_iso
 from backend.exceptions import MigrationError
 from backend.store.db import Database, PostgresDatabase, SqliteDatabase
 from backend.store.queries import load_queries, migration_files
@@ -18,10 +18,6 @@ def migrate(db: Database) -> list[int]:
     if isinstance(db, PostgresDatabase):
         return _migrate_postgres(db)
     raise MigrationError(f"no migrations for {type(db).__name__}")
-
-
-def _now() -> str:
-    return datetime.now(UTC).isoformat()
 
 
 def _migrate_sqlite(db: SqliteDatabase) -> list[int]:
@@ -37,7 +33,9 @@ def _migrate_sqlite(db: SqliteDatabase) -> list[int]:
                 continue
             for statement in _split(sql):
                 conn.execute(statement)
-            conn.execute(q["migration_record"], {"version": version, "name": name, "now": _now()})
+            conn.execute(
+                q["migration_record"], {"version": version, "name": name, "now": utcnow_iso()}
+            )
             applied.append(version)
         conn.execute("COMMIT")
     except sqlite3.Error as exc:
@@ -76,7 +74,7 @@ def _migrate_postgres(db: PostgresDatabase) -> list[int]:
                     continue
                 conn.execute(sql)
                 conn.execute(
-                    q["migration_record"], {"version": version, "name": name, "now": _now()}
+                    q["migration_record"], {"version": version, "name": name, "now": utcnow_iso()}
                 )
                 applied.append(version)
     except psycopg.Error as exc:

@@ -219,3 +219,21 @@ def test_a_conditional_write_botocore_retried_after_it_applied_counts_as_applied
         "done": "executado",
         "old": "resultado_incerto",
     }
+
+
+def test_two_claims_stamped_in_the_same_instant_do_not_both_win(client: Any, table: str) -> None:
+    """Two processes claim one key with one payload at the same stamp: the second's put
+    fails its condition, and the item it finds is not its own write, whatever the stamp."""
+    row = {
+        "chave": "same-instant",
+        "ferramenta": "emitir-reembolso",
+        "conversa_id": "conv-1",
+        "entidade_id": "4821",
+        "payload_hash": payload_hash({"pedidoId": "4821", "valor": "10.00"}),
+        "valor": "10.00",
+        "lease_until": time.time() + 30,
+    }
+    now = "2026-01-01T00:00:00.000Z"
+    first, second = DynamoLedger(client, table), DynamoLedger(client, table)
+    assert first._reserve(None, 4, row, now, None).inserted
+    assert not second._reserve(None, 4, row, now, None).inserted
