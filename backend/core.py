@@ -19,6 +19,7 @@ from typing import Any
 
 from backend.agents.budgets import Budgets
 from backend.agents.customer_service import CustomerService
+from backend.agents.infra_tools import InfraAgentTools
 from backend.agents.pauses import Pauses
 from backend.agents.service import TeamService
 from backend.agents.store import TeamStore
@@ -35,7 +36,6 @@ from backend.guard.service import Guard, build_guard
 from backend.guard.takeovers import Action, LedgerFacts, Resolved, Takeovers
 from backend.guard.uncertain import HandOutcome, Settled, UncertainOutcomes, chave_of, item_id
 from backend.inbox import Inbox
-from backend.infra.agent import InfraAgentTools
 from backend.infra.approved import Decisions
 from backend.infra.authoring import ModelAuthor
 from backend.infra.dev_agent import DevAgents, task_creator

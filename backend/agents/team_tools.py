@@ -1,6 +1,6 @@
 """Tool implementations of the session-scoped agents (criativo, po, arquiteto).
 
-The Infra agent's two tools come from :mod:`backend.infra.agent`; dev agents' from
+The Infra agent's two tools are in :mod:`backend.agents.infra_tools`; dev agents' come from
 :mod:`backend.infra.dev_agent`. Actions that need permission go through ``decide()``: the
 Arquiteto's ``propose_adr_pr`` through the PR pipeline's, like every PR. The PO's
 ``create_task`` creates a real dev task through the backend's :data:`TaskCreator` (a module

@@ -53,9 +53,9 @@ def run_plan(args: argparse.Namespace) -> int:
     from rich.table import Table
 
     from backend.exceptions import ConflictError, PathError, ValidationError
-    from backend.infra.git import validate_path
     from backend.module_map import load_module_map
     from backend.planner import propose, resolve_module_map
+    from backend.repo_paths import validate_path
 
     repo = Path(args.repo)
     if not repo.is_dir():

@@ -128,7 +128,7 @@ async def _infra_with_one_correction(backend: Backend, project_id: str, session_
     """The Infra agent's first draft has one mistake (an unpinned base image) so the demo
     shows the gates requesting changes and the correction landing on the same PR."""
     from backend import planner
-    from backend.infra.agent import module_map_of
+    from backend.agents.infra_tools import module_map_of
 
     ctx_status = backend.team.runtime._status
     from backend.agents.runtime import TurnContext

@@ -114,7 +114,7 @@ def test_the_walker_sees_imports_and_the_finder_sees_cycles() -> None:
     assert "backend.store" in packages["backend.infra"]
     modules = import_graph("module")
     from_pkg_import_mod = "backend.gates.scanners.hadolint"
-    assert from_pkg_import_mod in modules["backend.infra.agent"]
+    assert from_pkg_import_mod in modules["backend.agents.infra_tools"]
     assert "backend.api.routes_prs" in modules["backend.api.app"]
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
     assert cycles({"a": {"b"}, "b": set()}) == []

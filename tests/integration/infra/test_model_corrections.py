@@ -14,7 +14,7 @@ import pytest
 from test_pipeline_support import planted, require_scanners
 
 from backend import planner
-from backend.infra.agent import module_map_of
+from backend.agents.infra_tools import module_map_of
 from backend.settings import load_settings
 from tests.integration.api.conftest import Live, live_backend
 from tests.openai_server import FakeServer, serve, text, tool_call

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from test_pipeline_support import BRANCH, CLEAN_FILES, make_world, planted, require_scanners
 
+from backend.agents.infra_tools import InfraAgentTools, validate_infra_file
 from backend.exceptions import CadenciaError
 from backend.gates.scanners import _base
-from backend.infra.agent import InfraAgentTools, validate_infra_file
 from backend.planner import plan
 from backend.store.db import Database
 
@@ -178,7 +178,7 @@ def test_validate_infra_file_runs_hadolint_directly(monkeypatch: pytest.MonkeyPa
     )
     assert compose["status"] == "fail"
 
-    monkeypatch.setattr("backend.infra.agent.find_binary", lambda *a, **k: None)
+    monkeypatch.setattr("backend.agents.infra_tools.find_binary", lambda *a, **k: None)
     skipped = validate_infra_file("Dockerfile", "FROM python:latest\n")
     assert skipped["status"] == "skipped"
     assert "hadolint" in skipped["detail"]

@@ -1,13 +1,11 @@
-"""The Infra agent's two tools, and its offline "model" (the rule-based planner).
+"""The Infra agent's two tools, and its offline "model" over the rule-based planner.
 
-ADR 0014 §2: the registry is exactly ``validate_infra_file`` + ``propose_infra_pr`` — no
-terminal. ``validate_infra_file`` runs hadolint DIRECTLY (no proposed action, no
-``decide()``), like the SecOps detectors; a missing hadolint reports ``skipped`` and never
-breaks the turn. ``propose_infra_pr`` delegates to :class:`InfraPipeline`, which is where
-``decide()`` rules and where a correction is told apart from a first proposal.
-
-:meth:`InfraAgentTools.registry` returns the callables in the shape the agent runtime's
-tool registry expects: ``(TurnContext, arguments) -> awaitable dict``.
+The registry is exactly ``validate_infra_file`` + ``propose_infra_pr``, no terminal.
+``validate_infra_file`` lints one file directly (hadolint, or the QA gate's built-in
+checks), with no ``decide()``; a missing hadolint reports ``skipped`` and never breaks the
+turn. ``propose_infra_pr`` goes to the PR pipeline the backend hands in, where ``decide()``
+rules and a correction is told apart from a first proposal. :meth:`InfraAgentTools.registry`
+gives the callables the agent runtime's tool registry expects.
 """
 
 from __future__ import annotations
@@ -17,18 +15,19 @@ import json
 import subprocess
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from backend import planner
+from backend.agents.store import TeamStore
+from backend.agents.team import INFRA
 from backend.exceptions import ValidationError
 from backend.gates.findings import ScanResult
 from backend.gates.runner import run_qa
 from backend.gates.scanners import hadolint
 from backend.gates.scanners._base import ToolFailed, find_binary, tool_env
 from backend.gates.targets import is_dockerfile
-from backend.infra.git import validate_path
-from backend.infra.pipeline import INFRA_AGENT, InfraPipeline, ProposalResult
 from backend.module_map import ModuleMap, parse_module_map
+from backend.repo_paths import validate_path
 
 VALIDATE_TIMEOUT_S = 30.0
 DEFAULT_TITLE = "Infra: Dockerfiles, compose and CI"
@@ -115,10 +114,31 @@ def module_map_of(module_map: dict[str, Any] | None) -> ModuleMap | None:
     return parse_module_map(json.dumps({"modules": modules}), source="project module map")
 
 
+class Proposed(Protocol):
+    """A proposal's outcome, as the pipeline answers it."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """The tool result handed back to the model."""
+        ...
+
+
+class InfraPrs(Protocol):
+    """What the tools need of the PR pipeline (the backend hands in its own)."""
+
+    store: TeamStore
+    timeout_s: float
+
+    def propose_infra_pr(
+        self, project_id: str, session_id: str, title: str, files: list[dict[str, Any]], agent: str
+    ) -> Proposed:
+        """Open the session's infra PR, or commit a correction on it."""
+        ...
+
+
 class InfraAgentTools:
     """The Infra agent's tool implementations over one pipeline."""
 
-    def __init__(self, pipeline: InfraPipeline) -> None:
+    def __init__(self, pipeline: InfraPrs) -> None:
         self.pipeline = pipeline
 
     def validate_infra_file(self, path: str, content: str) -> dict[str, Any]:
@@ -134,10 +154,10 @@ class InfraAgentTools:
         title: str,
         files: list[dict[str, Any]],
         summary: str | None = None,
-    ) -> ProposalResult:
+    ) -> Proposed:
         """Open (or correct) the session's infra PR through ``decide()``."""
         del summary  # shown by the model in its own answer; the PR keeps the title
-        return self.pipeline.propose_infra_pr(project_id, session_id, title, files, INFRA_AGENT)
+        return self.pipeline.propose_infra_pr(project_id, session_id, title, files, INFRA)
 
     def plan_and_propose(
         self, project_id: str, session_id: str, title: str = DEFAULT_TITLE
