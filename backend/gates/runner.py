@@ -42,13 +42,13 @@ from backend.gates.scanners import (
     zizmor,
 )
 from backend.gates.scanners._base import DEFAULT_TIMEOUT_S, ScanContext
+from backend.gates.state import GateName
 from backend.gates.workspace import TOOL as WORKSPACE
 from backend.gates.workspace import Workspace, prepared_copy
 from backend.settings import Settings
 
 log = logging.getLogger(__name__)
 
-GateName = Literal["qa", "secops"]
 FILES_PER_TIMEOUT = 2_000
 """A scanner's ``timeout_s`` covers this many files; a larger copy gets proportionally more."""
 Verdict = Literal["pass", "changes_requested"]

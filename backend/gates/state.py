@@ -37,6 +37,9 @@ from typing import Literal
 
 from backend.exceptions import ConflictError
 
+GateName = Literal["qa", "secops"]
+"""The two automated gates, in the order a PR meets them."""
+
 GateStatus = Literal[
     "awaiting_qa",
     "awaiting_secops",

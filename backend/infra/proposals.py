@@ -6,10 +6,10 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from backend.agents.policy import Decision
+from backend.gates.state import GateName as GateName  # re-exported: flow, dev_tasks
 from backend.infra.prs import PrKind, PullRequest
 
 SETTLED: frozenset[str] = frozenset({"awaiting_human", "blocked", "merged", "closed"})
-GateName = Literal["qa", "secops"]
 VerdictValue = Literal["pass", "fail", "skipped"]
 
 
