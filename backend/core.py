@@ -21,8 +21,8 @@ from backend.agents.budgets import Budgets
 from backend.agents.customer_service import CustomerService
 from backend.agents.infra_tools import InfraAgentTools
 from backend.agents.pauses import Pauses
-from backend.agents.service import TeamService
 from backend.agents.store import TeamStore
+from backend.agents.team_service import TeamService
 from backend.agents.usage import UsageBook
 from backend.broadcast import Broadcaster
 from backend.channel.base import Channel, RetryPolicy
@@ -31,8 +31,8 @@ from backend.channel.webhook import WebhookChannel
 from backend.channel.worker import DeliveryWorker
 from backend.events import TENTATIVA, EventType
 from backend.exceptions import NotFoundError
+from backend.guard.assembly import Guard, build_guard
 from backend.guard.interruptions import Interruption
-from backend.guard.service import Guard, build_guard
 from backend.guard.takeovers import Action, LedgerFacts, Resolved, Takeovers
 from backend.guard.uncertain import HandOutcome, Settled, UncertainOutcomes, chave_of, item_id
 from backend.inbox import Inbox

@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 from backend.agents.approvals import iso_utc
 from backend.agents.store import TeamStore
-from backend.guard.service import Guard
+from backend.guard.assembly import Guard
 from backend.guard.takeovers import ledger_facts
 from backend.guard.uncertain import item_id
 from backend.infra.actions import PrPipeline

@@ -100,7 +100,7 @@ def environment(backend: str, database: str | None, tmp: Path) -> Iterator[tuple
 
 
 def _guard(env: Env) -> Any:
-    from backend.guard.service import build_guard
+    from backend.guard.assembly import build_guard
     from backend.settings import load_settings
 
     return build_guard(load_settings(**env.settings_kwargs))

@@ -16,8 +16,8 @@ from backend.agents.providers.base import ModelProvider
 from backend.agents.providers.exceptions import ProviderError
 from backend.agents.providers.factory import make_provider, resolve_spec
 from backend.agents.team import CUSTOMER_SERVICE
+from backend.guard.assembly import Guard
 from backend.guard.prove import Conversa, Replay
-from backend.guard.service import Guard
 from backend.settings import Settings
 
 

@@ -29,7 +29,7 @@ def reconcile(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.markup import escape
 
-    from backend.guard.service import build_guard
+    from backend.guard.assembly import build_guard
     from backend.guard.uncertain import CLI, Settled
     from backend.settings import load_settings
 

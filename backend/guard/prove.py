@@ -18,8 +18,8 @@ from pydantic import ValidationError as PydanticValidationError
 
 from backend.erp.seed import upsert_pedidos
 from backend.exceptions import ValidationError
+from backend.guard.assembly import Guard, build_guard
 from backend.guard.orchestrator import Architecture
-from backend.guard.service import Guard, build_guard
 from backend.settings import Settings, load_settings
 from backend.tools.registry import find_tool
 

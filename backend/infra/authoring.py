@@ -26,7 +26,7 @@ from backend.exceptions import UnavailableError
 from backend.infra.prs import Finding, PullRequest
 
 if TYPE_CHECKING:
-    from backend.agents.service import TeamService
+    from backend.agents.team_service import TeamService
 
 NO_CHANGE = "no change"
 """The note (and the feed's word) for a correction with no diff."""

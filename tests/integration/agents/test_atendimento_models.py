@@ -25,8 +25,8 @@ from backend.agents.providers.factory import make_provider
 from backend.agents.providers.openai import OpenAIProvider
 from backend.erp.seed import upsert_pedidos
 from backend.exceptions import ConfigError
+from backend.guard.assembly import Guard, build_guard
 from backend.guard.outcomes import mensagem_de_teto
-from backend.guard.service import Guard, build_guard
 from backend.settings import load_settings
 from backend.tools.registry import TOOL_NAMES
 from tests.integration.api.conftest import live_backend

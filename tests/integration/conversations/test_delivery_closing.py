@@ -17,7 +17,7 @@ from backend.channel.simulator import ChannelSimulator
 from backend.channel.webhook import WebhookChannel
 from backend.channel.worker import DeliveryWorker
 from backend.exceptions import StorageError
-from backend.guard.service import Guard, build_guard
+from backend.guard.assembly import Guard, build_guard
 from backend.settings import load_settings
 
 N = 5

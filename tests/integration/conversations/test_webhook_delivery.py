@@ -6,7 +6,7 @@ import time
 from typing import Any
 
 from backend.channel.simulator import ChannelSimulator
-from backend.guard.service import build_guard
+from backend.guard.assembly import build_guard
 from backend.settings import load_settings
 from tests.integration.api.conftest import Live
 from tests.integration.conversations.conftest import StartLive

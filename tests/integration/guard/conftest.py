@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from backend.erp.seed import upsert_pedidos
-from backend.guard.service import Guard, build_guard
+from backend.guard.assembly import Guard, build_guard
 from backend.secrets.base import CountingSecretStore, FileSecretStore
 from backend.settings import load_settings
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from backend.guard.service import build_guard
+from backend.guard.assembly import build_guard
 from backend.settings import load_settings
 from tests.integration.guard.conftest import CUSTOMER, make_guard
 

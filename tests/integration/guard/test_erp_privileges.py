@@ -6,7 +6,7 @@ import pytest
 
 from backend.erp.grants import ROLE_CADASTRO, ROLE_CONSULTA, ROLE_REEMBOLSO
 from backend.exceptions import StorageError
-from backend.guard.service import Guard
+from backend.guard.assembly import Guard
 
 FORBIDDEN = [
     (ROLE_CONSULTA, "UPDATE pedidos SET status = 'x' WHERE id = '4821'"),

@@ -12,7 +12,7 @@ import pytest
 from backend.exceptions import unavailable_cause
 from backend.gateway.exceptions import GatewayMismatchError
 from backend.gateway.simulator import FailureMode
-from backend.guard.service import Guard
+from backend.guard.assembly import Guard
 
 REFUND = {"pedidoId": "4821", "valor": "129.90"}
 KEY = "reembolso#4821"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from backend.guard.service import Guard
+from backend.guard.assembly import Guard
 from tests.integration.guard.conftest import make_guard
 
 REFUND = {"pedidoId": "4821", "valor": "129.90"}

@@ -5,8 +5,8 @@ from __future__ import annotations
 import time
 
 from backend.events import TENTATIVA
+from backend.guard.assembly import Guard
 from backend.guard.orchestrator import mensagem_de_teto
-from backend.guard.service import Guard
 
 REFUND = {"pedidoId": "4821", "valor": "129.90"}
 

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
+from backend.guard.assembly import Guard
 from backend.guard.exceptions import CustomerMismatchError
-from backend.guard.service import Guard
 from tests.integration.guard.conftest import CUSTOMER
 
 THEIRS = {"pedidoId": "5107", "valor": "89.00"}  # customer c-18's order

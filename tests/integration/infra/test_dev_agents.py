@@ -20,14 +20,15 @@ import pytest
 from test_pipeline_support import World, make_world, require_scanners
 
 from backend.agents.providers.base import UserMessage
-from backend.agents.service import TeamService
+from backend.agents.team_service import TeamService
 from backend.exceptions import ConflictError
 from backend.infra.authoring import ModelAuthor
 from backend.infra.dev_agent import DevAgents, start_execution, task_creator
 from backend.infra.dev_tasks import DevTasks
-from backend.infra.dev_worker import DevTaskLeases, DevWorker
+from backend.infra.dev_worker import DEV, DevWorker, dev_key
+from backend.jobs import Jobs, RetryAfterError, SnoozeError
 from backend.settings import Settings, load_settings
-from backend.store.db import Database
+from backend.store.db import Database, open_database
 from tests.openai_server import serve, text, tool_call
 
 MODULES = {
@@ -56,6 +57,21 @@ PO_SCRIPT = {
         ]
     }
 }
+
+
+def _worker(agents: DevAgents, db: Database | None = None) -> DevWorker:
+    """A dev worker on its own job engine (on ``db``, the world's database by default)."""
+    return DevWorker(agents, agents.settings, Jobs(db or agents.dev_tasks.store.db))
+
+
+async def _sweep(worker: DevWorker) -> list[str]:
+    """What the module jobs do, run here in turn: each runnable module's next task."""
+    done = []
+    for project_id, module in worker.queue.runnable_modules():
+        task = await worker.work_next(project_id, module, "test-worker")
+        if task is not None:
+            done.append(task)
+    return done
 
 
 def _settings(world: World, **kw: Any) -> Settings:
@@ -112,14 +128,9 @@ def test_offline_dev_agent_turns_a_po_task_into_a_dev_pr_that_passes_the_gates(
     assert project.execution_activated
     assert [t.id for t in todo] == [task_id]
 
-    worker = DevWorker(agents, agents.settings)
+    worker = _worker(agents)
 
-    async def run() -> list[str]:
-        started = await worker.sweep()
-        await worker.wait_idle()
-        return started
-
-    assert asyncio.run(run()) == [task_id]
+    assert asyncio.run(_sweep(worker)) == [task_id]
     task = dev.get(task_id)
     assert (task.status, task.gate_status, task.branch) == (
         "in_review",
@@ -142,11 +153,12 @@ def test_offline_dev_agent_turns_a_po_task_into_a_dev_pr_that_passes_the_gates(
     settled = dev.settle(task_id)  # the real QA and SecOps gates
     assert settled.gate_status == "awaiting_human"
     assert [e.payload["task_id"] for e in world.of_type("dev.task_done")] == [task_id]
-    assert asyncio.run(worker.sweep()) == []  # in review: nothing to run again
+    assert asyncio.run(_sweep(worker)) == []  # in review: nothing to run again
     merged = dev.approve(task_id, "ana")
     assert (merged.status, merged.gate_status) == ("done", "merged")
     assert "Document the worker" in world.git("show", "main:worker/README.md")
-    assert asyncio.run(worker.sweep()) == []
+    assert asyncio.run(_sweep(worker)) == []
+    agents.prune()
     assert not tree.exists()  # a finished task's worktree goes; its branch stays
     assert world.branch_exists(task.branch)
 
@@ -250,28 +262,47 @@ def test_a_task_left_working_by_a_dead_worker_is_taken_again_and_once(
     world, dev, agents = _world(any_db, tmp_path, dev_lease_s=30)
     task = dev.create_task(world.project.id, "worker", "Document the worker")
     world.store.activate_execution(world.project.id)
-    # A process claimed it, made the worktree and wrote half the change, then was killed -9.
-    dead = DevTaskLeases(world.events, lease_s=30)
-    assert dead.claim(task.id, "dead-process") == 1
-    tree = agents.workspace(task).root
-    (tree / "worker" / "notes.txt").write_text("half done\n")
-    one = DevWorker(agents, agents.settings, owner="one")
-    two = DevWorker(agents, agents.settings, owner="two")
-    assert asyncio.run(one.sweep()) == []  # its lease still holds: nobody takes it
-    # Its last heartbeat is long past: the lease has run out.
-    assert DevTaskLeases(world.events, lease_s=-1).heartbeat(task.id, "dead-process")
+    other_db = open_database(any_db.url)  # type: ignore[attr-defined]
+    one, two = _worker(agents), _worker(agents, other_db)
+    # A process took the module's job and the task, made the worktree and wrote half the
+    # change, then was killed -9: its job's lease lapses, nothing else of it remains.
+    payload = {"project_id": world.project.id, "module": "worker"}
+    one.jobs.enqueue(DEV, payload, unique_key=dev_key(world.project.id, "worker"))
+    assert one.jobs.store.claim(DEV, "dead-process", limit=1, lease_s=0.2)
+    assert one.queue.take(task.id, "dead-process") == 1
+    (agents.workspace(task).root / "worker" / "notes.txt").write_text("half done\n")
 
-    async def race() -> tuple[list[str], list[str]]:
-        got = await asyncio.gather(one.sweep(), two.sweep())
-        await asyncio.gather(one.wait_idle(), two.wait_idle())
-        return got[0], got[1]
+    async def restart() -> None:
+        tasks: list[asyncio.Task[Any]] = []
 
-    first, second = asyncio.run(race())
-    assert sorted(first + second) == [task.id]  # exactly one worker won it
+        def spawn(coro: Any, name: str) -> asyncio.Task[Any]:
+            tasks.append(asyncio.create_task(coro, name=name))
+            return tasks[-1]
+
+        one.jobs.start(spawn)
+        two.jobs.start(spawn)
+        await asyncio.gather(asyncio.to_thread(one.wake), asyncio.to_thread(two.wake))
+        try:
+            for _ in range(600):
+                if dev.get(task.id).status == "in_review":
+                    await asyncio.to_thread(one.jobs.wait_idle, DEV, 60)
+                    return
+                await asyncio.sleep(0.1)
+            raise AssertionError("the task was not taken again")
+        finally:
+            for t in tasks:
+                t.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+    try:
+        asyncio.run(restart())
+    finally:
+        other_db.close()
     done = dev.get(task.id)
-    assert (done.status, done.attempts) == ("in_review", 2)
+    assert (done.status, done.attempts) == ("in_review", 2)  # taken again, once
     assert sorted(done.files) == ["worker/README.md", "worker/notes.txt"]  # the worktree reused
     assert len(world.of_type("dev.task_started")) == 1
+    assert len(world.of_type("agent.turn")) == 1  # one turn ran, in one of the two processes
 
 
 BAD = 'FROM python:latest\nWORKDIR /app\nCOPY . .\nUSER 10001\nCMD ["python", "-m", "app"]\n'
@@ -330,35 +361,31 @@ def test_a_refused_turn_costs_no_attempt_and_a_failing_one_blocks_at_the_limit(
     world, dev, agents = _world(any_db, tmp_path, dev_max_attempts=2)
     task = dev.create_task(world.project.id, "worker", "Document the worker")
     world.store.activate_execution(world.project.id)
-    worker = DevWorker(agents, agents.settings)
+    worker = _worker(agents)
 
     def paused(agent_id: str, calls: int) -> Any:
         raise _Paused(f"{agent_id} is paused by ana")
 
-    async def sweep(on: DevWorker = worker) -> list[str]:
-        started = await on.sweep()
-        await on.wait_idle()
-        return started
-
     agents.runtime.providers = paused
-    assert asyncio.run(sweep()) == [task.id]
+    with pytest.raises(SnoozeError):  # the module's job waits a while, uncounted
+        asyncio.run(worker.work_next(world.project.id, "worker", "w"))
     waiting = dev.get(task.id)
     assert (waiting.status, waiting.attempts, waiting.reason) == (
         "todo",
         0,
         "dev-worker is paused by ana",
     )
-    assert asyncio.run(worker.sweep()) == []  # the worker leaves a refusing agent alone a while
 
     with serve() as server:  # the model provider is down: 500s (no reply queued)
         agents.runtime.providers = DevAgents(
             _settings(world, agent_models={"dev-*": f"openai:m@{server.url}"}), dev
         )._provider
-        again = DevWorker(agents, agents.settings)
-        for attempt in (1, 2):
-            assert asyncio.run(sweep(again)) == [task.id]
-            after = dev.get(task.id)
-            assert after.attempts == attempt
+        with pytest.raises(RetryAfterError):  # attempts left: the job retries later
+            asyncio.run(worker.work_next(world.project.id, "worker", "w"))
+        assert dev.get(task.id).attempts == 1
+        assert asyncio.run(worker.work_next(world.project.id, "worker", "w")) == task.id
+        after = dev.get(task.id)
+        assert after.attempts == 2
     assert after.status == "blocked"
     assert "turn failed (attempt 2)" in str(after.reason)
     assert world.of_type("backlog.task_blocked")[-1].payload["task_id"] == task.id
@@ -430,14 +457,11 @@ def test_a_task_whose_turn_dies_every_time_is_blocked_not_taken_forever(
     world, dev, agents = _world(any_db, tmp_path, dev_max_attempts=2)
     task = dev.create_task(world.project.id, "worker", "Crashes the process")
     world.store.activate_execution(world.project.id)
-    leases, expired = (
-        DevTaskLeases(world.events, lease_s=30),
-        DevTaskLeases(world.events, lease_s=-1),
-    )
+    worker = _worker(agents)
     for attempt in (1, 2):  # two processes took it and were killed -9 mid-turn
-        assert leases.claim(task.id, f"dead-{attempt}") == attempt
-        assert expired.heartbeat(task.id, f"dead-{attempt}")
-    assert asyncio.run(DevWorker(agents, agents.settings).sweep()) == []
+        assert worker.queue.take(task.id, f"dead-{attempt}") == attempt
+    assert asyncio.run(_sweep(worker)) == [task.id]  # blocked, not run
+    assert asyncio.run(_sweep(worker)) == []
     blocked = dev.get(task.id)
     assert (blocked.status, blocked.reason) == (
         "blocked",

@@ -10,8 +10,8 @@ import pytest
 
 from backend.agents.roster import derive_roster
 from backend.agents.runtime import AgentRuntime, TurnContext
-from backend.agents.service import TeamService
 from backend.agents.store import TeamStore
+from backend.agents.team_service import TeamService
 from backend.events import EventLog
 from backend.exceptions import ConflictError, NotFoundError
 from backend.infra.dev_agent import task_creator
