@@ -29,6 +29,7 @@ from backend.channel.base import Channel, RetryPolicy
 from backend.channel.simulator import ChannelSimulator
 from backend.channel.webhook import WebhookChannel
 from backend.channel.worker import DeliveryWorker
+from backend.dead_jobs import DeadJobs
 from backend.events import TENTATIVA, EventType
 from backend.exceptions import NotFoundError
 from backend.guard.assembly import Guard, build_guard
@@ -119,7 +120,10 @@ class Backend:
         self.pauses = Pauses(self.events)
         self.usage = UsageBook(self.db, prices=settings.model_prices)
         self.budgets = Budgets(self.events, self.usage, settings.agent_budgets)
-        self.pipeline = InfraPipeline(self.store, settings, auto=True)
+        self.jobs = Jobs(self.db)  # durable work for every part below (backend/jobs/)
+        self.dead_jobs = DeadJobs(self.jobs, self.events)
+        self.jobs.on_dead = self.dead_jobs.told  # before any kind registers
+        self.pipeline = InfraPipeline(self.store, settings, auto=True, jobs=self.jobs)
         self.infra_tools = InfraAgentTools(self.pipeline)
         scripts = _scripts(settings)
         # One PR pipeline for every kind: dev task PRs share the infra PRs' gates, jobs
@@ -128,7 +132,7 @@ class Backend:
         self.dev_agents = DevAgents(
             settings, self.dev_tasks, scripts=scripts, runtime_options=self._runtime_hooks()
         )
-        self.dev_worker = DevWorker(self.dev_agents, settings)
+        self.dev_worker = DevWorker(self.dev_agents, settings, self.jobs)
         self.team = TeamService(
             settings,
             self.store,
@@ -143,7 +147,7 @@ class Backend:
             roster_facts=self.roster_projection,
         )
         self.team.runtime.install(**self._runtime_hooks())
-        self.inbox = Inbox(self.pipeline, self.store, guard)
+        self.inbox = Inbox(self.pipeline, self.store, guard, self.dead_jobs)
         self.decisions = Decisions(self.store.approvals, self.pipeline)
         # atendimento is bound like every agent (model_binding → make_provider, per turn).
         self.customer = CustomerService(
@@ -171,7 +175,6 @@ class Backend:
         )
         self.token, self.token_generated = resolve_token(settings)
         self.operators = Operators(self.db)  # named accounts beside the bootstrap token
-        self.jobs = Jobs(self.db)
         if guard.orchestrator.uncertain is not None:
             self.jobs.register(
                 "reconcile",
@@ -225,9 +228,8 @@ class Backend:
                 self.jobs.every, "reconcile", self.settings.reconcile_interval_s
             )
         self.jobs.start(self.spawn)
-        self.spawn(self._gate_jobs_loop(), "gate-jobs")
+        await asyncio.to_thread(self.dev_worker.wake)  # tasks a stop or a crash left waiting
         self.spawn(self.roster_projection.snapshots.keep_current(), "roster-snapshots")
-        self.spawn(self.dev_worker.run(), "dev-agents")
 
     async def _check_scanners(self) -> None:
         """Say at start-up, not at the first PR, that a scanner is missing: the gates install
@@ -263,7 +265,6 @@ class Backend:
             task.cancel()
         if self._tasks:
             await asyncio.gather(*self._tasks, return_exceptions=True)
-        await asyncio.to_thread(self.pipeline.close_jobs)
         self.pipeline.author = None
         await self.broadcaster.stop()
         self.channel.close()
@@ -364,18 +365,6 @@ class Backend:
         settled = self.guard.orchestrator.reconcile()
         if settled:
             log.info("reconcile: %s", ", ".join(f"{k} → {v}" for k, v in settled))
-
-    async def _gate_jobs_loop(self) -> None:
-        """At start-up, then every ``gate_sweep_s``: run the gate jobs a crash left behind
-        (expired leases, PRs waiting in a gate with no job); a failing round is logged."""
-        while True:
-            try:
-                started = await asyncio.to_thread(self.pipeline.recover_jobs)
-                if started:
-                    log.info("gate jobs: running %s", ", ".join(started))
-            except Exception as exc:  # the loop must outlive one bad round
-                log.warning("gate job round failed: %r", exc)
-            await asyncio.sleep(self.settings.resolved_gate_sweep_s())
 
 
 @dataclass(frozen=True)

@@ -23,16 +23,26 @@ from typing import Any, Literal
 
 from backend.agents.approvals import iso_utc
 from backend.agents.store import TeamStore
+from backend.dead_jobs import DeadJobs
+from backend.exceptions import CadenciaError
 from backend.guard.assembly import Guard
 from backend.guard.takeovers import ledger_facts
 from backend.guard.uncertain import item_id
 from backend.infra.actions import PrPipeline
 from backend.infra.authoring import NO_CHANGE
 from backend.infra.prs import PullRequest
+from backend.jobs import Job
 from backend.tools.registry import tool_spec
 
 InboxKind = Literal[
-    "pr", "pr_blocked", "pr_stuck", "action_approval", "handoff", "interruption", "uncertain"
+    "pr",
+    "pr_blocked",
+    "pr_stuck",
+    "job_dead",
+    "action_approval",
+    "handoff",
+    "interruption",
+    "uncertain",
 ]
 ReasonRule = Literal["required", "optional", "none"]
 
@@ -40,6 +50,7 @@ WEIGHTS: dict[str, int] = {
     "interruption": 0,
     "uncertain": 1,
     "pr_stuck": 2,
+    "job_dead": 2,
     "action_approval": 3,
     "pr": 4,
     "pr_blocked": 5,
@@ -76,6 +87,7 @@ class InboxItem:
     pr_kind: str | None = None
     project_name: str | None = None
     age_s: float = field(default=0.0)
+    session_id: str | None = None
 
     @property
     def id(self) -> str:
@@ -96,6 +108,7 @@ class InboxItem:
             "age_s": self.age_s,
             "state": self.state,
             "pr_kind": self.pr_kind,
+            "session_id": self.session_id,
             "actions": [a.to_dict() for a in self.actions],
         }
 
@@ -122,14 +135,22 @@ def _one_line(text: Any, limit: int = 200) -> str:
 class Inbox:
     """Everything waiting for a human, over the pipeline, the team store and the guard."""
 
-    def __init__(self, pipeline: PrPipeline, store: TeamStore, guard: Guard) -> None:
+    def __init__(
+        self,
+        pipeline: PrPipeline,
+        store: TeamStore,
+        guard: Guard,
+        dead_jobs: DeadJobs | None = None,
+    ) -> None:
         self.pipeline = pipeline
         self.store = store
         self.guard = guard
+        self.dead_jobs = dead_jobs
         self.builders: dict[str, Callable[[str | None], list[InboxItem]]] = {
             "pr": self._prs,
             "pr_blocked": self._blocked,
             "pr_stuck": self._stuck,
+            "job_dead": self._dead_jobs,
             "action_approval": self._approvals,
             "handoff": self._handoffs,
             "interruption": self._interruptions,
@@ -201,20 +222,10 @@ class Inbox:
         ]
 
     def _stuck(self, project_id: str | None) -> list[InboxItem]:
-        """PRs nothing will move on its own: a gate job that died for good (re-run it), or
-        a correction the author could not make ("no change": the PR stays
-        ``changes_requested`` and only a human can end it or the author try again)."""
-        items = [
-            self._pr_item(
-                "pr_stuck",
-                stuck.pr,
-                f"gate job stopped: {stuck.reason}",
-                _actions(f"/api/prs/{stuck.pr.id}", ("rerun", "none"), ("close", "optional")),
-                since=stuck.since,
-            )
-            for stuck in self.pipeline.stuck_prs()
-            if project_id is None or stuck.pr.project_id == project_id
-        ]
+        """PRs nothing will move on its own: a correction the author could not make ("no
+        change": the PR stays ``changes_requested`` and only a human can end it or the
+        author try again). A gate job that died for good is a ``job_dead`` item."""
+        items = []
         for pr in self._prs_in(project_id, "changes_requested"):
             timeline = self.pipeline.timeline(pr.id)
             last = timeline[-1] if timeline else None
@@ -230,6 +241,47 @@ class Inbox:
                 )
             )
         return items
+
+    def _dead_jobs(self, project_id: str | None) -> list[InboxItem]:
+        """Jobs that ran out of attempts: rerun them (fresh attempts) or drop them."""
+        if self.dead_jobs is None:
+            return []
+        items = []
+        for job in self.dead_jobs.all():
+            title, project, pr_kind = self._job_subject(job)
+            if project_id is not None and project != project_id:
+                continue
+            items.append(
+                InboxItem(
+                    kind="job_dead",
+                    target_id=str(job.id),
+                    project_id=project,
+                    title=_one_line(f"{job.kind} job stopped: {title}"),
+                    detail=_one_line(
+                        f"out of attempts ({job.attempts}/{job.max_attempts}): "
+                        f"{job.last_error or 'no error recorded'}"
+                    ),
+                    since=iso_utc(job.updated_at),
+                    state="dead",
+                    actions=_actions(
+                        f"/api/jobs/{job.id}", ("rerun", "optional"), ("drop", "optional")
+                    ),
+                    pr_kind=pr_kind,
+                )
+            )
+        return items
+
+    def _job_subject(self, job: Job) -> tuple[str, str | None, str | None]:
+        """What a dead job was doing, in the operator's words: (title, project, PR kind)."""
+        pr_id = job.payload.get("pr_id")
+        if isinstance(pr_id, str):
+            try:
+                pr = self.pipeline.get(pr_id)
+            except CadenciaError:
+                return f"PR {pr_id}", None, None
+            return f"{pr.kind} PR {pr.id} by {pr.author}: {pr.title}", pr.project_id, pr.kind
+        shown = ", ".join(f"{k}={v}" for k, v in sorted(job.payload.items()))
+        return shown or job.unique_key or f"job {job.id}", None, None
 
     def _pr_item(
         self,
@@ -250,6 +302,7 @@ class Inbox:
             state=pr.gate_status,
             actions=actions,
             pr_kind=pr.kind,
+            session_id=pr.session_id,
         )
 
     def _approvals(self, project_id: str | None) -> list[InboxItem]:
@@ -272,6 +325,7 @@ class Inbox:
                     ),
                     since=approval.created_at,
                     state="pending",
+                    session_id=approval.session_id,
                     actions=_actions(
                         f"/api/approvals/{approval.id}",
                         ("approve", "optional"),
@@ -291,6 +345,7 @@ class Inbox:
                 detail=_one_line(h.note or f"{h.from_agent} offers the work to {h.to_agent}"),
                 since=iso_utc(h.offered_at),
                 state="offered",
+                session_id=h.session_id,
                 actions=_actions(
                     f"/api/handoffs/{h.id}", ("accept", "none"), ("decline", "optional")
                 ),
@@ -314,8 +369,15 @@ class Inbox:
             ]
             # An amount the gateway refused for good: the operator corrects it or denies.
             facts = ledger_facts(self.guard.ledger, i) if spec.amount_limit else None
-            if facts is not None and facts.recusado_pelo_banco:
+            refused = facts is not None and facts.recusado_pelo_banco
+            if facts is not None and refused:
                 detail = f"{facts.motivo}; {detail}"
+            if i.status == "claimed":
+                # The holder finishes the takeover: each way out is its own key.
+                names += [("execute", "none"), ("deny", "optional"), ("hand_back", "none")]
+                if spec.amount_limit:
+                    names.append(("edit", "required"))
+            elif refused:
                 names += [("edit", "required"), ("deny", "optional")]
             items.append(
                 InboxItem(
@@ -330,7 +392,7 @@ class Inbox:
                     state=i.status,
                     actions=tuple(
                         InboxAction(name, f"{base}/resolve", reason)
-                        if name in ("edit", "deny")
+                        if name in ("edit", "deny", "execute", "hand_back")
                         else InboxAction(name, f"{base}/{name}", reason)
                         for name, reason in names
                     ),

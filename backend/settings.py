@@ -87,20 +87,17 @@ class Settings(BaseSettings):
     """How often ``cadencia serve`` asks the gateway about every uncertain ledger claim."""
     gate_correction_limit: int = Field(default=3, ge=1)
     gate_lease_s: float = Field(default=60.0, gt=0)
-    """How long a gate job's claim holds without a heartbeat (the worker beats every third
-    of it while the scanners run). After a crash the job runs again once this expires."""
-    gate_sweep_s: float | None = Field(default=None, gt=0)
-    """How often ``cadencia serve`` looks for expired, queued or missing gate jobs
-    (default: a quarter of ``gate_lease_s``)."""
+    """How long a ``gates`` job's claim holds without a heartbeat (the worker beats every
+    third of it while the scanners run). After a crash the job runs again once this expires."""
     gate_max_attempts: int = Field(default=3, ge=1)
-    """Claims of one gate job (each crash costs one) before it is left to an operator
-    (the inbox's ``pr_stuck``, ``POST /api/prs/{id}/rerun``)."""
+    """Attempts of one gate job (a crash or a run that raised costs one) before it is dead
+    and left to an operator (the inbox's ``job_dead``, ``POST /api/prs/{id}/rerun``)."""
     dev_lease_s: float = Field(default=60.0, gt=0)
-    """How long a dev agent's claim on a task holds without a heartbeat (beaten every third
-    of it during the turn). After a crash the task runs again once this expires."""
+    """How long a module's ``dev`` job holds without a heartbeat (beaten every third of it
+    during the turn). After a crash the task runs again once this expires."""
     dev_sweep_s: float | None = Field(default=None, gt=0)
-    """How often the dev worker looks for tasks to run (default: a twelfth of
-    ``dev_lease_s``); creating a task or activating execution wakes it at once."""
+    """How long a module waits after a failed turn before its next try (default: a twelfth
+    of ``dev_lease_s``); creating a task or activating execution starts it at once."""
     dev_max_attempts: int = Field(default=3, ge=1)
     """Failed turns on one task (provider down, a crash) before the task is ``blocked``."""
 
@@ -165,12 +162,8 @@ class Settings(BaseSettings):
             )
         return f"sqlite:///{self.data_dir / 'cadencia.sqlite3'}"
 
-    def resolved_gate_sweep_s(self) -> float:
-        """The gate job sweep's interval (see :attr:`gate_sweep_s`)."""
-        return self.gate_sweep_s or self.gate_lease_s / 4
-
     def resolved_dev_sweep_s(self) -> float:
-        """The dev worker's sweep interval (see :attr:`dev_sweep_s`)."""
+        """The wait after a failed dev turn (see :attr:`dev_sweep_s`)."""
         return self.dev_sweep_s or self.dev_lease_s / 12
 
     def resolved_ledger_url(self) -> str:

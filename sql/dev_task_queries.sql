@@ -21,49 +21,43 @@ SELECT id, project_id, module, title, description, story_id, session_id, status,
        owner, lease_until, attempts, created_at, updated_at
 FROM dev_tasks WHERE project_id = %(project_id)s ORDER BY created_at, seq, id
 
--- name: dev_tasks_runnable
--- Tasks a worker may take, oldest first: todo, or working under a lease that ran out (its
--- worker died), in a project whose execution is active, with no PR yet (a PR opened by an
--- approved proposal is already in review).
-SELECT t.id, t.project_id, t.module, t.status, t.lease_until
+-- name: dev_modules_runnable
+-- (project, module) pairs with a task a dev agent may take: todo, or working when the job
+-- that ran it died, in a project whose execution is active, with no PR yet (a PR opened by
+-- an approved proposal is already in review).
+SELECT DISTINCT t.project_id, t.module
 FROM dev_tasks t JOIN projects p ON p.id = t.project_id
 WHERE p.execution_activated = %(yes)s
-  AND (t.status = 'todo' OR (t.status = 'working' AND t.lease_until < %(epoch)s))
+  AND t.status IN ('todo', 'working')
   AND NOT EXISTS (SELECT 1 FROM pull_requests r WHERE r.task_id = t.id)
-ORDER BY t.created_at, t.seq, t.id
 
--- name: dev_tasks_busy
--- Modules whose agent is on a task under a live lease (one task at a time per agent).
-SELECT DISTINCT project_id, module FROM dev_tasks
-WHERE status = 'working' AND lease_until >= %(epoch)s
-
--- name: dev_task_claim
-UPDATE dev_tasks
-SET status = 'working', owner = %(owner)s, lease_until = %(lease_until)s,
-    attempts = attempts + 1, updated_at = %(now)s
-WHERE id = %(id)s
-  AND (status = 'todo' OR (status = 'working' AND lease_until < %(epoch)s))
-RETURNING id, attempts
-
--- name: dev_tasks_dead_any
--- Whether some task's turn died on every one of its attempts (the sweep asks first, so a
--- quiet sweep writes nothing and reads no clock).
-SELECT 1 AS dead FROM dev_tasks
-WHERE status = 'working' AND lease_until < %(epoch)s AND attempts >= %(max_attempts)s
+-- name: dev_task_next_of_module
+-- The task the module's agent works next: one left working by a job that died first, then
+-- the oldest todo (seq breaks a created_at tie).
+SELECT t.id, t.status, t.attempts
+FROM dev_tasks t JOIN projects p ON p.id = t.project_id
+WHERE t.project_id = %(project_id)s AND t.module = %(module)s
+  AND p.execution_activated = %(yes)s
+  AND t.status IN ('todo', 'working')
+  AND NOT EXISTS (SELECT 1 FROM pull_requests r WHERE r.task_id = t.id)
+ORDER BY CASE WHEN t.status = 'working' THEN 0 ELSE 1 END, t.created_at, t.seq, t.id
 LIMIT 1
 
--- name: dev_tasks_give_up
--- Tasks whose turn died (lease expired) on every one of their attempts: blocked, for an
--- operator, instead of being taken again forever.
+-- name: dev_task_take
+-- The module's job takes the task for one attempt (the job's lease is the only lease).
+UPDATE dev_tasks
+SET status = 'working', owner = %(owner)s, lease_until = 0, attempts = attempts + 1,
+    updated_at = %(now)s
+WHERE id = %(id)s AND status IN ('todo', 'working')
+RETURNING id, attempts
+
+-- name: dev_task_give_up
+-- A task whose turn died (its job's lease lapsed) on every one of its attempts: blocked,
+-- for an operator, instead of being taken again forever.
 UPDATE dev_tasks
 SET status = 'blocked', reason = %(reason)s, owner = NULL, lease_until = 0, updated_at = %(now)s
-WHERE status = 'working' AND lease_until < %(epoch)s AND attempts >= %(max_attempts)s
+WHERE id = %(id)s AND status = 'working' AND attempts >= %(max_attempts)s
 RETURNING id, project_id, module, session_id, attempts
-
--- name: dev_task_heartbeat
-UPDATE dev_tasks SET lease_until = %(lease_until)s
-WHERE id = %(id)s AND owner = %(owner)s AND status = 'working'
-RETURNING id
 
 -- name: dev_task_release
 -- The owner's turn ended without settling the task: back to todo (``reason`` says why) or

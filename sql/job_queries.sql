@@ -30,12 +30,12 @@ RETURNING id
 
 -- name: job_unfinished_by_key
 SELECT id, kind, payload, unique_key, state, run_at, period_s, attempts, max_attempts, owner,
-       lease_until, last_error, created_at, updated_at
+       lease_until, last_error, again, created_at, updated_at
 FROM jobs WHERE unique_key = %(unique_key)s AND state IN ('queued', 'running', 'failed')
 
 -- name: job_get
 SELECT id, kind, payload, unique_key, state, run_at, period_s, attempts, max_attempts, owner,
-       lease_until, last_error, created_at, updated_at
+       lease_until, last_error, again, created_at, updated_at
 FROM jobs WHERE id = %(id)s
 
 -- name: job_heartbeat
@@ -44,12 +44,14 @@ WHERE id = %(id)s AND owner = %(owner)s AND state = 'running' AND attempts = %(a
 RETURNING id
 
 -- name: job_succeed
--- A one-off job is done; a recurring one waits for its next tick with its attempts reset.
+-- A one-off job is done; a recurring one waits for its next tick with its attempts reset;
+-- one asked for again while it ran is queued now with fresh attempts.
 UPDATE jobs
-SET state = CASE WHEN period_s IS NULL THEN 'done' ELSE 'queued' END,
-    run_at = CASE WHEN period_s IS NULL THEN run_at ELSE %(epoch)s + period_s END,
-    attempts = CASE WHEN period_s IS NULL THEN attempts ELSE 0 END,
-    owner = NULL, lease_until = 0, last_error = NULL, updated_at = %(now)s
+SET state = CASE WHEN again OR period_s IS NOT NULL THEN 'queued' ELSE 'done' END,
+    run_at = CASE WHEN again THEN %(epoch)s WHEN period_s IS NULL THEN run_at
+                  ELSE %(epoch)s + period_s END,
+    attempts = CASE WHEN again OR period_s IS NOT NULL THEN 0 ELSE attempts END,
+    again = %(no)s, owner = NULL, lease_until = 0, last_error = NULL, updated_at = %(now)s
 WHERE id = %(id)s AND owner = %(owner)s AND state = 'running' AND attempts = %(attempt)s
 RETURNING state, run_at
 
@@ -61,25 +63,51 @@ WHERE id = %(id)s AND owner = %(owner)s AND state = 'running' AND attempts = %(a
 RETURNING state, run_at
 
 -- name: job_bury
--- The last attempt failed: a one-off job is dead; a recurring one waits for its next tick.
+-- The last attempt failed: a one-off job is dead; a recurring one waits for its next tick,
+-- and one asked for again meanwhile is queued with fresh attempts.
 UPDATE jobs
-SET state = CASE WHEN period_s IS NULL THEN 'dead' ELSE 'queued' END,
-    run_at = CASE WHEN period_s IS NULL THEN run_at ELSE %(epoch)s + period_s END,
-    attempts = CASE WHEN period_s IS NULL THEN attempts ELSE 0 END,
-    owner = NULL, lease_until = 0, last_error = %(error)s, updated_at = %(now)s
+SET state = CASE WHEN again OR period_s IS NOT NULL THEN 'queued' ELSE 'dead' END,
+    run_at = CASE WHEN again THEN %(epoch)s WHEN period_s IS NULL THEN run_at
+                  ELSE %(epoch)s + period_s END,
+    attempts = CASE WHEN again OR period_s IS NOT NULL THEN 0 ELSE attempts END,
+    again = %(no)s, owner = NULL, lease_until = 0, last_error = %(error)s, updated_at = %(now)s
 WHERE id = %(id)s AND owner = %(owner)s AND state = 'running' AND attempts = %(attempt)s
 RETURNING state, run_at
 
 -- name: jobs_bury_lapsed
 -- Jobs whose lease lapsed on their last attempt (their worker died every time), as job_bury.
 UPDATE jobs
-SET state = CASE WHEN period_s IS NULL THEN 'dead' ELSE 'queued' END,
-    run_at = CASE WHEN period_s IS NULL THEN run_at ELSE %(epoch)s + period_s END,
-    attempts = CASE WHEN period_s IS NULL THEN attempts ELSE 0 END,
-    owner = NULL, lease_until = 0, last_error = %(error)s, updated_at = %(now)s
+SET state = CASE WHEN again OR period_s IS NOT NULL THEN 'queued' ELSE 'dead' END,
+    run_at = CASE WHEN again THEN %(epoch)s WHEN period_s IS NULL THEN run_at
+                  ELSE %(epoch)s + period_s END,
+    attempts = CASE WHEN again OR period_s IS NOT NULL THEN 0 ELSE attempts END,
+    again = %(no)s, owner = NULL, lease_until = 0, last_error = %(error)s, updated_at = %(now)s
 WHERE kind = %(kind)s AND state = 'running' AND lease_until < %(epoch)s
   AND attempts >= max_attempts
 RETURNING id, state
+
+-- name: job_again
+-- A request for a key held by a running job: that job runs once more when this attempt ends.
+UPDATE jobs SET again = %(yes)s, updated_at = %(now)s
+WHERE unique_key = %(unique_key)s AND state = 'running'
+RETURNING id
+
+-- name: job_snooze
+-- The handler asked to be run later: queued at run_at, the attempt not counted.
+UPDATE jobs
+SET state = 'queued', attempts = attempts - 1, run_at = %(run_at)s, owner = NULL,
+    lease_until = 0, updated_at = %(now)s
+WHERE id = %(id)s AND owner = %(owner)s AND state = 'running' AND attempts = %(attempt)s
+RETURNING id
+
+-- name: jobs_unfinished_count
+SELECT COUNT(*) AS n FROM jobs WHERE kind = %(kind)s AND state IN ('queued', 'running', 'failed')
+
+-- name: jobs_by_key
+-- Every job a unique key has named, newest first.
+SELECT id, kind, payload, unique_key, state, run_at, period_s, attempts, max_attempts, owner,
+       lease_until, last_error, again, created_at, updated_at
+FROM jobs WHERE unique_key = %(unique_key)s ORDER BY id DESC LIMIT %(limit)s
 
 -- name: job_cancel
 -- A running job's owner loses it: its heartbeat and its finish no longer match.
@@ -101,7 +129,7 @@ RETURNING id
 
 -- name: jobs_dead
 SELECT id, kind, payload, unique_key, state, run_at, period_s, attempts, max_attempts, owner,
-       lease_until, last_error, created_at, updated_at
+       lease_until, last_error, again, created_at, updated_at
 FROM jobs WHERE state = 'dead' ORDER BY updated_at, id LIMIT %(limit)s
 
 -- name: jobs_next_due

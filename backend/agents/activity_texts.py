@@ -288,6 +288,16 @@ RENDERERS: dict[str, Callable[[Payload], str]] = {
     E.TOOLS_READY: lambda p: f"{p.s('tool')} is installed{p.suffix('path', ' at ')}",
     E.TOOLS_FAILED: lambda p: f"could not install {p.s('tool')}: {p.s('error')}",
     E.BACKEND_TASK_FAILED: lambda p: f"background task {p.s('task')} failed: {p.s('error')}",
+    E.JOB_DEAD: lambda p: (
+        f"{p.s('kind')} job #{p.s('job_id')} stopped after {p.s('attempts')} attempt(s): "
+        f"{p.s('error')}"
+    ),
+    E.JOB_RERUN: lambda p: (
+        f"{p.s('operator')} re-ran {p.s('kind')} job #{p.s('job_id')}{p.suffix('reason', ': ')}"
+    ),
+    E.JOB_DROPPED: lambda p: (
+        f"{p.s('operator')} dropped {p.s('kind')} job #{p.s('job_id')}{p.suffix('reason', ': ')}"
+    ),
     E.BENCH_TICK: lambda p: f"bench tick {p.s('i')}",
     E.EVENTS_ARCHIVED: lambda p: (
         f"archived {p.s('archived')} events before {p.s('before')} to {p.s('file')} "

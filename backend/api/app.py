@@ -19,6 +19,7 @@ from backend.api.routes_conversations import router as conversations
 from backend.api.routes_docs import install_docs
 from backend.api.routes_events import router as log_pages
 from backend.api.routes_inbox import router as inbox
+from backend.api.routes_jobs import router as jobs
 from backend.api.routes_prs import router as prs
 from backend.api.routes_read import install_stream_cache, public
 from backend.api.routes_read import router as reads
@@ -81,6 +82,7 @@ def create_app(settings: Settings, *, backend: Any = None, demo: bool = False) -
     app.include_router(conversations)
     app.include_router(prs)
     app.include_router(inbox)
+    app.include_router(jobs)
     app.include_router(agents)
     app.include_router(usage)
     app.include_router(audit)

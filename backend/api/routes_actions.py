@@ -229,7 +229,7 @@ async def activate_execution(
     project, tasks = await asyncio.to_thread(
         start_execution, backend.dev_tasks, project_id, demo=demo
     )
-    backend.dev_worker.wake()
+    await asyncio.to_thread(backend.dev_worker.wake)
     return ExecutionOut.model_validate(
         {
             "project_id": project.id,

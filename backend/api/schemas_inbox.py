@@ -10,7 +10,14 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 InboxKindOut = Literal[
-    "pr", "pr_blocked", "pr_stuck", "action_approval", "handoff", "interruption", "uncertain"
+    "pr",
+    "pr_blocked",
+    "pr_stuck",
+    "job_dead",
+    "action_approval",
+    "handoff",
+    "interruption",
+    "uncertain",
 ]
 ApprovalStatusOut = Literal["pending", "approved", "rejected", "failed"]
 
@@ -42,6 +49,9 @@ class InboxItem(_Out):
     age_s: float
     state: str
     pr_kind: Literal["infra", "dev", "adr"] | None = None
+    session_id: str | None = Field(
+        default=None, description="the team session it came from (PRs, held actions, handoffs)"
+    )
     actions: list[InboxAction]
 
 

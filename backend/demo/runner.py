@@ -119,7 +119,7 @@ async def run_demo(backend: Backend, *, pace_s: float = PACE_S) -> dict[str, Any
     # The PO's tasks, plus a demo task for a module it gave none; the dev worker runs the
     # dev agents (offline model) on them like on any project's tasks.
     await asyncio.to_thread(seed_demo_tasks, backend.dev_tasks, project)
-    backend.dev_worker.wake()
+    await asyncio.to_thread(backend.dev_worker.wake)
     await customer
     return {"project_id": project.id, "session_id": sid, "handoff_id": handoff.id, "new": new}
 

@@ -75,6 +75,9 @@ class EventType(StrEnum):
     TOOLS_READY = "tools.ready"
     TOOLS_FAILED = "tools.failed"
     BACKEND_TASK_FAILED = "backend.task_failed"
+    JOB_DEAD = "job.dead"
+    JOB_RERUN = "job.rerun"
+    JOB_DROPPED = "job.dropped"
     BENCH_TICK = "bench.tick"
     EVENTS_ARCHIVED = "events.archived"
     EVENTS_RESTORED = "events.restored"
@@ -209,6 +212,13 @@ EVENTS: dict[EventType, EventSpec] = {
     E.TOOLS_READY: EventSpec("a scanner the backend installed is ready", system.ToolReady),
     E.TOOLS_FAILED: EventSpec("installing a scanner failed", system.ToolFailed),
     E.BACKEND_TASK_FAILED: EventSpec("a background task of the backend failed", system.TaskFailed),
+    E.JOB_DEAD: EventSpec(
+        "a durable job ran out of attempts (job_dead in the inbox)", system.JobFate
+    ),
+    E.JOB_RERUN: EventSpec(
+        "an operator queued a dead job again with fresh attempts", system.JobFate
+    ),
+    E.JOB_DROPPED: EventSpec("an operator gave up on a dead job", system.JobFate),
     E.BENCH_TICK: EventSpec(
         "a synthetic event `python -m bench.stream` appends to time the live stream",
         system.BenchTick,

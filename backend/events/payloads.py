@@ -251,7 +251,7 @@ class PrGatesRerun(Payload):
     gate_status: GateStatus
     operator: str
     reason: str | None = None
-    job_status: Literal["queued", "running", "done", "failed"] | None  # before the rerun
+    job_status: Literal["queued", "running", "done", "failed", "dead", "cancelled"] | None
     job_error: str | None = None  # why the job was stuck, if it was
 
 

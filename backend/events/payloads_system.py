@@ -32,6 +32,16 @@ class TaskFailed(Payload):
     error: str
 
 
+class JobFate(Payload):
+    job_id: int
+    kind: str  # the job's kind (gates, dev, deliver, reconcile...)
+    unique_key: str | None = None
+    attempts: int
+    error: str | None = None  # its last attempt's error
+    operator: str | None = None  # who reran or dropped it (None: the engine buried it)
+    reason: str | None = None
+
+
 class BenchTick(Payload):
     i: int
     t: float  # the producer's wall clock, for the latency measurement

@@ -13,10 +13,9 @@ from typing import Any
 from backend.events import EventType
 from backend.exceptions import ConflictError, ValidationError
 from backend.gates.state import GateEvent, next_gate_status
-from backend.infra.flow import PrFlow
-from backend.infra.gate_jobs import IN_GATE, StuckPr
+from backend.infra.flow import GATES, PrFlow, gates_key
+from backend.infra.gate_jobs import IN_GATE
 from backend.infra.git import DEFAULT_BRANCH
-from backend.infra.job_store import died_reason
 from backend.infra.kinds import rules_for
 from backend.infra.prs import Finding, HistoryEntry, PrKind, PullRequest
 from backend.operators import approvals
@@ -168,7 +167,7 @@ class PrPipeline(PrFlow):
         self.prs.get(pr_id)
         return self.prs.history(pr_id)
 
-    # -- gate jobs (issue 12) --------------------------------------------------------------
+    # -- gate jobs ---------------------------------------------------------------------------
 
     def rerun(self, pr_id: str, operator: str, reason: str | None = None) -> PullRequest:
         """Queue the gates of a PR waiting in a gate again (stuck or not) and run them.
@@ -185,36 +184,27 @@ class PrPipeline(PrFlow):
                 pr_action_id=pr_id,
                 status=pr.gate_status,
             )
-        before = self.jobs.store.get(pr_id)
+        before = self.jobs.latest(gates_key(pr_id))
         payload = {
             "pr_action_id": pr_id,
             "kind": pr.kind,
             "gate_status": pr.gate_status,
             "operator": operator,
             "reason": reason,
-            "job_status": before.status if before else None,
+            "job_status": before.state if before else None,
             "job_error": before.last_error if before else None,
         }
-        with self.db.transaction() as tx:
-            self.jobs.store.enqueue(pr_id, tx)
-            event = self.events.append_in(
-                tx,
-                EventType.PR_GATES_RERUN,
-                payload,
-                project_id=pr.project_id,
-                session_id=pr.session_id,
-            )
-        self.events.publish([event])
-        self.jobs.run(pr_id)
+        if before is not None and before.state == "dead":
+            self.jobs.rerun(before.id)  # the dead job itself, so it leaves the inbox
+        else:
+            self.jobs.enqueue(GATES, {"pr_id": pr_id}, unique_key=gates_key(pr_id), again=True)
+        self.events.append(
+            EventType.PR_GATES_RERUN,
+            payload,
+            project_id=pr.project_id,
+            session_id=pr.session_id,
+        )
         return self.prs.get(pr_id)
-
-    def stuck_prs(self) -> list[StuckPr]:
-        """PRs waiting in a gate whose job will not run again on its own, oldest first."""
-        stuck = []
-        for job in self.jobs.store.stuck():
-            reason = job.last_error or died_reason(job.attempts)
-            stuck.append(StuckPr(self.prs.get(job.pr_id), job.stuck_since, reason))
-        return stuck
 
 
 def _required(value: str | None, what: str) -> str:

@@ -229,7 +229,9 @@ class DevAgents:
         return {"status": blocked.status, "task_id": task.id, "reason": reason}
 
 
-def task_creator(dev_tasks: DevTasks, on_created: Callable[[], None] | None = None) -> TaskCreator:
+def task_creator(
+    dev_tasks: DevTasks, on_created: Callable[[], object] | None = None
+) -> TaskCreator:
     """The PO's ``create_task``: a real ``todo`` task for a module of the module map.
 
     Args:

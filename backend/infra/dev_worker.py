@@ -1,124 +1,89 @@
-"""The background worker that runs the dev agents on the PO's tasks.
+"""The dev agents at work on the PO's tasks, as ``dev`` jobs on the job engine.
 
-Every ``dev_sweep_s`` (and whenever :meth:`DevWorker.wake` is called: a task was created,
-execution was activated) it looks for tasks it may take (``dev_tasks_runnable``: todo, or
-``working`` under an expired lease, in a project whose execution is active, with no PR
-yet), takes each module's oldest one unless that module's agent is already on a task, and
-claims it with one conditional UPDATE: two workers (threads or processes on one
-PostgreSQL) cannot both win a task, so nothing runs twice at once. While the agent's turn
-runs, a heartbeat extends the lease; a process killed mid-turn leaves the task ``working``
-with a lease that runs out, and the next sweep anywhere takes it again (its worktree is
-reused or recreated).
-
-A turn settles its task through the agent's own tools (``propose_task_pr`` → ``in_review``,
-``report_blocked`` → ``blocked``). A turn that ends without either blocks the task with the
-agent's last words; a turn that fails (its provider down after the retries) puts it back
-to ``todo`` with the error, and after ``dev_max_attempts`` claims blocks it. A turn the
-runtime's checks refuse (the agent is paused, or over its budget) costs no attempt: the
-task waits in ``todo``.
+One job per (project, module): its unique key makes a module's agent work one task at a
+time across every process, and the job's lease is the only lease (a process killed
+mid-turn leaves the job to another worker, which takes the same task again in the same
+worktree). A run works the module's next task; if more wait, it asks for itself again.
+A turn settles its task through the agent's own tools (``propose_task_pr`` → in review,
+``report_blocked``); a turn that ends without either blocks the task with the agent's
+last words; a failed turn counts an attempt and, at ``dev_max_attempts``, blocks it. A turn
+the runtime refuses (paused, over budget) costs nothing: the job snoozes.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import time
-import uuid
-from contextlib import suppress
 from typing import Any
 
 from backend.agents.team import dev_agent_id
 from backend.events import EventLog, EventType, utcnow_iso
 from backend.exceptions import ConflictError
 from backend.infra.dev_agent import DevAgents
+from backend.jobs import Backoff, Job, Jobs, RetryAfterError, SnoozeError
 from backend.settings import Settings
 
 log = logging.getLogger(__name__)
+
+DEV = "dev"
+"""The job kind of a module's dev agent (payload ``{"project_id", "module"}``)."""
 
 REFUSALS = frozenset({"agent_paused", "budget_exceeded"})
 """Codes of the turn checks' refusals (the runtime's ``checks``): the task waits, uncounted."""
 
 
-class DevTaskLeases:
-    """The conditional writes of a worker's claim on a task (``sql/dev_task_queries.sql``)."""
+def dev_key(project_id: str, module: str) -> str:
+    """The unique key of a module's dev job: one task at a time per agent."""
+    return f"dev:{project_id}:{module}"
 
-    def __init__(self, events: EventLog, *, lease_s: float, max_attempts: int = 3) -> None:
+
+class DevTaskQueue:
+    """Which task a module's agent works next, and the conditional moves of one attempt
+    (``sql/dev_task_queries.sql``); blocks are in the feed, ``backlog.task_blocked``."""
+
+    def __init__(self, events: EventLog, *, max_attempts: int) -> None:
         self.events = events
         self.db = events.db
-        self.lease_s = lease_s
         self.max_attempts = max_attempts
 
-    def give_up_dead(self) -> list[str]:
-        """Block the tasks whose turn died on each of their ``max_attempts`` claims (each
-        blocked in the feed, ``backlog.task_blocked``); their ids."""
-        probe = {"epoch": time.time(), "max_attempts": self.max_attempts}
+    def runnable_modules(self) -> list[tuple[str, str]]:
+        """(project, module) pairs with a task their agent may take now."""
         with self.db.transaction(write=False) as tx:
-            if tx.one("dev_tasks_dead_any", probe) is None:
-                return []  # the usual sweep: nothing died, nothing written
-        params = {
-            **probe,
-            "reason": f"its turn died {self.max_attempts} time(s) without finishing",
-            "now": utcnow_iso(),
-        }
-        events = []
-        with self.db.transaction() as tx:
-            rows = tx.all("dev_tasks_give_up", params)
-            for row in rows:
-                payload = {"task_id": row["id"], "reason": params["reason"]}
-                events.append(self._blocked(tx, row, payload))
-        self.events.publish(events)
-        return [str(r["id"]) for r in rows]
+            rows = tx.all("dev_modules_runnable", {"yes": True})
+        return [(str(r["project_id"]), str(r["module"])) for r in rows]
 
-    def _blocked(self, tx: Any, row: Any, payload: dict[str, Any]) -> Any:
-        return self.events.append_in(
-            tx,
-            EventType.BACKLOG_TASK_BLOCKED,
-            payload,
-            project_id=row["project_id"],
-            session_id=row["session_id"],
-            agent=dev_agent_id(row["module"]),
-        )
-
-    def runnable(self) -> list[dict[str, Any]]:
-        """Tasks a worker may take now, at most one per (project, module), oldest first."""
-        epoch = time.time()
+    def next_of(self, project_id: str, module: str) -> dict[str, Any] | None:
+        """The module's next task (one its dead job left working first), if any."""
+        params = {"project_id": project_id, "module": module, "yes": True}
         with self.db.transaction(write=False) as tx:
-            rows = tx.all("dev_tasks_runnable", {"yes": True, "epoch": epoch})
-            live = tx.all("dev_tasks_busy", {"epoch": epoch})
-        busy = {(r["project_id"], r["module"]) for r in live}
-        out = []
-        for row in rows:
-            key = (row["project_id"], row["module"])
-            if key not in busy:
-                busy.add(key)
-                out.append(row)
-        return out
+            return tx.one("dev_task_next_of_module", params)
 
-    def claim(self, task_id: str, owner: str) -> int | None:
-        """Take the task for ``owner``; its attempt number, or ``None`` when another has it."""
-        now = time.time()
-        params = {
-            "id": task_id,
-            "owner": owner,
-            "epoch": now,
-            "lease_until": now + self.lease_s,
-            "now": utcnow_iso(),
-        }
+    def take(self, task_id: str, owner: str) -> int | None:
+        """Start an attempt of the task for ``owner``; its number, or ``None`` if settled."""
+        params = {"id": task_id, "owner": owner, "now": utcnow_iso()}
         with self.db.transaction() as tx:
-            row = tx.one("dev_task_claim", params)
+            row = tx.one("dev_task_take", params)
         return int(row["attempts"]) if row is not None else None
 
-    def heartbeat(self, task_id: str, owner: str) -> bool:
-        """Extend ``owner``'s lease; ``False`` once the task is no longer its own."""
-        params = {"id": task_id, "owner": owner, "lease_until": time.time() + self.lease_s}
+    def give_up(self, task_id: str) -> bool:
+        """Block a task whose turn died on each of its attempts; whether it was."""
+        reason = f"its turn died {self.max_attempts} time(s) without finishing"
+        params = {
+            "id": task_id,
+            "max_attempts": self.max_attempts,
+            "reason": reason,
+            "now": utcnow_iso(),
+        }
         with self.db.transaction() as tx:
-            return tx.one("dev_task_heartbeat", params) is not None
+            row = tx.one("dev_task_give_up", params)
+            events = [] if row is None else [self._blocked(tx, row, reason)]
+        self.events.publish(events)
+        return row is not None
 
     def release(
         self, task_id: str, owner: str, to_status: str, reason: str, *, refund: bool = False
     ) -> str | None:
-        """End ``owner``'s claim of a task its turn did not settle (``todo``/``blocked``; a
-        block is in the feed, ``backlog.task_blocked``, in the same transaction)."""
+        """End ``owner``'s attempt of a task its turn did not settle (``todo``/``blocked``)."""
         params = {
             "id": task_id,
             "owner": owner,
@@ -131,128 +96,111 @@ class DevTaskLeases:
         with self.db.transaction() as tx:
             row = tx.one("dev_task_release", params)
             if row is not None and row["status"] == "blocked":
-                events.append(self._blocked(tx, row, {"task_id": task_id, "reason": reason}))
+                events.append(self._blocked(tx, row, reason))
         self.events.publish(events)
         return str(row["status"]) if row is not None else None
 
+    def _blocked(self, tx: Any, row: Any, reason: str) -> Any:
+        return self.events.append_in(
+            tx,
+            EventType.BACKLOG_TASK_BLOCKED,
+            {"task_id": row["id"], "reason": reason},
+            project_id=row["project_id"],
+            session_id=row["session_id"],
+            agent=dev_agent_id(row["module"]),
+        )
+
 
 class DevWorker:
-    """Runs dev agents on runnable tasks (see the module docstring).
+    """Runs dev agents on runnable tasks through ``dev`` jobs (see the module docstring).
 
     Args:
         agents: the dev agents' runtime and tools.
-        settings: ``dev_lease_s``, ``dev_sweep_s``, ``dev_max_attempts``.
-        owner: this worker's name in the leases (default: a fresh random one per process).
+        settings: ``dev_lease_s`` (the job's lease), ``dev_max_attempts``.
+        jobs: the engine the ``dev`` kind is registered on.
     """
 
-    def __init__(self, agents: DevAgents, settings: Settings, owner: str | None = None) -> None:
+    def __init__(self, agents: DevAgents, settings: Settings, jobs: Jobs) -> None:
         self.agents = agents
         self.dev_tasks = agents.dev_tasks
         self.settings = settings
-        self.owner = owner or f"dev-worker-{uuid.uuid4().hex[:8]}"
-        self.leases = DevTaskLeases(
-            self.dev_tasks.store.events,
-            lease_s=settings.dev_lease_s,
-            max_attempts=settings.dev_max_attempts,
+        self.jobs = jobs
+        self.queue = DevTaskQueue(
+            self.dev_tasks.store.events, max_attempts=settings.dev_max_attempts
         )
-        self._wake = asyncio.Event()
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._running: dict[str, tuple[tuple[str, str], asyncio.Task[None]]] = {}
-        self._refused: dict[tuple[str, str], float] = {}
+        jobs.register(
+            DEV,
+            self._run,
+            concurrency=4,
+            # The task counts its own attempts and blocks first; the job outlives them.
+            max_attempts=settings.dev_max_attempts + 2,
+            backoff=Backoff(base_s=1.0, max_s=settings.dev_lease_s / 2),
+            lease_s=settings.dev_lease_s,
+            stop_grace_s=0.0,  # a turn is cancelled at once; the task goes back to todo
+        )
 
-    def wake(self) -> None:
-        """Sweep now instead of at the next interval (from any thread; a no-op before
-        :meth:`run` started)."""
-        if self._loop is not None and not self._loop.is_closed():
-            self._loop.call_soon_threadsafe(self._wake.set)
+    def wake(self) -> list[str]:
+        """Queue a job for every module with a task to take (any thread); their keys."""
+        keys = []
+        for project_id, module in self.queue.runnable_modules():
+            self._ask(project_id, module)
+            keys.append(dev_key(project_id, module))
+        return keys
 
-    async def run(self) -> None:
-        """Sweep until cancelled; a failing round is logged and the next one tries again."""
-        self._loop = asyncio.get_running_loop()
-        try:
-            while True:
-                try:
-                    await self.sweep()
-                except Exception as exc:  # the loop must outlive one bad round
-                    log.warning("dev task round failed: %r", exc)
-                self._wake.clear()
-                with suppress(TimeoutError):
-                    await asyncio.wait_for(self._wake.wait(), self.settings.resolved_dev_sweep_s())
-        finally:
-            jobs = [job for _key, job in self._running.values()]
-            for job in jobs:
-                job.cancel()
-            if jobs:
-                await asyncio.gather(*jobs, return_exceptions=True)
+    def _ask(self, project_id: str, module: str) -> None:
+        payload = {"project_id": project_id, "module": module}
+        self.jobs.enqueue(DEV, payload, unique_key=dev_key(project_id, module), again=True)
 
-    async def sweep(self) -> list[str]:
-        """Claim and start what may run now (and drop finished tasks' worktrees); the ids of
-        the tasks this call started."""
+    async def _run(self, job: Job) -> None:
+        project_id, module = str(job.payload["project_id"]), str(job.payload["module"])
         await asyncio.to_thread(self.agents.prune)
-        await asyncio.to_thread(self.leases.give_up_dead)
-        started = []
-        for row in await asyncio.to_thread(self.leases.runnable):
-            task_id = str(row["id"])
-            key = (str(row["project_id"]), str(row["module"]))
-            if task_id in self._running or self._module_busy(key):
-                continue
-            if self._refused.get(key, 0.0) > time.monotonic():
-                continue  # its agent refused a turn a moment ago (paused, over budget)
-            attempt = await asyncio.to_thread(self.leases.claim, task_id, self.owner)
-            if attempt is None:
-                continue  # another worker won it
-            job = asyncio.create_task(self._work(task_id, attempt, *key), name=f"dev-{task_id}")
-            self._running[task_id] = (key, job)
-            job.add_done_callback(self._forget(task_id))
-            started.append(task_id)
-        return started
+        worked = await self.work_next(project_id, module, f"job-{job.id}-{job.attempts}")
+        if worked is not None:  # there may be more: this job runs once more after this one
+            await asyncio.to_thread(self._ask, project_id, module)
 
-    def _forget(self, task_id: str) -> Any:
-        def done(_job: asyncio.Task[None]) -> None:
-            self._running.pop(task_id, None)
+    async def work_next(self, project_id: str, module: str, owner: str) -> str | None:
+        """Work the module's next task here; its id, or ``None`` when there was none.
 
-        return done
-
-    async def wait_idle(self) -> None:
-        """Wait for the turns in flight (tests)."""
-        while self._running:
-            jobs = [job for _key, job in self._running.values()]
-            await asyncio.gather(*jobs, return_exceptions=True)
-
-    def _module_busy(self, key: tuple[str, str]) -> bool:
-        return any(running == key for running, _job in self._running.values())
-
-    async def _work(self, task_id: str, attempt: int, project_id: str, module: str) -> None:
-        beat = asyncio.create_task(self._heartbeat(task_id))
+        Raises:
+            SnoozeError: the agent refused the turn (paused, over budget).
+            RetryAfterError: the turn failed with attempts left (the task is ``todo``).
+        """
+        row = await asyncio.to_thread(self.queue.next_of, project_id, module)
+        if row is None:
+            return None
+        task_id = str(row["id"])
+        if row["status"] == "working" and int(row["attempts"]) >= self.queue.max_attempts:
+            await asyncio.to_thread(self.queue.give_up, task_id)
+            return task_id
+        attempt = await asyncio.to_thread(self.queue.take, task_id, owner)
+        if attempt is None:
+            return None
         try:
             result = await self.agents.work(task_id)
-            said = (result.text or "").strip() or "(no answer)"
-            reason = f"the agent ended its turn without propose_task_pr or report_blocked: {said}"
-            await asyncio.to_thread(self.leases.release, task_id, self.owner, "blocked", reason)
         except asyncio.CancelledError:
             # Shutting down: give the task back now rather than after the lease runs out.
-            self.leases.release(task_id, self.owner, "todo", "the backend stopped mid-turn")
+            self.queue.release(task_id, owner, "todo", "the backend stopped mid-turn")
             raise
         except Exception as exc:
-            if isinstance(exc, ConflictError) and exc.code in REFUSALS:
-                # Refused before it ran (paused, over budget): not the task's failure, so
-                # not an attempt; this worker leaves the module alone for a while.
-                wait = time.monotonic() + self.settings.dev_lease_s / 2
-                self._refused[(project_id, module)] = wait
-                await asyncio.to_thread(
-                    self.leases.release, task_id, self.owner, "todo", exc.message, refund=True
-                )
-                return
-            log.warning("dev task %s: turn failed (attempt %d): %r", task_id, attempt, exc)
-            give_up = attempt >= self.settings.dev_max_attempts
-            reason = f"turn failed (attempt {attempt}): {getattr(exc, 'message', None) or exc!r}"
-            to = "blocked" if give_up else "todo"
-            await asyncio.to_thread(self.leases.release, task_id, self.owner, to, reason)
-        finally:
-            beat.cancel()
+            await self._failed(task_id, owner, attempt, exc)
+            return task_id
+        said = (result.text or "").strip() or "(no answer)"
+        reason = f"the agent ended its turn without propose_task_pr or report_blocked: {said}"
+        await asyncio.to_thread(self.queue.release, task_id, owner, "blocked", reason)
+        return task_id
 
-    async def _heartbeat(self, task_id: str) -> None:
-        while True:
-            await asyncio.sleep(self.settings.dev_lease_s / 3)
-            if not await asyncio.to_thread(self.leases.heartbeat, task_id, self.owner):
-                return
+    async def _failed(self, task_id: str, owner: str, attempt: int, exc: Exception) -> None:
+        if isinstance(exc, ConflictError) and exc.code in REFUSALS:
+            # Refused before it ran (paused, over budget): not the task's failure, so not
+            # an attempt; the module's job waits a while before it asks again.
+            await asyncio.to_thread(
+                self.queue.release, task_id, owner, "todo", exc.message, refund=True
+            )
+            raise SnoozeError(self.settings.dev_lease_s / 2, exc.message) from exc
+        log.warning("dev task %s: turn failed (attempt %d): %r", task_id, attempt, exc)
+        give_up = attempt >= self.settings.dev_max_attempts
+        reason = f"turn failed (attempt {attempt}): {getattr(exc, 'message', None) or exc!r}"
+        to = "blocked" if give_up else "todo"
+        await asyncio.to_thread(self.queue.release, task_id, owner, to, reason)
+        if not give_up:
+            raise RetryAfterError(self.settings.resolved_dev_sweep_s(), reason) from exc

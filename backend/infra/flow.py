@@ -10,9 +10,9 @@ committed, not counted). A second session's infra PR gets a branch of its own.
 :meth:`PrFlow.run_gates` is deterministic: QA on the files read back from git at the
 recorded head, then SecOps only after a QA pass. Each verdict goes through the shared
 state machine (:func:`next_gate_status`) and a conditional UPDATE, with its events in the
-same transaction. :meth:`PrFlow.start_gates` runs that in a background thread; with
-``auto`` it runs the whole correction loop (:meth:`settle`, in
-:mod:`backend.infra.correcting`). The operator actions live in
+same transaction. :meth:`PrFlow.start_gates` enqueues a ``gates`` job on the job engine
+(:mod:`backend.jobs`); with ``auto`` the job runs the whole correction loop
+(:meth:`settle`, in :mod:`backend.infra.correcting`). The operator actions live in
 :class:`backend.infra.actions.PrPipeline`; what differs per kind lives in
 :mod:`backend.infra.kinds`.
 """
@@ -35,20 +35,28 @@ from backend.infra.authoring import CorrectionAuthor
 from backend.infra.correcting import CorrectionLoop
 from backend.infra.gate_jobs import (
     IN_GATE,
-    GateJob,
-    GateJobs,
     agent_at_work,
     drop_branch,
     gate_findings,
+    report_job_failure,
 )
 from backend.infra.git import GitProvider
 from backend.infra.kinds import Emit, Fixer, KindRules, emit, rules_for
 from backend.infra.proposals import GateName, Proposal, ProposalResult, VerdictValue
 from backend.infra.prs import Finding, PullRequest, PullRequests
 from backend.infra.waiver_store import GateWaivers, annotate
+from backend.jobs import Backoff, Job, Jobs
 from backend.planner import correct
 from backend.settings import Settings, load_settings
 from backend.store.db import Tx
+
+GATES = "gates"
+"""The job kind that runs a PR's gates (payload ``{"pr_id"}``)."""
+
+
+def gates_key(pr_id: str) -> str:
+    """The unique key of a PR's gate job: one at a time per PR."""
+    return f"gates:{pr_id}"
 
 
 class PrFlow(CorrectionLoop):
@@ -64,6 +72,8 @@ class PrFlow(CorrectionLoop):
         author: runs a model-backed author's correction turn (see
             :mod:`backend.infra.authoring`); without one, the rule-based fixer corrects.
         fixer: that rule-based fixer, handed to the PR's kind (the planner's ``correct``).
+        jobs: the job engine that runs gate jobs (the backend's; by default one of its own
+            on the same database, which :meth:`wait_gates` drains in the caller's thread).
     """
 
     def __init__(
@@ -76,6 +86,7 @@ class PrFlow(CorrectionLoop):
         timeout_s: float = DEFAULT_TIMEOUT_S,
         author: CorrectionAuthor | None = None,
         fixer: Fixer = correct,
+        jobs: Jobs | None = None,
     ) -> None:
         self.store = store
         self.events = store.events
@@ -89,7 +100,16 @@ class PrFlow(CorrectionLoop):
         self.author = author
         self.fixer = fixer
         self.prs = PullRequests(self.db)
-        self.jobs = GateJobs.on(self.db, self.events, self.settings, self._job_work, self.prs)
+        self.jobs = jobs if jobs is not None else Jobs(self.db)
+        self.jobs.register(
+            GATES,
+            self._job_work,
+            concurrency=2,
+            max_attempts=self.settings.gate_max_attempts,
+            backoff=Backoff(base_s=2.0, max_s=60.0),
+            lease_s=self.settings.gate_lease_s,
+            on_dead=self._job_dead,
+        )
 
     @property
     def limit(self) -> int:
@@ -328,33 +348,44 @@ class PrFlow(CorrectionLoop):
             None if event is None else event.reason,
         )
 
-    def start_gates(self, pr_id: str) -> GateJob:
-        """Record a durable job for the PR's gates and run it in the background (with
-        ``auto``, the whole correction loop); if this process dies mid-run, another worker
-        claims the job once its lease expires (:meth:`recover_jobs`)."""
-        return self.jobs.start(pr_id)
+    def start_gates(self, pr_id: str) -> int:
+        """Enqueue the PR's ``gates`` job (with ``auto``, the whole correction loop); its id.
 
-    def recover_jobs(self) -> list[str]:
-        """Run what a crash left behind (expired or queued jobs, PRs in a gate with no job);
-        the PRs whose jobs this call started here."""
-        return self.jobs.recover()
+        One job per PR at a time: asked while it runs, it runs once more after. A process
+        that dies mid-run leaves the job to another worker once its lease lapses.
+        """
+        job_id, _ = self.jobs.enqueue(
+            GATES, {"pr_id": pr_id}, unique_key=gates_key(pr_id), again=True
+        )
+        return job_id
 
-    def _job_work(self, pr_id: str) -> PullRequest:
-        pr = self.prs.get(pr_id)
+    def wait_gates(self, timeout: float | None = None) -> None:
+        """Wait until no gate job is left: the workers' (a started engine), else run them
+        here in this thread (commands and tests run no workers)."""
+        if self.jobs.started:
+            self.jobs.wait_idle(GATES, timeout)
+        else:
+            self.jobs.drain(GATES)
+
+    def _job_work(self, job: Job) -> None:
+        pr = self.prs.get(str(job.payload["pr_id"]))
         if pr.gate_status in IN_GATE or (self.auto and pr.gate_status == "changes_requested"):
-            return self.settle(pr_id) if self.auto else self.run_gates(pr_id)
-        return pr  # a run that died after its last verdict was recorded: nothing is left
+            self.settle(pr.id) if self.auto else self.run_gates(pr.id)
+        # else a run that died after its last verdict was recorded: nothing is left
+
+    def _job_dead(self, job: Job) -> None:
+        """A gate job out of attempts: the PR's feed says so (the inbox lists the job)."""
+        pr_id = str(job.payload.get("pr_id", ""))
+        report_job_failure(self.prs, self.events, pr_id, job.last_error or "out of attempts")
 
     def settle_now(self, pr_id: str) -> PullRequest:
-        """Settle and wait: joins the background loop when ``auto`` already runs one."""
-        if self.auto:
-            result: PullRequest = self.start_gates(pr_id).wait()
-            return result
-        return self.settle(pr_id)
-
-    def close_jobs(self) -> None:
-        """Wait for the gate runs in flight here and stop their pool."""
-        self.jobs.close()
+        """Settle and wait: through the gate job when ``auto`` (the workers run it)."""
+        if not self.auto:
+            return self.settle(pr_id)
+        job = self.jobs.wait(self.start_gates(pr_id))
+        if job.state == "dead":
+            raise ConflictError(job.last_error or "the gate job failed", pr_action_id=pr_id)
+        return self.prs.get(pr_id)
 
     # -- shared internals ------------------------------------------------------------------
 

@@ -84,7 +84,7 @@ class InfraPipeline(PrPipeline):
                 f"the proposal is {result.status}, not opened", approval_id=result.approval_id
             )
         if self.auto:
-            self.jobs.wait_idle()
+            self.wait_gates()
             return self.prs.get(result.artifact.id)
         return self.settle(result.artifact.id)
 

@@ -12,7 +12,13 @@ domain: the domain registers a handler per kind.
 from __future__ import annotations
 
 from backend.jobs.engine import Jobs
-from backend.jobs.exceptions import JobError, RetryAfterError, UnknownKindError
+from backend.jobs.exceptions import (
+    JobError,
+    RetryAfterError,
+    SnoozeError,
+    UnknownJobError,
+    UnknownKindError,
+)
 from backend.jobs.models import Backoff, Job, JobState, Kind
 
 __all__ = [
@@ -23,5 +29,7 @@ __all__ = [
     "Jobs",
     "Kind",
     "RetryAfterError",
+    "SnoozeError",
+    "UnknownJobError",
     "UnknownKindError",
 ]

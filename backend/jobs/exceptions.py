@@ -4,11 +4,13 @@ Tree::
 
     CadenciaError                  (backend/exceptions.py)
     └── NotFoundError
-        └── UnknownKindError       no handler is registered for a job's kind
+        ├── UnknownKindError       no handler is registered for a job's kind
+        └── UnknownJobError        no job has this id
 
     Exception
     └── JobError                   base of what a handler raises to steer its job
-        └── RetryAfterError        try again after ``after_s`` seconds, not the backoff's
+        ├── RetryAfterError        try again after ``after_s`` seconds, not the backoff's
+        └── SnoozeError            not now: run again after ``after_s``, no attempt counted
 
 A ``JobError`` is a signal from a handler to its worker and never leaves the engine, so it
 is not a ``CadenciaError``: no API answer is ever made of one. Any other exception a
@@ -19,7 +21,7 @@ from __future__ import annotations
 
 from backend.exceptions import NotFoundError
 
-__all__ = ["JobError", "RetryAfterError", "UnknownKindError"]
+__all__ = ["JobError", "RetryAfterError", "SnoozeError", "UnknownJobError", "UnknownKindError"]
 
 
 class UnknownKindError(NotFoundError):
@@ -32,6 +34,18 @@ class UnknownKindError(NotFoundError):
     def __init__(self, kind: str) -> None:
         super().__init__(f"no job handler is registered for kind {kind!r}")
         self.kind = kind
+
+
+class UnknownJobError(NotFoundError):
+    """No job has this id.
+
+    Attributes:
+        job_id: the id asked for.
+    """
+
+    def __init__(self, job_id: int) -> None:
+        super().__init__(f"no job {job_id}", job_id=job_id)
+        self.job_id = job_id
 
 
 class JobError(Exception):
@@ -48,5 +62,19 @@ class RetryAfterError(JobError):
     """
 
     def __init__(self, after_s: float, message: str = "retry later") -> None:
+        super().__init__(message)
+        self.after_s = max(0.0, float(after_s))
+
+
+class SnoozeError(JobError):
+    """The job cannot run now (its agent is paused, say): queue it ``after_s`` from now.
+
+    The attempt is refunded, so waiting never makes a job dead.
+
+    Attributes:
+        after_s: how long to wait before the next try.
+    """
+
+    def __init__(self, after_s: float, message: str = "not now") -> None:
         super().__init__(message)
         self.after_s = max(0.0, float(after_s))

@@ -39,6 +39,8 @@ class Job:
     last_error: str | None
     created_at: str
     updated_at: str
+    again: bool = False
+    """Asked for again while it ran: it is queued once more when this attempt ends."""
 
     @classmethod
     def from_row(cls, row: Row) -> Job:
@@ -59,6 +61,7 @@ class Job:
             last_error=row["last_error"],
             created_at=str(row["created_at"]),
             updated_at=str(row["updated_at"]),
+            again=bool(row.get("again") or False),
         )
 
 
@@ -91,6 +94,10 @@ class Kind:
         max_attempts: claims of one job (each crash or failure costs one) before it is dead.
         backoff: the delay before a retry when the handler gives none.
         lease_s: how long a claim or a heartbeat holds a job; beats every third of it.
+        on_dead: told of each job of this kind that ran out of attempts (the domain says so
+            where its users look); an error in it is logged, never the job's.
+        stop_grace_s: how long a stopping worker lets a running job finish before it gives
+            the claim back (a thread cannot be cancelled: it would run on unowned).
     """
 
     name: str
@@ -99,3 +106,5 @@ class Kind:
     max_attempts: int = 5
     backoff: Backoff = field(default_factory=Backoff)
     lease_s: float = 30.0
+    on_dead: Callable[[Job], None] | None = None
+    stop_grace_s: float = 30.0

@@ -38,12 +38,14 @@ class JobStore:
         max_attempts: int,
         unique_key: str | None = None,
         period_s: float | None = None,
+        again: bool = False,
         tx: Tx | None = None,
     ) -> tuple[int, bool]:
         """Add a job (inside ``tx`` when given); ``(id, created)``.
 
         With a ``unique_key`` held by an unfinished job, nothing is added and that job's id
-        comes back with ``created`` False. A recurring job (``period_s``) is upserted: an
+        comes back with ``created`` False; with ``again``, a running holder is also marked to
+        run once more when its attempt ends. A recurring job (``period_s``) is upserted: an
         existing one is brought forward to ``run_at`` if it waits for later.
         """
         params = {
@@ -63,6 +65,9 @@ class JobStore:
                     return int(row["id"]), period_s is None
                 held = sql.one("job_unfinished_by_key", {"unique_key": unique_key})
                 if held is not None:
+                    if again and held["state"] == "running":
+                        flag = {"unique_key": unique_key, "yes": True, "now": params["now"]}
+                        sql.one("job_again", flag)
                     return int(held["id"]), False
         raise RuntimeError(f"job key {unique_key!r} kept changing hands")  # pragma: no cover
 
@@ -99,13 +104,35 @@ class JobStore:
         """The claim's last attempt failed: ``dead``, or a recurring job's next tick."""
         return self._finish("job_bury", job, {"error": error})
 
+    def snooze(self, job: Job, *, run_at: float) -> bool:
+        """The handler asked to run later: queued until ``run_at``, attempt refunded."""
+        return self._finish("job_snooze", job, {"run_at": run_at})
+
+    def unfinished(self, kind: str) -> int:
+        """How many jobs of ``kind`` are queued, running or waiting for a retry."""
+        with self.db.transaction(write=False) as sql:
+            row = sql.one("jobs_unfinished_count", {"kind": kind})
+        return int(row["n"]) if row is not None else 0
+
+    def by_key(self, unique_key: str, limit: int = 1) -> list[Job]:
+        """The jobs ``unique_key`` has named, newest first."""
+        with self.db.transaction(write=False) as sql:
+            rows = sql.all("jobs_by_key", {"unique_key": unique_key, "limit": limit})
+        return [Job.from_row(r) for r in rows]
+
     def release(self, job: Job) -> bool:
         """Give the claim back unrun (the worker is stopping): queued now, attempt refunded."""
         return self._finish("job_release", job, {})
 
     def bury_lapsed(self, kind: str) -> list[int]:
         """Bury every job of ``kind`` whose lease lapsed on its last attempt; their ids."""
-        params = {"kind": kind, "epoch": time.time(), "error": LAPSED, "now": utcnow_iso()}
+        params = {
+            "kind": kind,
+            "epoch": time.time(),
+            "error": LAPSED,
+            "now": utcnow_iso(),
+            "no": False,
+        }
         with self.db.transaction() as sql:
             return [int(r["id"]) for r in sql.all("jobs_bury_lapsed", params)]
 
@@ -114,16 +141,16 @@ class JobStore:
         with self.db.transaction() as sql:
             return sql.one("job_cancel", {"id": job_id, "now": utcnow_iso()}) is not None
 
-    def rerun(self, job_id: int) -> bool:
+    def rerun(self, job_id: int, tx: Tx | None = None) -> bool:
         """Queue a dead job again with fresh attempts; ``False`` when it is not dead or its
         unique key is held by another unfinished job."""
         params = {"id": job_id, "epoch": time.time(), "now": utcnow_iso()}
-        with self.db.transaction() as sql:
+        with self._tx(tx) as sql:
             return sql.one("job_rerun", params) is not None
 
-    def drop(self, job_id: int) -> bool:
+    def drop(self, job_id: int, tx: Tx | None = None) -> bool:
         """Give up on a dead job (``cancelled``); ``False`` when it is not dead."""
-        with self.db.transaction() as sql:
+        with self._tx(tx) as sql:
             return sql.one("job_drop", {"id": job_id, "now": utcnow_iso()}) is not None
 
     def get(self, job_id: int) -> Job | None:
@@ -147,6 +174,12 @@ class JobStore:
         return {"id": job.id, "owner": job.owner, "attempt": job.attempts}
 
     def _finish(self, name: str, job: Job, extra: dict[str, Any]) -> bool:
-        params = {**self._mine(job), "epoch": time.time(), "now": utcnow_iso(), **extra}
+        params = {
+            **self._mine(job),
+            "epoch": time.time(),
+            "now": utcnow_iso(),
+            "no": False,
+            **extra,
+        }
         with self.db.transaction() as sql:
             return sql.one(name, params) is not None

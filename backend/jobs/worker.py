@@ -16,7 +16,7 @@ import inspect
 import logging
 import time
 
-from backend.jobs.exceptions import RetryAfterError
+from backend.jobs.exceptions import RetryAfterError, SnoozeError
 from backend.jobs.models import Job, Kind
 from backend.jobs.store import JobStore
 
@@ -64,7 +64,9 @@ class KindWorker:
             due = await asyncio.to_thread(self.store.next_due, self.kind.name)
             if free <= 0 or due is None or due > time.time():
                 return self.poll_s if free <= 0 or due is None else due - time.time()
-            await asyncio.to_thread(self.store.bury_lapsed, self.kind.name)
+            buried = await asyncio.to_thread(self.store.bury_lapsed, self.kind.name)
+            for job_id in buried:
+                await self._tell_dead(job_id)
             claimed = await asyncio.to_thread(
                 self.store.claim, self.kind.name, self.owner, limit=free, lease_s=self.kind.lease_s
             )
@@ -105,26 +107,23 @@ class KindWorker:
 
     async def _record(self, job: Job, exc: Exception | None) -> None:
         try:
-            if exc is None:
-                mine = await asyncio.to_thread(self.store.succeed, job)
-            elif job.attempts >= job.max_attempts:
-                log.warning("jobs %s #%d: last attempt failed: %r", job.kind, job.id, exc)
-                mine = await asyncio.to_thread(self.store.bury, job, error=describe(exc))
-            else:
-                after = (
-                    exc.after_s
-                    if isinstance(exc, RetryAfterError)
-                    else self.kind.backoff.delay(job.attempts)
-                )
-                log.info("jobs %s #%d: attempt %d failed: %r", job.kind, job.id, job.attempts, exc)
-                mine = await asyncio.to_thread(
-                    self.store.retry, job, run_at=time.time() + after, error=describe(exc)
-                )
+            buried = await asyncio.to_thread(record, self.store, self.kind, job, exc)
         except Exception as err:  # its lease lapses and the job runs again
             log.warning("jobs %s #%d: outcome not recorded: %r", job.kind, job.id, err)
             return
-        if not mine:
-            log.warning("jobs %s #%d: lost before it finished; outcome dropped", job.kind, job.id)
+        if buried:
+            await self._tell_dead(job.id)
+
+    async def _tell_dead(self, job_id: int) -> None:
+        """Hand a job that is now ``dead`` to its kind's ``on_dead``."""
+        if self.kind.on_dead is None:
+            return
+        try:
+            job = await asyncio.to_thread(self.store.get, job_id)
+            if job is not None and job.state == "dead":
+                await asyncio.to_thread(self.kind.on_dead, job)
+        except Exception as exc:  # the job is dead either way; only the telling failed
+            log.warning("jobs %s #%d: on_dead failed: %r", self.kind.name, job_id, exc)
 
     async def _heartbeat(self, job: Job) -> None:
         while True:
@@ -139,9 +138,52 @@ class KindWorker:
                 return
 
     async def _give_back(self) -> None:
+        """Let running jobs finish for up to ``stop_grace_s``, then give the rest back."""
+        if self._running:
+            await asyncio.wait(list(self._running), timeout=self.kind.stop_grace_s)
         jobs = list(self._running.values())
         for task in list(self._running):
             task.cancel()
         for job in jobs:
             with contextlib.suppress(Exception):
                 await asyncio.to_thread(self.store.release, job)
+
+
+def record(store: JobStore, kind: Kind, job: Job, exc: Exception | None) -> bool:
+    """Write one attempt's outcome; whether it buried the job (its last attempt failed).
+
+    Success is ``done`` (or the next tick); a :class:`SnoozeError` queues it again with
+    the attempt refunded; any other error is a retry after the backoff (or the handler's
+    :class:`RetryAfterError`), or the end when no attempt is left.
+    """
+    if exc is None:
+        mine = store.succeed(job)
+    elif isinstance(exc, SnoozeError):
+        mine = store.snooze(job, run_at=time.time() + exc.after_s)
+    elif job.attempts >= job.max_attempts:
+        log.warning("jobs %s #%d: last attempt failed: %r", job.kind, job.id, exc)
+        return store.bury(job, error=describe(exc))
+    else:
+        after = (
+            exc.after_s if isinstance(exc, RetryAfterError) else kind.backoff.delay(job.attempts)
+        )
+        log.info("jobs %s #%d: attempt %d failed: %r", job.kind, job.id, job.attempts, exc)
+        mine = store.retry(job, run_at=time.time() + after, error=describe(exc))
+    if not mine:
+        log.warning("jobs %s #%d: lost before it finished; outcome dropped", job.kind, job.id)
+    return False
+
+
+def run_here(store: JobStore, kind: Kind, job: Job) -> None:
+    """Run a claimed job in this thread and record its outcome (see ``Jobs.drain``)."""
+    if inspect.iscoroutinefunction(kind.handler):
+        raise TypeError(f"jobs of kind {kind.name!r} run on a loop, not in Jobs.drain")
+    error: Exception | None = None
+    try:
+        kind.handler(job)
+    except Exception as exc:
+        error = exc
+    if record(store, kind, job, error) and kind.on_dead is not None:
+        dead = store.get(job.id)
+        if dead is not None and dead.state == "dead":
+            kind.on_dead(dead)

@@ -16,4 +16,4 @@ WHERE id IN (
   AND ((state IN ('queued', 'failed') AND run_at <= %(epoch)s)
        OR (state = 'running' AND lease_until < %(epoch)s AND attempts < max_attempts))
 RETURNING id, kind, payload, unique_key, state, run_at, period_s, attempts, max_attempts,
-          owner, lease_until, last_error, created_at, updated_at
+          owner, lease_until, last_error, again, created_at, updated_at

@@ -12,4 +12,4 @@ WHERE id IN (
     ORDER BY run_at, id
     LIMIT %(limit)s)
 RETURNING id, kind, payload, unique_key, state, run_at, period_s, attempts, max_attempts,
-          owner, lease_until, last_error, created_at, updated_at
+          owner, lease_until, last_error, again, created_at, updated_at

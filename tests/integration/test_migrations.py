@@ -17,7 +17,6 @@ TABLES = {
     "pedidos",
     "clientes",
     "schema_migrations",
-    "gate_jobs",
     "jobs",
 }
 
@@ -101,3 +100,62 @@ def test_0021_keeps_the_ledger_rows_and_drops_the_redundant_event_index(
     assert "ledger_records_status_idx" in indexes
     assert "events_session_idx" not in indexes
     assert "events_session_type_idx" in indexes
+
+
+def test_0026_moves_gate_runs_onto_the_job_engine(
+    tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """PRs waiting in a gate get a queued ``gates`` job, a failed gate run a dead one (an
+    operator reruns it), a settled PR none; ``gate_jobs`` is gone."""
+    import backend.store.migrate as migrate_module
+
+    every = migration_files("sqlite")
+    monkeypatch.setattr(
+        migrate_module, "migration_files", lambda d: [m for m in every if m[0] < 26]
+    )
+    db = open_database(f"sqlite:///{tmp_path / 'old.sqlite3'}")
+    try:
+        migrate(db)
+        with db.transaction() as tx:
+            for pr, status in (("a", "awaiting_qa"), ("b", "awaiting_secops"), ("c", "merged")):
+                tx.execute_sql(
+                    "INSERT INTO pull_requests (id, kind, project_id, author, title, branch,"
+                    " head, gate_status, created_at, updated_at) VALUES"
+                    f" ('{pr}', 'infra', 'p', 'infra', 't', 'b-{pr}', 'h', '{status}', 'then',"
+                    " 'now')"
+                )
+            tx.execute_sql(
+                "INSERT INTO gate_jobs (pr_id, status, attempts, last_error, created_at,"
+                " updated_at) VALUES ('b', 'failed', 2, 'semgrep crashed', 'then', 'now')"
+            )
+        monkeypatch.undo()
+        assert migrate(db) == [v for v, _, _ in every if v >= 26]
+        with db.transaction(write=False) as tx:
+            tx.execute_sql(
+                "SELECT kind, payload, unique_key, state, attempts, last_error FROM jobs"
+                " ORDER BY unique_key"
+            )
+            jobs = tx._cursor.fetchall()
+            tx.execute_sql("SELECT name FROM sqlite_master WHERE name = 'gate_jobs'")
+            gone = tx._cursor.fetchall() == []
+    finally:
+        db.close()
+    assert jobs == [
+        {
+            "kind": "gates",
+            "payload": '{"pr_id":"a"}',
+            "unique_key": "gates:a",
+            "state": "queued",
+            "attempts": 0,
+            "last_error": None,
+        },
+        {
+            "kind": "gates",
+            "payload": '{"pr_id":"b"}',
+            "unique_key": "gates:b",
+            "state": "dead",
+            "attempts": 2,
+            "last_error": "semgrep crashed",
+        },
+    ]
+    assert gone

@@ -1,4 +1,4 @@
-"""The gate job lease and sweep settings, as ``cadencia serve`` reads them from the env."""
+"""The gate job lease and attempts settings, as ``cadencia serve`` reads them from the env."""
 
 from __future__ import annotations
 
@@ -8,23 +8,18 @@ from backend.exceptions import ConfigError
 from backend.settings import load_settings
 
 
-def test_the_lease_comes_from_the_env_and_the_sweep_follows_it(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_the_lease_and_attempts_come_from_the_env(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CADENCIA_GATE_LEASE_S", "8")
+    monkeypatch.setenv("CADENCIA_GATE_MAX_ATTEMPTS", "5")
     settings = load_settings()
-    assert settings.gate_lease_s == 8.0
-    assert settings.resolved_gate_sweep_s() == 2.0  # a quarter of the lease
-    monkeypatch.setenv("CADENCIA_GATE_SWEEP_S", "0.5")
-    assert load_settings().resolved_gate_sweep_s() == 0.5
+    assert (settings.gate_lease_s, settings.gate_max_attempts) == (8.0, 5)
 
 
 def test_defaults_and_bounds(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ("CADENCIA_GATE_LEASE_S", "CADENCIA_GATE_SWEEP_S", "CADENCIA_GATE_MAX_ATTEMPTS"):
+    for name in ("CADENCIA_GATE_LEASE_S", "CADENCIA_GATE_MAX_ATTEMPTS"):
         monkeypatch.delenv(name, raising=False)
     settings = load_settings()
     assert (settings.gate_lease_s, settings.gate_max_attempts) == (60.0, 3)
-    assert settings.resolved_gate_sweep_s() == 15.0
     # A wrong setting stops the start with its own name (ConfigError: exit 2, no traceback).
     with pytest.raises(ConfigError, match="gate_lease_s"):
         load_settings(gate_lease_s=0)

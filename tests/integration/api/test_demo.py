@@ -89,7 +89,7 @@ def test_restarting_the_demo_reuses_its_project_in_a_new_session(tmp_path: Path)
     )
     for live in live_backend(settings, demo=True):
         [first] = _wait_demo(live, 1)
-        live.backend.pipeline.jobs.wait_idle(60)
+        live.backend.pipeline.wait_gates(60)
     for live in live_backend(settings, demo=True):
         prs = _wait_demo(live, 2)
         projects = [p for p in live.http.get("/api/projects").json() if p["name"] == "loja-demo"]

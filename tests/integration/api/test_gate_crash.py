@@ -25,7 +25,8 @@ import httpx
 import psycopg
 
 from backend.gates.runner import resolve_semgrep
-from backend.infra.job_store import JobStore
+from backend.infra.flow import gates_key
+from backend.jobs import Jobs
 from backend.store.db import open_database
 from tests.ci import require, require_binary
 
@@ -44,7 +45,6 @@ class Serve:
             **os.environ,
             "CADENCIA_TOKEN": TOKEN,
             "CADENCIA_GATE_LEASE_S": str(LEASE_S),
-            "CADENCIA_GATE_SWEEP_S": "0.5",
         }
         self.log = log
         with log.open("ab") as out:
@@ -109,7 +109,9 @@ def _job(db: Path, pr: str) -> dict[str, Any] | None:
     conn = sqlite3.connect(db, timeout=30)
     conn.row_factory = sqlite3.Row
     try:
-        row = conn.execute("SELECT * FROM gate_jobs WHERE pr_id = ?", (pr,)).fetchone()
+        row = conn.execute(
+            "SELECT * FROM jobs WHERE unique_key = ? ORDER BY id DESC LIMIT 1", (gates_key(pr),)
+        ).fetchone()
         return dict(row) if row is not None else None
     finally:
         conn.close()
@@ -140,7 +142,7 @@ def test_kill_9_during_a_gate_then_restart_the_pr_leaves_the_gate(
     try:
         pr = _open_infra_pr(first.http)
         claimed = _until(
-            lambda: (job := _job(db, pr)) is not None and job["status"] == "running" and job,
+            lambda: (job := _job(db, pr)) is not None and job["state"] == "running" and job,
             "the PR's gate job to be claimed",
             60,
             first.output,
@@ -152,7 +154,8 @@ def test_kill_9_during_a_gate_then_restart_the_pr_leaves_the_gate(
         try:
             lock.execute("BEGIN IMMEDIATE")
             status, owner = lock.execute(
-                "SELECT status, owner FROM gate_jobs WHERE pr_id = ?", (pr,)
+                "SELECT state, owner FROM jobs WHERE unique_key = ? ORDER BY id DESC LIMIT 1",
+                (gates_key(pr),),
             ).fetchone()
             assert status == "running", f"the job finished before the kill:\n{first.output()}"
             os.kill(first.proc.pid, signal.SIGKILL)
@@ -189,7 +192,7 @@ def test_kill_9_during_a_gate_then_restart_the_pr_leaves_the_gate(
         assert body["gate_status"] in ("awaiting_human", "blocked"), body
         # The run records its end just after its last verdict.
         job = _until(
-            lambda: (j := _job(db, pr)) is not None and j["status"] == "done" and j,
+            lambda: (j := _job(db, pr)) is not None and j["state"] == "done" and j,
             "the job to be done",
             60,
             second.output,
@@ -219,11 +222,13 @@ def test_two_serves_on_postgres_one_runs_the_gates_and_the_other_takes_over_afte
     require(resolve_semgrep() is not None, "semgrep")
     serves = [Serve(data_dir, tmp_path / f"serve-{n}.log", pg_url) for n in "ab"]
     db = open_database(pg_url)
-    jobs = JobStore(db, lease_s=LEASE_S, max_attempts=3)
+    jobs = Jobs(db)
     try:
         pr = _open_infra_pr(serves[0].http)
         claimed = _until(
-            lambda: (job := jobs.get(pr)) is not None and job.status == "running" and job,
+            lambda: (
+                (job := jobs.latest(gates_key(pr))) is not None and job.state == "running" and job
+            ),
             "one serve to claim the PR's gate job",
             60,
         )
@@ -231,7 +236,9 @@ def test_two_serves_on_postgres_one_runs_the_gates_and_the_other_takes_over_afte
         # Lock the job's row: its owner can neither beat nor finish, so it dies mid-run.
         with psycopg.connect(pg_url) as lock:
             row = lock.execute(
-                "SELECT status, owner FROM gate_jobs WHERE pr_id = %s FOR UPDATE", (pr,)
+                "SELECT state, owner FROM jobs WHERE unique_key = %s AND state = 'running'"
+                " FOR UPDATE",
+                (gates_key(pr),),
             ).fetchone()
             assert row is not None
             assert row[0] == "running", "the job finished before the kill"
@@ -253,7 +260,9 @@ def test_two_serves_on_postgres_one_runs_the_gates_and_the_other_takes_over_afte
         )
         assert body["gate_status"] in ("awaiting_human", "blocked"), body
         job = _until(
-            lambda: (j := jobs.get(pr)) is not None and j.status == "done" and j, "done", 60
+            lambda: (j := jobs.latest(gates_key(pr))) is not None and j.state == "done" and j,
+            "done",
+            60,
         )
         # Exactly two claims: the dead owner's, then the survivor's once the lease expired
         # (while the owner lived, the survivor's sweep never ran the same gates).

@@ -86,7 +86,7 @@ def test_an_operator_waives_one_finding_and_the_pr_is_re_evaluated(live_sqlite: 
     waiver = done.json()
     assert (waiver["reevaluated"], waiver["note"]) == (True, f"waived by ana: {REASON}")
     assert waiver["pr"]["gate_status"] in ("awaiting_qa", "awaiting_secops", "awaiting_human")
-    live.backend.pipeline.jobs.wait_idle(120)
+    live.backend.pipeline.wait_gates(120)
 
     after = live.http.get(f"/api/prs/{pr_id}").json()
     assert after["gate_status"] == "awaiting_human", after  # the real gates ran again

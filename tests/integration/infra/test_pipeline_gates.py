@@ -133,7 +133,7 @@ def test_full_flow_on_postgres_in_background_with_auto_correction(
 
     result = world.propose(files)  # auto: the gates start in the background
     pr = result.artifact.pr_action_id
-    world.pipeline.jobs.wait_idle(300)
+    world.pipeline.wait_gates(300)
 
     art = world.pipeline.get(pr)
     assert art.gate_status == "awaiting_human", art.findings

@@ -157,7 +157,7 @@ def test_dev_task_pr_rejected_through_api_prs_is_corrected_on_the_same_pr(live: 
     assert (again["gate_status"], again["gate_correction_count"]) == ("changes_requested", 0)
     assert again["branch"] == f"feature/task-{task.id}"
     assert any(t["actor"] == "ana" for t in again["timeline"])
-    backend.pipeline.jobs.wait_idle(30)  # the loop that refused it has stopped
+    backend.pipeline.wait_gates(30)  # the loop that refused it has stopped
     fixed = backend.dev_tasks.propose_task_pr(task.id, {"README.md": "# loja\n\nrun: make\n"})
     assert fixed.pr_action_id == pr
     again = _wait(live, pr, "awaiting_human")  # a real correction, on the same PR

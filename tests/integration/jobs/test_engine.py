@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from backend.jobs import Backoff, Job, Jobs, RetryAfterError, UnknownKindError
+from backend.jobs import Backoff, Job, Jobs, RetryAfterError, SnoozeError, UnknownKindError
 from backend.store.db import Database, open_database
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -369,3 +369,67 @@ async def test_a_recurring_job_whose_attempts_all_fail_waits_for_its_next_tick(
     assert job.last_error == "RuntimeError: gateway down"
     assert before + 600 <= job.run_at <= time.time() + 600
     assert jobs.dead() == []
+
+
+async def test_a_request_while_the_job_runs_makes_it_run_once_more(any_db: Database) -> None:
+    jobs = Jobs(any_db, poll_s=0.05)
+    started, release = threading.Event(), threading.Event()
+    runs: list[int] = []
+
+    def handler(job: Job) -> None:
+        runs.append(job.id)
+        started.set()
+        assert release.wait(DEADLINE_S)
+
+    jobs.register("k", handler)
+    job_id, _ = jobs.enqueue("k", unique_key="pr-1", again=True)
+    async with running(jobs):
+        await until(started.is_set, "the first run to start")
+        again_id, created = await asyncio.to_thread(
+            jobs.enqueue, "k", unique_key="pr-1", again=True
+        )
+        assert (again_id, created) == (job_id, False)  # no second job...
+        release.set()
+        await until(lambda: len(runs) == 2 and state_of(jobs, job_id) == "done", "a rerun")
+    assert runs == [job_id, job_id]  # ...the same job ran once more
+    job = jobs.get(job_id)
+    assert job is not None
+    assert (job.attempts, job.again) == (1, False)
+
+
+async def test_a_snoozed_job_waits_without_spending_attempts(any_db: Database) -> None:
+    jobs = Jobs(any_db, poll_s=0.05)
+    tries: list[int] = []
+
+    def handler(job: Job) -> None:
+        tries.append(job.attempts)
+        if len(tries) < 4:
+            raise SnoozeError(0.01, "the agent is paused")
+
+    jobs.register("k", handler, max_attempts=2)
+    job_id, _ = jobs.enqueue("k")
+    async with running(jobs):
+        await until(lambda: state_of(jobs, job_id) == "done", "the job to run at last")
+    assert tries == [1, 1, 1, 1]  # four tries, each the first attempt: never dead
+
+
+def test_drain_runs_due_jobs_here_and_tells_on_dead_once(any_db: Database) -> None:
+    told: list[tuple[str, int]] = []
+    jobs = Jobs(any_db, on_dead=lambda job: told.append(("engine", job.id)))
+    jobs.register(
+        "k",
+        lambda job: (_ for _ in ()).throw(RuntimeError("down")),
+        max_attempts=1,
+        on_dead=lambda job: told.append(("kind", job.id)),
+    )
+    jobs.register("ok", lambda job: None)
+    bad, _ = jobs.enqueue("k")
+    good, _ = jobs.enqueue("ok")
+
+    assert (jobs.drain("k"), jobs.drain("ok")) == (1, 1)
+
+    assert (state_of(jobs, bad), state_of(jobs, good)) == ("dead", "done")
+    assert told == [("kind", bad), ("engine", bad)]
+    assert jobs.wait(good, timeout=1).state == "done"
+    jobs.wait_idle("k", timeout=1)
+    assert jobs.drain("k") == 0

@@ -463,6 +463,24 @@ CASES: list[tuple[dict[str, Any], str]] = [
         ev("backend.task_failed", {"task": "reconcile", "error": "LedgerError('down')"}),
         "background task reconcile failed: LedgerError('down')",
     ),
+    (
+        ev(
+            "job.dead",
+            {"job_id": 7, "kind": "gates", "attempts": 3, "error": "GitError: gone"},
+        ),
+        "gates job #7 stopped after 3 attempt(s): GitError: gone",
+    ),
+    (
+        ev(
+            "job.rerun",
+            {"job_id": 7, "kind": "gates", "attempts": 3, "operator": "ana", "reason": "back"},
+        ),
+        "ana re-ran gates job #7: back",
+    ),
+    (
+        ev("job.dropped", {"job_id": 7, "kind": "deliver", "attempts": 5, "operator": "ana"}),
+        "ana dropped deliver job #7",
+    ),
     (ev("bench.tick", {"i": 41, "t": 1.5}), "bench tick 41"),
     (
         ev(
