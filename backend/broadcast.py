@@ -1,36 +1,13 @@
 """Live fan-out of the event log to subscribers (SSE clients, the in-process console).
 
-The log is the source of truth: on every signal (an append in this process, or a
-PostgreSQL ``NOTIFY`` on the deployment's channel from another process) the hub reads the log after
-the last id it fanned out and hands each new event to every subscriber, in id order. So
-two backend processes on one PostgreSQL see the same stream, and concurrent appends can
-never be delivered out of order.
-
-Each subscriber has a bounded backlog: a slow client never blocks the hub or other
-clients. One that falls too far behind gets a :class:`Resync` marker and is moved to the
-present; it must refetch state. Resuming after an id replays from the log first, then
-switches to live delivery, skipping what it already sent: no gap, no duplicate.
-
-Fan-out works on batches: one read of the log hands its whole batch to each subscriber in
-one step (a deque extend and one wake-up), and :meth:`Broadcaster.subscribe_batches`
-yields everything a subscriber has waiting at once, so the SSE route writes one chunk per
-wake-up instead of one per event. The cost per event no longer grows with subscribers.
-
-Fan-outs are paced, leading edge first: an event after a quiet spell goes out at once, but
-a fan-out never follows the previous one by less than ``min_interval`` (5 ms). Under a
-flood, each subscriber then gets one chunk per interval holding everything appended
-meanwhile, instead of one wake-up, one SSE write and one self-pipe signal per event, which
-all took the GIL from the writers producing the flood (``python -m bench.stream``): at most
-5 ms of added latency, for a flood no longer limited by the hub.
-
-On SQLite the hub does not read back what this process appended. Writers there commit one
-at a time, so ids are handed out in commit order with no gap, and the events a local
-commit announces (:meth:`EventLog.publish`, after the commit) are exactly the log's next
-rows. They are queued as they are announced; a drain fans out the queued run that starts
-right after the cursor and continues without a gap, and reads the log only when the run
-does not start there (another thread's commit not yet announced, or an event appended
-without an announcement) or stops at a gap. On PostgreSQL ids are taken before commit and
-commit out of order, so the hub always reads the log up to its settled horizon.
+The log is the source of truth: on every signal (an append here, or a PostgreSQL
+``NOTIFY`` from another process) the hub reads the log after the last id it sent and hands
+the new events to every subscriber in id order, so every process sees the same stream.
+Each subscriber has a bounded backlog; one too far behind gets a :class:`Resync` and must
+refetch. Resuming after an id replays from the log, then goes live: no gap, no duplicate.
+Fan-outs are whole batches, paced ``min_interval`` apart, leading edge first; on SQLite
+the hub fans out what this process announced without reading it back. Why and the
+figures: docs/decisions/0002-broadcast-batched-paced-fan-out.md.
 """
 
 from __future__ import annotations
@@ -171,7 +148,7 @@ class Broadcaster:
     def _on_local_append(self, event: Event) -> None:
         if self._local is not None:
             # As a read of the log would return it: the payload through its stored JSON (a
-            # Decimal becomes its string), and no longer shared with the appender's dict.
+            # Decimal becomes its string), and not shared with the appender's dict.
             stored = replace(event, payload=loads(dumps(event.payload)))
             with self._local_lock:
                 self._local[event.id] = stored

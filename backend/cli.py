@@ -35,7 +35,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the console script; returns the process exit code."""
-    if argv is None:  # the real process: mask a password given in argv (issue 16)
+    if argv is None:  # the real process: mask a password given in argv
         from backend.store.credentials import scrub_process_title
 
         scrub_process_title()

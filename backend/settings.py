@@ -140,7 +140,7 @@ class Settings(BaseSettings):
     def _absolute_data_dir(cls, value: Path) -> Path:
         return Path(os.path.abspath(value.expanduser()))
 
-    # -- operators (issue 16) --
+    # -- operators --
     required_approvals: dict[Literal["infra", "dev", "adr"], Annotated[int, Field(ge=1, le=10)]] = (
         Field(default_factory=dict)
     )

@@ -62,7 +62,7 @@ ACTION_TYPES: tuple[str, ...] = get_args(ActionType)
 AUTONOMY_VALUES: tuple[str, ...] = get_args(Autonomy)
 
 DEFAULTS: dict[str, Outcome] = {
-    # Proposals a maintainer signs off (ADR 0014 §3): pending until approved.
+    # Proposals a maintainer signs off (the seed's ADR 0014 §3): pending until approved.
     "open_infra_pr": "ask",
     "open_adr_pr": "ask",
     # A generic shell is never on by default; the Infra agent lints through a direct tool.
@@ -132,7 +132,7 @@ class PermissionsFile(BaseModel):
 
 
 def infra_handoff_autonomy() -> dict[tuple[str, str], Autonomy]:
-    """The autonomy seeded when a handoff to ``infra`` is accepted (ADR 0014 §1).
+    """The autonomy seeded when a handoff to ``infra`` is accepted (seed ADR 0014 §1).
 
     Proposing the infra PR is safe to auto-approve (the agent never applies anything);
     the generic terminal is denied as defence in depth (its registry has none anyway).

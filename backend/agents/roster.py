@@ -1,34 +1,10 @@
-"""``derive_roster``: the team as it stands after a list of events (ADR 0014's deriveAgentRoster).
+"""The team as it stands after a list of events: the roster panel.
 
-A pure function of the event log: feed it the events up to id N and you get the roster
-at N (time travel). What each event means for the roster is
+A pure function of the event log (the seed's ADR 0014, ``deriveAgentRoster``): the events
+up to id N give the roster at N. What each event means for the roster is
 :func:`backend.agents.roster_facts.facts_of`; :func:`render_roster` draws the panel from
-the resulting facts, whether folded here in memory or read from the projection tables
-(:mod:`backend.projections`), so the semantics are written once. Who is on the roster:
-
-* ``criativo``, ``po``, ``arquiteto`` — always;
-* ``infra`` — once a handoff to infra was accepted (``handoff.accepted`` or ``handoffs``);
-* ``dev-<module>`` — one per module once execution is activated;
-* ``qa`` and ``secops`` — once any gate (dev or infra) has opened;
-* ``atendimento`` — once a customer conversation exists.
-
-An agent an operator paused (``agent.paused``, until its ``agent.resumed``) shows
-``paused`` with ``paused_by``, whatever it was doing: a pause covers the agent id in every
-project, so those events carry no project.
-
-Status is best-effort, for the panel only — no gate decision reads it:
-
-* conversational agents: their latest ``agent.status`` (default ``idle``; ``error`` after a
-  provider failure until a turn succeeds; ``blocked`` / ``budget`` when the budget stopped
-  them);
-* dev agents: their latest own event — ``dev.task_done`` idle, ``backlog.task_blocked``
-  blocked, any other ``dev.*`` working (an ``agent.status`` counts too);
-* qa / secops: ``working`` while some PR waits in ``awaiting_qa`` / ``awaiting_secops``;
-  else ``blocked`` when the latest gate change was to ``blocked``; else ``idle``.
-
-``model`` is the spec that ran the agent's latest ``agent.turn`` (what really answered),
-else its binding. ``usage`` (today's tokens and cost) comes from the caller, who reads it
-from the usage table, not from the log.
+the resulting facts, folded in memory here (:func:`derive_roster`) or read from the
+projection tables (:mod:`backend.projections`), so the semantics are written once.
 """
 
 from __future__ import annotations
@@ -161,7 +137,30 @@ def render_roster(
     """The roster from a merged fact table (:mod:`backend.agents.roster_facts`).
 
     The arguments after ``facts`` are :func:`derive_roster`'s; the projection tables give
-    ``facts`` without reading the log.
+    ``facts`` without reading the log. Who is on it:
+
+    * ``criativo``, ``po``, ``arquiteto`` — always;
+    * ``infra`` — once a handoff to infra was accepted (``handoff.accepted`` or ``handoffs``);
+    * ``dev-<module>`` — one per module once execution is activated;
+    * ``qa`` and ``secops`` — once any gate (dev or infra) has opened;
+    * ``atendimento`` — once a customer conversation exists.
+
+    A paused agent (``agent.paused`` until its ``agent.resumed``, in every project) shows
+    ``paused`` with ``paused_by``, whatever it was doing. Otherwise status is best-effort,
+    for the panel only (no gate decision reads it):
+
+    * conversational agents: their latest ``agent.status`` (default ``idle``; ``error``
+      after a provider failure until a turn succeeds; ``blocked`` / ``budget`` when the
+      budget stopped them);
+    * dev agents: their latest own event — ``dev.task_done`` idle,
+      ``backlog.task_blocked`` blocked, any other ``dev.*`` working (an ``agent.status``
+      counts too);
+    * qa / secops: ``working`` while some PR waits in ``awaiting_qa`` / ``awaiting_secops``;
+      else ``blocked`` when the latest gate change was to ``blocked``; else ``idle``.
+
+    ``model`` is the spec that ran the agent's latest ``agent.turn`` (what really
+    answered), else its binding. ``usage`` (today's tokens and cost) comes from the caller,
+    who reads it from the usage table, not from the log.
     """
     state = _State(facts)
     infra_accepted = state.flag("infra") or (

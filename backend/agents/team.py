@@ -1,15 +1,12 @@
 """The team: who each agent is, its scope, its prompt, and its tool registry — as data.
 
-Session-scoped conversational agents (``criativo``, ``po``, ``arquiteto``, ``infra`` — infra
-only after an accepted handoff); project-scoped ``dev-<module>`` (one per module once
-execution is activated) and the ``qa`` / ``secops`` singletons, whose gates are
-deterministic and so have no model tools; and ``atendimento``, the customer-service agent,
-whose every tool call goes through the guard's orchestrator.
-
-A registry is the *structural* limit of what a model can ask for: the Infra agent's is
-exactly ``validate_infra_file`` + ``propose_infra_pr`` and never a terminal (ADR 0014 §2).
-Each tool names the :data:`~backend.agents.policy.ActionType` that :func:`decide` rules on,
-or ``None`` for a direct tool that proposes no action (like hadolint validation).
+Session-scoped agents (``criativo``, ``po``, ``arquiteto``, and ``infra`` after an accepted
+handoff); project-scoped ``dev-<module>`` and the ``qa`` / ``secops`` singletons, whose
+gates are deterministic and need no model tools; and ``atendimento``, the customer-service
+agent, whose every tool call goes through the guard. A registry is the *structural* limit
+of what a model can ask for (the Infra agent's holds no terminal: seed ADR 0014 §2). Each
+tool names the :data:`~backend.agents.policy.ActionType` :func:`decide` rules on, or
+``None`` for a direct tool that proposes no action.
 """
 
 from __future__ import annotations
@@ -274,7 +271,7 @@ def dev_agent(module: str) -> AgentDef:
 def customer_service_agent() -> AgentDef:
     """``atendimento``: the three Lab 87 tools, from :mod:`backend.tools.registry`, and
     the prompt of :mod:`backend.agents.customer_prompt`. Built once: rendering the tools'
-    JSON schemas took ~10 ms, on every customer turn."""
+    JSON schemas costs ~10 ms, too much for every customer turn."""
     from backend.agents.customer_prompt import SYSTEM_PROMPT
     from backend.tools.registry import TOOLS  # the guard owns the tools' specs
 

@@ -27,10 +27,10 @@ from backend.settings import Settings
 
 DevTurn = Callable[[str, str, str], Awaitable[TurnResult]]
 """``(project_id, agent_id, operator text) -> turn``: a ``dev-<module>`` agent's turn on its
-current task (:meth:`backend.infra.dev_agent.DevAgents.operator_turn`)."""
+current task (:meth:`backend.dev.agents.DevAgents.operator_turn`)."""
 DevCorrection = Callable[[str, str], Awaitable[TurnResult | None]]
 """``(task_id, correction text) -> turn``, ``None`` on the offline dev model (the rule-based
-fixer corrects then): :meth:`backend.infra.dev_agent.DevAgents.correction_turn`."""
+fixer corrects then): :meth:`backend.dev.agents.DevAgents.correction_turn`."""
 
 
 class TeamService:
@@ -129,7 +129,8 @@ class TeamService:
     async def offer_infra_handoff(
         self, project_id: str, session_id: str, note: str | None = None
     ) -> Handoff:
-        """The Arquiteto's closing turn, then the handoff offer (ADR 0014 decision 1)."""
+        """The Arquiteto's closing turn, then the handoff offer (the seed's ADR 0014,
+        decision 1)."""
         await asyncio.to_thread(self.store.session, session_id)
         existing = [
             h

@@ -109,10 +109,9 @@ def _document_stream(app: FastAPI) -> None:
 
 def _freeze_startup_heap() -> None:
     """Move everything alive after start-up (modules, parliament's action database, the
-    scanners' rules, caches: ~120k objects) out of the collector's sight. A full collection
-    walked them all, ~75 ms holding the GIL every few seconds, and the request that
-    happened to allocate then waited that long (p99 ~90 ms on 7 ms routes); it now walks
-    what was allocated since, ~10 ms. Nothing frozen is ever freed, which is right for
-    objects that live as long as the process anyway."""
+    scanners' rules, caches) out of the collector's sight, so a full collection walks only
+    what was allocated since instead of pausing every request that allocates behind it
+    (docs/decisions/0006-freeze-the-startup-heap.md). Nothing frozen is ever freed, which
+    is right for objects that live as long as the process anyway."""
     gc.collect()
     gc.freeze()

@@ -1,6 +1,6 @@
-"""Response models of the ledger's facts and of uncertain outcomes (issue 11).
+"""Response models of the ledger's facts and of uncertain outcomes.
 
-Split from :mod:`backend.api.schemas` (which re-exports them) to keep modules small.
+:mod:`backend.api.schemas` re-exports them.
 """
 
 from __future__ import annotations

@@ -1,28 +1,13 @@
 """The append-only event log every part of the backend writes to.
 
-Ids are strictly increasing and a reader that resumes after id N never misses an event:
-:meth:`EventLog.after` and :meth:`EventLog.last_id` only go as far as a *settled horizon*,
-an id below which nothing can still commit. On SQLite (one writer, commits in id order)
-that is simply the highest id. On PostgreSQL several transactions append at once and may
-commit out of id order, so each append takes ROW EXCLUSIVE on the empty ``events_order``
-table before its id is drawn (appenders never wait for each other) and a reader that needs
-a newer horizon takes SHARE on it in a short transaction of its own (``events_barrier``):
-once granted, every id drawn so far is committed or rolled back for good, and the
-``max(id)`` it reads next is settled. The horizon is cached per log and the barrier is
-taken only when a cheap ``max(id)`` shows something new, so idle readers cost one index
-lookup. Never read :meth:`after` from inside an open unit of work that appended: the
-barrier would wait for that unit (it gives up after ``lock_timeout`` and serves the cached
-horizon). A table lock and not an advisory one because any role can take any advisory
-lock: a tool role holding the key would freeze every append, whereas LOCK TABLE needs a
-privilege on ``events_order`` that no tool role has (migration 0017). ``append`` commits
-and then tells in-process listeners (the live broadcast hooks in there); on PostgreSQL the
-same transaction also sends a ``NOTIFY`` (no payload, on the deployment's secret channel,
-migration 0018) so other backend processes see the event.
-
-Every append checks its type against :class:`~backend.events.catalog.EventType` and its
-payload against that type's model: both are rejected with a ``ValidationError`` before
-anything is written. The payload check costs a few microseconds (pydantic-core), less than
-the ``json.dumps`` the append does anyway, so it stays on in production too.
+Ids strictly increase and a reader resuming after id N never misses one:
+:meth:`EventLog.after` and :meth:`EventLog.last_id` stop at a *settled horizon*, an id
+below which nothing can still commit (on PostgreSQL, ordered by a lock on the empty
+``events_order`` table: docs/decisions/0003-settled-horizon-events-order-lock.md). Never
+read :meth:`after` inside an open unit of work that appended: the barrier would wait for
+it. ``append`` checks type and payload against the catalog before writing, commits, then
+tells in-process listeners; on PostgreSQL the same transaction sends a ``NOTIFY`` so other
+processes see the event.
 """
 
 from __future__ import annotations

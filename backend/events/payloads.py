@@ -146,7 +146,7 @@ class TaskCreated(Payload):
     module: str | None
     title: str | None
     task_id: str | None = None
-    """The dev task it created (events before issue 13 have none)."""
+    """The dev task it created; ``None`` on older events, written before tasks were recorded."""
 
 
 class TaskBlocked(Payload):
@@ -272,7 +272,7 @@ class GateFindingWaived(Payload):
 
 class PrCorrectionUnchanged(Payload):
     pr_action_id: str
-    kind: Literal["infra", "dev", "adr"]  # backend.infra.prs.PrKind
+    kind: Literal["infra", "dev", "adr"]  # backend.prs.records.PrKind
     task_id: str | None
     detail: str
 

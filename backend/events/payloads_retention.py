@@ -1,6 +1,7 @@
 """Payload models of the retention events (``cadencia events archive`` / ``restore``).
 
-Beside :mod:`backend.events.payloads` (same base, same rules) to keep that module small.
+Retention's own events, apart from the product's in :mod:`backend.events.payloads` (same
+base, same rules).
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """Payload models of the backend's own events and of the operators' audit trail: scanner
 provisioning, background task failures, the benchmark tick, ``operator.action``.
 
-Beside :mod:`backend.events.payloads` (same base, same rules) to keep that module small;
-the agents' and the customers' events live there.
+The backend's own events, apart from the product's: the agents' and the customers' events
+live in :mod:`backend.events.payloads` (same base, same rules).
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ class BenchTick(Payload):
     t: float  # the producer's wall clock, for the latency measurement
 
 
-# -- operators (issue 16) -------------------------------------------------------------------
+# -- operators -------------------------------------------------------------------------------
 
 
 class OperatorAction(Payload):

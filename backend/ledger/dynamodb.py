@@ -1,37 +1,14 @@
 """Ledger storage on DynamoDB through an injected boto3 client.
 
-Key design (one table, hash key ``pk`` only, TTL attribute ``expira_em``)::
+One table, hash key ``pk`` only, TTL attribute ``expira_em``::
 
     pk = "teto#<conversa>#<entidade>#<ferramenta>"   attempts N, blocked N, expira_em N
     pk = "<chave de idempotencia>"                   status, payload_hash, lease_until, ...
 
-The seed's ``Query`` with ``begins_with`` on the partition key cannot work (a key condition
-needs the exact partition key), so attempts are not counted by listing claims: the ceiling
-is ONE atomic bounded increment on a counter item (``ADD attempts :one`` guarded by
-``attempts < :max``). Only when that succeeds is the claim written, as a conditional
-``PutItem`` (``attribute_not_exists(pk)``). The two writes are not one transaction, and
-they need not be: the increment alone decides the ceiling and the put alone decides the
-claim, each atomic on its own.
-
-Claims carry no ``expira_em``: "at most once per pedido" must outlive any retention period.
-Counters do (``counter_ttl_seconds``), so abandoned conversations do not accumulate forever.
-``executado`` is a terminal state (no rule ever moves a record out of it), so records seen
-in it are kept in a small per-process cache and a repeat attempt skips the conditional put:
-one round trip (the ceiling) instead of two. The cache can only err towards blocking: a
-record an operator deleted by hand stays "duplicate" here until the process restarts.
-
-A unit of work (``tx=``) spans one SQL transaction, which DynamoDB cannot join: each write
-here commits on its own, so the decision is durable before the event that records it.
-
-botocore retries a request whose answer it did not get (a dropped connection, a 5xx), so a
-conditional write that was applied can come back as ``ConditionalCheckFailedException`` on
-its retry. Each write carries a fresh ``write_id``; on failure it asks for the item's old
-image and recognises its own write by that id (:func:`_ours`): an applied write is reported
-applied. An id, not the timestamp: two writers stamp the same millisecond often enough.
-
-``_expire`` and ``_by_status`` scan the table; they are operator/maintenance paths
-(``reconcile``, the approvals screen), never the per-call hot path, which only touches
-single items by key.
+The ceiling is one bounded increment on the counter item, the claim one conditional put;
+each write commits on its own (a unit of work cannot join DynamoDB) and carries a
+``write_id`` by which a re-sent write recognises itself. Why:
+docs/decisions/0007-dynamodb-ledger-counter-and-write-ids.md.
 """
 
 from __future__ import annotations

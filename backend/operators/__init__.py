@@ -1,10 +1,11 @@
-"""Operators: named accounts with a role, their tokens, and who may do what (issue 16).
+"""Operators: named accounts with a role, their tokens, and who may do what.
 
 - :mod:`backend.operators.roles` — the roles (viewer < operator < admin) and :class:`Actor`,
   the operator a request acts as;
 - :mod:`backend.operators.tokens` — token format ``cad_<id>.<secret>``, salted scrypt hashes;
-- :mod:`backend.operators.accounts` — the ``operators`` table: add, list, revoke, authenticate;
-- :mod:`backend.operators.approvals` — how many approvals a PR kind needs, and who may give one.
+- :mod:`backend.operators.accounts` — the ``operators`` table: add, list, revoke, authenticate.
+
+Separation of duties on PRs (who may approve one) lives with the PRs: :mod:`backend.prs.separation`.
 """
 
 from __future__ import annotations

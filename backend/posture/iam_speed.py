@@ -1,17 +1,11 @@
-"""Constant-time lookups for parliament's two linear scans (why ``Action "*"`` took 25 s).
+"""Constant-time lookups for parliament's two linear scans.
 
-parliament (1.6.4) answers ``expand_action("s3:getobject")`` and
-``get_privilege_info("s3", "GetObject")`` by walking every privilege of every service
-(~18,000). That is fine once; but for ``Action "*"`` the ``SENSITIVE_ACCESS`` community
-auditor calls ``expand_action`` once per allowed action and ``get_allowed_resources``
-calls ``get_privilege_info`` once per action and statement: ~18,000 x 18,000 fnmatch
-calls. Its own ``lru_cache`` (10,240 entries) is smaller than the action list, so it
-thrashes. Profiled: 24 s of the 27 s go there; ``ec2:*`` costs 3 s, ``*:Get*`` 7 s.
-
-:func:`install` replaces both by an index built once from parliament's own
-``iam_definition``. Only exact names (no ``*``/``?``/``[``) take the index; patterns
-and unknown names go to parliament's original code, so the results (and the
-``Unknown...`` exceptions) stay exactly parliament's.
+parliament answers ``expand_action`` and ``get_privilege_info`` by walking every privilege
+of every service, and ``"Action": "*"`` asks that once per action: seconds per policy.
+:func:`install` puts an index built once from parliament's own ``iam_definition`` in
+front of both. Only exact names take the index; patterns and unknown names go to
+parliament's code, so results and exceptions stay parliament's. Figures:
+docs/decisions/0008-parliament-lookup-index.md.
 """
 
 from __future__ import annotations

@@ -1,24 +1,11 @@
 """The roster projection: ``roster_facts`` kept current inside every append's transaction.
 
-:meth:`RosterProjection.apply` is an :class:`~backend.events.EventLog` projector: for each
-appended event it upserts the event's facts (:func:`~backend.agents.roster_facts.facts_of`;
-most events have none or one) in the append's own transaction, so a rolled-back append
-leaves no fact and every writer of every process sharing the database keeps the table
-current. The upserts are commutative by event id (``sql/<dialect>/projection_queries.sql``):
-two PostgreSQL writers committing in either order, a replay and a rebuild all land on the
-same rows.
-
-A flag (``conversation``, ``gate_opened``...) is set by the first event that says so and
-every later customer message says it again: its ``ON CONFLICT DO NOTHING`` neither writes
-nor locks the row (a ``DO UPDATE`` would lock it until commit and serialize every
-customer message of every process), and once this process has *read* the flag as
-committed, later appends skip the statement altogether. Knowing it only from our own
-write would not do: that transaction may still roll back.
-
-:meth:`RosterProjection.facts` is the live read: the facts of one project plus the
-project-less ones, never the log: every key but the per-PR gate rows (which grow with the
-history of PRs), plus the PRs waiting in a gate and the newest infra PR, which is all the
-roster shows of them (each read through its own index).
+:meth:`RosterProjection.apply` is an :class:`~backend.events.EventLog` projector: it
+upserts each appended event's facts (:func:`~backend.agents.roster_facts.facts_of`) in the
+append's own transaction, commutatively by event id, so every writer of every process, a
+replay and a rebuild land on the same rows. Flags are ``ON CONFLICT DO NOTHING`` and
+skipped once read as committed. :meth:`RosterProjection.facts` is the live read, never the
+log. Why: docs/decisions/0004-roster-as-a-projection.md.
 """
 
 from __future__ import annotations

@@ -1,17 +1,12 @@
 """Time travel for the roster: periodic snapshots of the fact tables plus a bounded replay.
 
-A snapshot holds every scope's facts as they stood at event ``upto``, a multiple of
-``every`` (``CADENCIA_ROSTER_SNAPSHOT_EVERY``, default 1000). "The roster at N" is the
-newest snapshot at or before N with the events in ``(upto, N]`` folded onto it: at most
-``every`` events, however long the log.
-
-Snapshots are built lazily, each one by folding the previous snapshot over the next block
-of events (a pure, bounded fold), and only over blocks that are certainly complete: the
-block ending at ``b`` is built once the log's last id is at least ``b`` (``EventLog``
-readers see events in id order with no gap, so every event up to ``b`` is then visible).
-``cadencia projections rebuild`` writes them all; a backend also builds the missing ones in
-the background (:meth:`Snapshots.catch_up`). Two processes building the same snapshot write
-the same content (the fold is deterministic), so the upsert's order does not matter.
+A snapshot holds every scope's facts at event ``upto``, a multiple of ``every``
+(``CADENCIA_ROSTER_SNAPSHOT_EVERY``, default 1000); "the roster at N" is the newest
+snapshot at or before N with at most ``every`` events folded onto it. Each snapshot folds
+the previous one over the next block, only once that block is complete (the log's last id
+reached its end); the fold is deterministic, so two processes write the same content.
+``cadencia projections rebuild`` writes them all; a backend builds the missing ones in the
+background (:meth:`Snapshots.keep_current`).
 """
 
 from __future__ import annotations
@@ -90,9 +85,9 @@ class Snapshots:
         """Every 30 s: build the missing snapshots, so ``?at=N`` never waits for them.
 
         A log with many blocks missing (restored, or older than the projection) is caught up
-        one block per step (a fold of ``every`` events, ~10 ms), carrying the tables from
-        step to step, with a pause between steps: folding 20 blocks at once held the GIL for
-        ~100 ms a second, and every route waited behind it (p99 ~90 ms while catching up).
+        one block per step, carrying the tables from step to step, with a pause between
+        steps, so the fold never holds the GIL long enough to delay the routes
+        (docs/decisions/0004-roster-as-a-projection.md).
         """
         carried: tuple[int, Tables] | None = None
         while True:
