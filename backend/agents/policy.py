@@ -1,36 +1,11 @@
 """``decide(agent, action)``: may this agent take this action — allow, ask, or deny?
 
-Three stages, evaluated in order, Cedar-style:
-
-1. **iam** — what the agent's identity is granted at all (caller-supplied table);
-2. **agent_autonomy** — per ``(agent, action)`` autonomy, e.g. seeded by the Arquiteto→Infra
-   handoff (:func:`infra_handoff_autonomy`);
-3. **permissions** — the operator's ``permissions.json``.
-
-The outcome starts at the action's default (:data:`DEFAULTS`) and each stage can only
-*raise* it (``deny < ask < allow``). A ``deny`` at any stage short-circuits: later stages are
-never consulted — ``permissions.json`` is not even loaded — so no broad allow there can undo
-a deny from IAM or autonomy. ``ask`` means "create a pending approval"; the caller does that.
-
-Tables for the iam and agent_autonomy stages are mappings ``{(agent, action): value}``;
-either part may be ``"*"`` or a prefix pattern such as ``"dev-*"``. Among several matching
-entries a deny wins, otherwise the most permissive.
-
-``permissions.json``::
-
-    {
-      "version": 1,
-      "rules": [
-        {"agent": "dev-*", "action": "terminal", "outcome": "allow", "reason": "devs run tests"},
-        {"agent": "*", "action": "open_adr_pr", "outcome": "allow"}
-      ]
-    }
-
-``agent`` and ``action`` default to ``"*"``; ``action`` must be one of :data:`ACTION_TYPES`
-or ``"*"``; ``outcome`` is ``allow | ask | deny``; unknown keys are rejected. A file that is
-missing means "no rules". A file that is unreadable, not JSON, or does not fit this schema
-makes every decision that reaches the permissions stage a ``deny`` (fail closed), with the
-reason in ``Decision.rule``.
+Three stages, in order, Cedar-style: **iam** (what the agent's identity is granted at
+all), **agent_autonomy** (per ``(agent, action)``, e.g. seeded by the Arquiteto→Infra
+handoff: :func:`infra_handoff_autonomy`) and **permissions** (the operator's
+``permissions.json``, :func:`parse_permissions`). Each stage can only raise the outcome and
+a deny short-circuits (:func:`decide` has the rules). ``ask`` means "create a pending
+approval"; the caller does that.
 """
 
 from __future__ import annotations
@@ -143,6 +118,22 @@ def infra_handoff_autonomy() -> dict[tuple[str, str], Autonomy]:
 def parse_permissions(data: Any) -> PermissionsFile:
     """Validate ``permissions.json`` content (JSON text, bytes, or parsed data).
 
+    The file::
+
+        {
+          "version": 1,
+          "rules": [
+            {"agent": "dev-*", "action": "terminal", "outcome": "allow", "reason": "tests"},
+            {"agent": "*", "action": "open_adr_pr", "outcome": "allow"}
+          ]
+        }
+
+    ``agent`` and ``action`` default to ``"*"``; ``action`` must be one of :data:`ACTION_TYPES`
+    or ``"*"``; ``outcome`` is ``allow | ask | deny``; unknown keys are rejected. A missing
+    file means "no rules"; one that is unreadable, not JSON, or does not fit makes every
+    decision reaching the permissions stage a ``deny`` (fail closed), the reason in
+    ``Decision.rule``.
+
     Raises:
         ValidationError: the content is not JSON or does not fit the schema.
     """
@@ -182,6 +173,13 @@ def decide(
 
     Returns:
         The :class:`Decision`; never raises for bad input — bad policy data denies.
+
+    The outcome starts at the action's default (:data:`DEFAULTS`) and each stage (iam, then
+    agent_autonomy, then ``permissions.json``) can only *raise* it (``deny < ask < allow``). A
+    ``deny`` at any stage short-circuits: later stages are never consulted, so no broad allow
+    in ``permissions.json`` undoes a deny from IAM or autonomy. The iam and autonomy tables map
+    ``{(agent, action): value}``; either part may be ``"*"`` or a prefix such as ``"dev-*"``;
+    among several matching entries a deny wins, otherwise the most permissive.
     """
     if action not in DEFAULTS:
         return Decision("deny", "default", f"unknown action {action!r}")

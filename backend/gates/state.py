@@ -2,32 +2,9 @@
 
 Pure: a state and an event in, a :class:`Transition` out, no I/O. The store layer
 persists ``GateSubjectState`` (columns ``gate_status``, ``gate_correction_count``,
-``blocked``, ``blocked_reason``) and calls :func:`next_gate_status` inside its
-transaction, so every caller (dev tasks, infra artifacts, the HTTP API) obeys one
-set of rules.
-
-Rules::
-
-    awaiting_qa --qa pass--> awaiting_secops --secops pass--> awaiting_human --approve--> merged
-    awaiting_qa / awaiting_secops --gate fail--> changes_requested (or blocked, see below)
-    awaiting_human --reject--> changes_requested (or blocked)
-    changes_requested --correction_committed--> awaiting_qa   (correction_count + 1)
-    blocked --unblock--> changes_requested                    (correction_count reset to 0)
-    changes_requested / blocked --waived--> awaiting_qa       (count kept: re-evaluated)
-    any state but merged/closed --close--> closed
-
-Correction count semantics: ``correction_count`` is the number of corrections the
-author has committed on the PR (the original PR is attempt 0). A failing verdict or
-an operator reject when ``correction_count >= correction_limit`` blocks the subject:
-with the default limit 3 the original PR and the first two corrections may fail and
-go back to ``changes_requested``; the third correction that still fails is
-``blocked``. ``blocked`` rejects every verdict with :class:`ConflictError`; only an
-operator ``unblock`` (which grants a fresh round of corrections) or ``close`` leaves it.
-``merged`` and ``closed`` are terminal.
-
-``waived``: an operator waived the last blocking findings of a failed PR; its gates run
-again on the same head (the waived findings no longer count). It costs the author
-nothing and grants no correction: a blocked PR that fails again is blocked again.
+``blocked``, ``blocked_reason``) and calls :func:`next_gate_status` (its docstring lists
+the rules) inside its transaction, so every caller (dev tasks, infra artifacts, the HTTP
+API) obeys one set of rules.
 """
 
 from __future__ import annotations
@@ -179,7 +156,7 @@ _NEXT_ON_PASS: dict[EventKind, tuple[GateStatus, GateStatus]] = {
 def next_gate_status(
     current: GateSubjectState, event: GateEvent, correction_limit: int = 3
 ) -> Transition:
-    """Apply ``event`` to ``current`` under the rules in the module docstring.
+    """Apply ``event`` to ``current`` under the rules below.
 
     Args:
         current: the subject's state as stored.
@@ -195,6 +172,28 @@ def next_gate_status(
             blocked subject or for the other gate, approve outside ``awaiting_human``,
             anything on a merged/closed subject...).
         ValueError: ``correction_limit`` is below 1 or a verdict has no ``passed``.
+
+    Rules::
+
+        awaiting_qa --qa pass--> awaiting_secops --secops pass--> awaiting_human --approve--> merged
+        awaiting_qa / awaiting_secops --gate fail--> changes_requested (or blocked, see below)
+        awaiting_human --reject--> changes_requested (or blocked)
+        changes_requested --correction_committed--> awaiting_qa   (correction_count + 1)
+        blocked --unblock--> changes_requested                    (correction_count reset to 0)
+        changes_requested / blocked --waived--> awaiting_qa       (count kept: re-evaluated)
+        any state but merged/closed --close--> closed
+
+    ``correction_count`` is the number of corrections the author has committed on the PR
+    (the original PR is attempt 0). A failing verdict or an operator reject when
+    ``correction_count >= correction_limit`` blocks the subject: with the default limit 3 the
+    original PR and the first two corrections may fail and go back to ``changes_requested``;
+    the third correction that still fails is ``blocked``. ``blocked`` rejects every verdict
+    with :class:`ConflictError`; only an operator ``unblock`` (a fresh round of corrections)
+    or ``close`` leaves it. ``merged`` and ``closed`` are terminal.
+
+    ``waived``: an operator waived the last blocking findings of a failed PR; its gates run
+    again on the same head. It costs the author nothing and grants no correction: a blocked
+    PR that fails again is blocked again.
     """
     if correction_limit < 1:
         raise ValueError("correction_limit must be at least 1")

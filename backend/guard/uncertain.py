@@ -2,19 +2,12 @@
 
 A claim is uncertain when the ledger cannot know whether the irreversible action happened:
 ``resultado_incerto`` (a gateway timeout, a completion that failed after the gateway
-answered) or ``tentando`` past its lease (the process died between claim and completion).
-Each one is an Approvals item until it is settled; ``cadencia serve`` asks the gateway
-about all of them every ``CADENCIA_RECONCILE_INTERVAL_S`` (:meth:`reconcile_all`), and an
-operator may ask again or settle one by hand. Every settlement is a ``ledger.reconciliado``
-event, and the customer is told how it ended, through the channel, in the same commit.
-
-Only the gateway a claim went to is asked (:class:`GatewayMismatchError` otherwise). A key
-that gateway does not know is ``falhou`` only once ``CADENCIA_GATEWAY_SETTLE_S`` has passed
-since the request: a slow gateway may still be debiting it. The other way out, re-sending
-the request under the same ``Idempotency-Key``, was not taken: it is an automatic retry of
-an irreversible action (an uncertain outcome is never retried automatically), and it would
-debit what nobody debited, long after the amount and the order were checked. A lookup
-only reads; the window only waits.
+answered) or ``tentando`` past its lease. Each is an Approvals item until settled;
+``cadencia serve`` asks the gateway about all of them periodically (:meth:`reconcile_all`),
+and an operator may ask again or settle one by hand. Only the claim's own gateway is asked,
+and a key it does not know is ``falhou`` only after ``CADENCIA_GATEWAY_SETTLE_S``; never
+re-sent (docs/decisions/0009-uncertain-refunds-are-looked-up-not-resent.md). Every
+settlement is a ``ledger.reconciliado`` event, and the customer is told in the same commit.
 """
 
 from __future__ import annotations
