@@ -30,6 +30,9 @@ from backend.channel.simulator import ChannelSimulator
 from backend.channel.webhook import WebhookChannel
 from backend.channel.worker import DeliveryWorker
 from backend.dead_jobs import DeadJobs
+from backend.dev.agents import DevAgents, task_creator
+from backend.dev.tasks import DevTasks
+from backend.dev.worker import DevWorker
 from backend.events import TENTATIVA, EventType
 from backend.exceptions import NotFoundError
 from backend.guard.assembly import Guard, build_guard
@@ -37,17 +40,14 @@ from backend.guard.interruptions import Interruption
 from backend.guard.takeovers import Action, LedgerFacts, Resolved, Takeovers
 from backend.guard.uncertain import HandOutcome, Settled, UncertainOutcomes, chave_of, item_id
 from backend.inbox import Inbox
-from backend.infra.approved import Decisions
-from backend.infra.authoring import ModelAuthor
-from backend.infra.dev_agent import DevAgents, task_creator
-from backend.infra.dev_tasks import DevTasks
-from backend.infra.dev_worker import DevWorker
-from backend.infra.kind_adr import AdrTool
-from backend.infra.pipeline import InfraPipeline
 from backend.jobs import Backoff, Job, Jobs
 from backend.operators.accounts import Operators
 from backend.projections.rebuild import ensure_current
 from backend.projections.roster_table import RosterProjection
+from backend.prs.authoring import ModelAuthor
+from backend.prs.decisions import Decisions
+from backend.prs.kind_adr import AdrTool
+from backend.prs.pipeline import InfraPipeline
 from backend.settings import Settings
 from backend.store.db import open_database
 from backend.store.files import FILE_MODE, private_dir, secure_data_dir, tighten

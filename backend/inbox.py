@@ -28,9 +28,9 @@ from backend.exceptions import CadenciaError
 from backend.guard.assembly import Guard
 from backend.guard.takeovers import ledger_facts
 from backend.guard.uncertain import item_id
-from backend.infra.actions import PrPipeline
-from backend.infra.authoring import NO_CHANGE
-from backend.infra.prs import PullRequest
+from backend.prs.actions import PrPipeline
+from backend.prs.authoring import NO_CHANGE
+from backend.prs.records import PullRequest
 from backend.jobs import Job
 from backend.tools.registry import tool_spec
 

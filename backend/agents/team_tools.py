@@ -1,7 +1,7 @@
 """Tool implementations of the session-scoped agents (criativo, po, arquiteto).
 
 The Infra agent's two tools are in :mod:`backend.agents.infra_tools`; dev agents' come from
-:mod:`backend.infra.dev_agent`. Actions that need permission go through ``decide()``: the
+:mod:`backend.dev.agents`. Actions that need permission go through ``decide()``: the
 Arquiteto's ``propose_adr_pr`` through the PR pipeline's, like every PR. The PO's
 ``create_task`` creates a real dev task through the backend's :data:`TaskCreator` (a module
 not in the module map is a tool error and creates nothing); its ``backlog.task_created``
@@ -99,7 +99,7 @@ def session_tools(
         return {"ok": True, "modules": len(data["modules"])}
 
     async def propose_adr_pr(ctx: TurnContext, args: dict[str, Any]) -> dict[str, Any]:
-        if adr_pr is not None:  # the backend's PR pipeline (backend.infra.kind_adr.AdrTool)
+        if adr_pr is not None:  # the backend's PR pipeline (backend.prs.kind_adr.AdrTool)
             return await asyncio.to_thread(adr_pr, ctx, args)
         # No pipeline in this runtime: an "ask" still becomes an approval (approving it
         # opens the PR in a backend that has one), but nothing may claim it was opened.

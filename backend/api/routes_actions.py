@@ -222,7 +222,7 @@ async def activate_execution(
     """Start execution: one dev-<module> per module, working the PO's tasks in order (under
     ``--demo`` each module without one also gets a demo task). 409 when the PO has created
     no task yet, or execution is already active."""
-    from backend.infra.dev_agent import start_execution
+    from backend.dev.agents import start_execution
 
     backend = _b(request)
     demo = bool(getattr(request.app.state, "demo", False))

@@ -39,8 +39,8 @@ from backend.api.schemas_prs import (
     WaiverBody,
     WaiverOut,
 )
-from backend.infra.actions import PrPipeline
-from backend.infra.waivers import waive
+from backend.prs.actions import PrPipeline
+from backend.prs.waivers import waive
 
 router = APIRouter(prefix="/api", dependencies=[Depends(require_token)], responses=ERRORS)
 ProjectFilter = Annotated[str | None, Query(pattern=r"^[A-Za-z0-9_-]{1,64}$")]

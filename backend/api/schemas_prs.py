@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from backend.gates.state import GateStatus
-from backend.infra.prs import HistoryEntry, PullRequest
+from backend.prs.records import HistoryEntry, PullRequest
 
 
 class WaivedOut(BaseModel):

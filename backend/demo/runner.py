@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from backend.agents.team import ARQUITETO, CRIATIVO, PO
+from backend.dev.tasks import seed_demo_tasks
 from backend.erp.seed import upsert_pedidos
 from backend.exceptions import CadenciaError
-from backend.infra.dev_tasks import seed_demo_tasks
-from backend.infra.git import GitProvider
+from backend.prs.git import GitProvider
 
 if TYPE_CHECKING:
     from backend.agents.store import Project

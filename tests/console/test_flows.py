@@ -132,7 +132,7 @@ async def test_live_status_change_updates_only_that_row(make_app: Factory, live:
         await until_live(pilot)
         table = app.screen.query_one("#roster", DataTable)
         rows = table.row_count
-        from backend.infra.gate_jobs import agent_at_work
+        from backend.prs.gating import agent_at_work
 
         with agent_at_work(live.backend.events, "qa", None, "running tflint"):
             await wait_for(pilot, lambda: "working" in str(table.get_cell("qa", "status")))

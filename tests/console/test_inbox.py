@@ -342,7 +342,7 @@ async def test_readonly_inbox_dims_and_refuses(make_app: Factory, proxy: FaultPr
 async def test_g_reruns_the_gates_of_a_stuck_pr(
     make_app: Factory, proxy: FaultProxy, live: Live, world: World
 ) -> None:
-    from backend.infra.actions import PrPipeline
+    from backend.prs.actions import PrPipeline
     from backend.infra.job_store import JobStore
 
     backend = live.backend

@@ -92,8 +92,8 @@ async def test_a_customers_escape_sequences_are_shown_not_sent_to_the_terminal(
 async def test_a_prs_file_content_and_findings_are_shown_inert(
     make_app: Factory, live: Live, world: World
 ) -> None:
-    from backend.infra.actions import PrPipeline
-    from backend.infra.proposals import Proposal
+    from backend.prs.actions import PrPipeline
+    from backend.prs.proposals import Proposal
     from console.screens.pr_detail import PrDetailScreen
     from tests.console.world import MODULES
 

@@ -100,7 +100,7 @@ class Live:
 
     def agent_status(self, agent: str, detail: str, *, project_id: str | None = None) -> int:
         """One round of real agent work (``agent.status`` working → idle); the last event id."""
-        from backend.infra.gate_jobs import agent_at_work
+        from backend.prs.gating import agent_at_work
 
         with agent_at_work(self.backend.events, agent, project_id, detail):
             pass
@@ -188,7 +188,7 @@ def deterministic(mp: pytest.MonkeyPatch) -> Iterator[None]:
     import backend.demo.runner
     import backend.erp.seed
     import backend.events
-    import backend.infra.dev_tasks
+    import backend.dev.tasks
     import backend.ledger.base
 
     del backend  # imported so every module that copied utcnow_iso is loaded now
@@ -258,8 +258,8 @@ PLANTED = {
 def _dev_pr(live: Live, project_id: str, title: str, *, blocked: bool) -> str:
     """A dev PR of module ``api`` through the one PR pipeline, its verdicts recorded step by
     step (the gates' own runs are the infra PRs' business above)."""
-    from backend.infra.actions import PrPipeline
-    from backend.infra.proposals import Proposal
+    from backend.prs.actions import PrPipeline
+    from backend.prs.proposals import Proposal
 
     backend = live.backend
     backend.store.set_module_map(project_id, MODULES)
@@ -302,7 +302,7 @@ def _adr_approval(live: Live, project_id: str) -> str:
 
 def _infra_pr(live: Live, name: str, title: str, *, ready: bool) -> str:
     """A project through the team's turns and the accepted handoff, then its infra PR."""
-    from backend.infra.pipeline import InfraPipeline
+    from backend.prs.pipeline import InfraPipeline
 
     http = live.http
     project, session, base = _team_turns(live, name)

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from tests.integration.api.conftest import Live, live_backend, live_settings
-from tests.integration.infra.test_pipeline_support import require_scanners
+from tests.integration.prs.test_pipeline_support import require_scanners
 from tests.openai_server import FakeServer, completion, serve
 
 

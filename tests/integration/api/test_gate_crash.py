@@ -25,8 +25,8 @@ import httpx
 import psycopg
 
 from backend.gates.runner import resolve_semgrep
-from backend.infra.flow import gates_key
 from backend.jobs import Jobs
+from backend.prs.flow import gates_key
 from backend.store.db import open_database
 from tests.ci import require, require_binary
 

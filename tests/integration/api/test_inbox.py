@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from backend.erp.seed import upsert_pedidos
-from backend.infra.actions import PrPipeline
-from backend.infra.proposals import Proposal
+from backend.prs.actions import PrPipeline
+from backend.prs.proposals import Proposal
 from tests.integration.api.conftest import ASKS, Live, live_backend, live_settings
 
 MODULES = {

@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from backend.cli import main
-from backend.infra.actions import PrPipeline
+from backend.prs.actions import PrPipeline
 from backend.settings import load_settings
 from tests.integration.api.conftest import Live, live_backend, live_settings
 from tests.integration.api.test_inbox import _dev_pr, _project, _to_awaiting_human

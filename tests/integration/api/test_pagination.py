@@ -11,7 +11,7 @@ import pytest
 
 from backend.api.paging import encode_cursor
 from backend.events import EventType
-from backend.infra.prs import PullRequest
+from backend.prs.records import PullRequest
 from tests.integration.api.conftest import Live
 
 

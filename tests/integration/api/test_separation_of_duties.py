@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 import pytest
 
-from backend.infra.actions import PrPipeline
+from backend.prs.actions import PrPipeline
 from tests.integration.api.conftest import Live, live_backend, live_settings
 from tests.integration.api.test_inbox import _to_awaiting_human
 from tests.integration.api.test_waivers import _open_pr

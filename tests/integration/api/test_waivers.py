@@ -14,9 +14,9 @@ from typing import Any
 import httpx
 
 from backend.gates.findings import fingerprint
-from backend.infra.prs import PullRequest
+from backend.prs.records import PullRequest
 from tests.integration.api.conftest import Live
-from tests.integration.infra.test_pipeline_support import require_scanners
+from tests.integration.prs.test_pipeline_support import require_scanners
 
 DEMO_LINE = '    demo_password = "Kq81xZp-demo-only"'
 DOCS = f"# Local development\n\nThe demo stack logs in with a fixed account:\n\n{DEMO_LINE}\n"

@@ -12,10 +12,10 @@ from backend.agents.roster import derive_roster
 from backend.agents.runtime import AgentRuntime, TurnContext
 from backend.agents.store import TeamStore
 from backend.agents.team_service import TeamService
+from backend.dev.agents import task_creator
+from backend.dev.tasks import DevTasks
 from backend.events import EventLog
 from backend.exceptions import ConflictError, NotFoundError
-from backend.infra.dev_agent import task_creator
-from backend.infra.dev_tasks import DevTasks
 from backend.settings import load_settings
 from backend.store.db import Database
 
