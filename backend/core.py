@@ -101,6 +101,11 @@ def _channel(settings: Settings) -> tuple[ChannelSimulator | None, Channel]:
     return simulator, WebhookChannel(simulator.url, timeout_s=settings.channel_timeout_s)
 
 
+JOBS_KEPT_S = 7 * 24 * 3600.0
+"""How long a done or dropped job stays readable before ``jobs.prune`` deletes it."""
+JOBS_PRUNE_EVERY_S = 3600.0
+
+
 class Backend:
     """Everything one backend process runs. Build with :meth:`open`; ``await start()``."""
 
@@ -123,6 +128,7 @@ class Backend:
         self.jobs = Jobs(self.db)  # durable work for every part below (backend/jobs/)
         self.dead_jobs = DeadJobs(self.jobs, self.events)
         self.jobs.on_dead = self.dead_jobs.told  # before any kind registers
+        self.jobs.register("jobs.prune", self._prune_jobs, max_attempts=3)
         self.pipeline = InfraPipeline(self.store, settings, auto=True, jobs=self.jobs)
         self.infra_tools = InfraAgentTools(self.pipeline)
         scripts = _scripts(settings)
@@ -172,6 +178,7 @@ class Backend:
                 max_s=settings.channel_backoff_max_s,
                 deadline_s=settings.channel_deadline_s,
             ),
+            self.jobs,
         )
         self.token, self.token_generated = resolve_token(settings)
         self.operators = Operators(self.db)  # named accounts beside the bootstrap token
@@ -210,7 +217,6 @@ class Backend:
         self.pipeline.author = ModelAuthor(self.team, asyncio.get_running_loop())
         if self.channel_simulator is not None:
             self.channel_simulator.start()
-        self.spawn(self.delivery.run(), "deliver-messages")
         self.spawn(self._check_scanners(), "check-scanners")
         expired = (
             await asyncio.to_thread(self.guard.ledger.expire_stale) if self.guard.ledger else []
@@ -227,8 +233,10 @@ class Backend:
             await asyncio.to_thread(
                 self.jobs.every, "reconcile", self.settings.reconcile_interval_s
             )
+        await asyncio.to_thread(self.jobs.every, "jobs.prune", JOBS_PRUNE_EVERY_S)
         self.jobs.start(self.spawn)
         await asyncio.to_thread(self.dev_worker.wake)  # tasks a stop or a crash left waiting
+        await asyncio.to_thread(self.delivery.resume)  # and deliveries left pending
         self.spawn(self.roster_projection.snapshots.keep_current(), "roster-snapshots")
 
     async def _check_scanners(self) -> None:
@@ -355,6 +363,12 @@ class Backend:
         return self._uncertain_outcomes().settle(
             chave_of(ident), outcome, operator=operator, reason=reason
         )
+
+    def _prune_jobs(self, job: Job) -> None:
+        """The recurring ``jobs.prune``: finished jobs go after :data:`JOBS_KEPT_S`."""
+        pruned = self.jobs.prune(JOBS_KEPT_S)
+        if pruned:
+            log.info("jobs: pruned %d finished job(s)", pruned)
 
     def _reconcile(self, job: Job) -> None:
         """The recurring ``reconcile`` job: ask the gateway about every uncertain claim.

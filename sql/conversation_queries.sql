@@ -56,9 +56,19 @@ WHERE d.message_id = %(message_id)s
 -- name: deliveries_pending
 SELECT message_id FROM message_deliveries WHERE status = 'pending' ORDER BY message_id
 
+-- name: deliveries_pending_rows
+-- Every pending delivery with its message, in order (a conversation's go out in order).
+SELECT d.message_id, d.conversa_id, d.idempotency_key, d.attempts, d.next_at, d.created_at,
+       m.role, m.text, m.ts
+FROM message_deliveries d
+JOIN conversation_messages m ON m.id = d.message_id
+WHERE d.status = 'pending'
+ORDER BY d.message_id
+
 -- name: delivery_record_attempt
+-- A transient failure: counted, and not tried again before next_at (epoch seconds).
 UPDATE message_deliveries
-SET attempts = attempts + 1, last_error = %(error)s, updated_at = %(now)s
+SET attempts = attempts + 1, last_error = %(error)s, next_at = %(next_at)s, updated_at = %(now)s
 WHERE message_id = %(message_id)s AND status = 'pending'
 
 -- name: delivery_finish

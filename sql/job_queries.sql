@@ -87,16 +87,23 @@ WHERE kind = %(kind)s AND state = 'running' AND lease_until < %(epoch)s
 RETURNING id, state
 
 -- name: job_again
--- A request for a key held by a running job: that job runs once more when this attempt ends.
-UPDATE jobs SET again = %(yes)s, updated_at = %(now)s
-WHERE unique_key = %(unique_key)s AND state = 'running'
+-- A request for a key held by an unfinished job: a running one runs once more when this
+-- attempt ends; a waiting one (a retry, a snooze) is brought forward to run_at.
+UPDATE jobs
+SET again = CASE WHEN state = 'running' THEN %(yes)s ELSE again END,
+    run_at = CASE WHEN state <> 'running' AND run_at > %(run_at)s THEN %(run_at)s
+                  ELSE run_at END,
+    updated_at = %(now)s
+WHERE unique_key = %(unique_key)s AND state IN ('queued', 'running', 'failed')
 RETURNING id
 
 -- name: job_snooze
--- The handler asked to be run later: queued at run_at, the attempt not counted.
+-- The handler asked to be run later: queued at run_at (now, if it was asked for again
+-- meanwhile), the attempt not counted.
 UPDATE jobs
-SET state = 'queued', attempts = attempts - 1, run_at = %(run_at)s, owner = NULL,
-    lease_until = 0, updated_at = %(now)s
+SET state = 'queued', attempts = attempts - 1,
+    run_at = CASE WHEN again THEN %(epoch)s ELSE %(run_at)s END, again = %(no)s,
+    owner = NULL, lease_until = 0, updated_at = %(now)s
 WHERE id = %(id)s AND owner = %(owner)s AND state = 'running' AND attempts = %(attempt)s
 RETURNING id
 
@@ -150,3 +157,7 @@ RETURNING id
 UPDATE jobs SET state = 'cancelled', updated_at = %(now)s
 WHERE id = %(id)s AND state = 'dead'
 RETURNING id
+
+-- name: jobs_prune
+-- Finished jobs older than `before`: done ones and dropped ones. Dead jobs stay (the inbox).
+DELETE FROM jobs WHERE state IN ('done', 'cancelled') AND updated_at < %(before)s

@@ -1,140 +1,132 @@
-"""The delivery worker: takes each outbound message off the journal and hands it over.
+"""Deliveries as one ``deliver`` job on the job engine: the journal's pending messages out.
 
-It runs in the backend's event loop (``Backend.spawn``), never on the request path. On
-start it picks up every delivery still ``pending`` (a crash or a stop left it there),
-then each new outbound message as its transaction commits. Messages of one conversation
-go out in order, one at a time; conversations do not wait for each other, so a channel
-that is down for one customer delays nobody else's messages beyond their own retries.
-Every attempt is counted in the journal; a transient failure is retried with the same
-idempotency key on :class:`~backend.channel.base.RetryPolicy`'s schedule until its
-deadline, then the delivery is ``failed`` with the last error.
+Recording an outbound message enqueues the job in the message's own transaction, so a
+committed message always has a run coming. One run takes every pending delivery that is
+due: a conversation's go out in order, one at a time; conversations do not wait for each
+other. A transient failure is counted and given a ``next_at`` from
+:class:`~backend.channel.base.RetryPolicy` (honouring ``Retry-After``), the run moves on,
+and the job snoozes until the earliest ``next_at``; past the deadline the delivery is
+``failed``. Every attempt reuses the delivery's idempotency key.
 
-Closing a delivery is a commit of its own (an fsync on SQLite), so closings are group
-committed: the first one is written at once, and those that finish while it is being
-written go together in the next commit. Each delivery still waits for its own closing
-to commit before the next message of its conversation goes out; a crash before that
-commit leaves the delivery ``pending`` and it is sent again with the same idempotency key.
+Closing a delivery is a commit (an fsync on SQLite), so closings are group committed: the
+first one is written at once, and those that finish meanwhile go together in the next.
+A crash before a closing commits leaves the delivery pending, sent again with its key.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import random
 import time
 from collections import defaultdict
+from datetime import datetime
 from typing import Any
 
 from backend.channel.base import Channel, OutboundMessage, RetryPolicy
 from backend.channel.exceptions import ChannelError, RetryableChannelError
 from backend.guard.conversations import Conversations
+from backend.jobs import Backoff, Job, Jobs, SnoozeError
+from backend.store.db import Tx
 
 log = logging.getLogger(__name__)
 
+DELIVER = "deliver"
+"""The job kind (and unique key) of the deliveries: one run at a time across processes."""
+
 
 class DeliveryWorker:
-    """Delivers the journal's pending messages through ``channel``; ``await run()``."""
+    """Delivers the journal's pending messages through ``channel`` as ``deliver`` jobs."""
 
     def __init__(
         self,
         conversations: Conversations,
         channel: Channel,
         policy: RetryPolicy,
+        jobs: Jobs,
         *,
         rng: random.Random | None = None,
     ) -> None:
         self.conversations = conversations
         self.channel = channel
         self.policy = policy
+        self.jobs = jobs
         self._rng = rng or random.Random()
-        self._queue: asyncio.Queue[int] = asyncio.Queue()
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._inflight: set[int] = set()
-        self._order: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
-        self._tasks: set[asyncio.Task[Any]] = set()
         self._closing: list[tuple[int, Any, str | None, asyncio.Future[None]]] = []
         """Finished deliveries waiting for the next closing commit."""
         self._closer: asyncio.Task[None] | None = None
+        jobs.register(
+            DELIVER,
+            self._run,
+            max_attempts=1000,  # a run fails only when the database does: keep trying
+            backoff=Backoff(base_s=0.5, max_s=30.0),
+            lease_s=30.0,
+            stop_grace_s=0.0,
+        )
+        conversations.add_outbound_hook(self._enqueue_in)
+        conversations.add_outbound_listener(lambda _message_id: jobs.wake(DELIVER))
 
-    def _notify(self, message_id: int) -> None:
-        # Called after a commit, from whatever thread committed it.
-        loop = self._loop
-        if loop is None:
-            return
-        with contextlib.suppress(RuntimeError):  # the loop closed: next start retries it
-            loop.call_soon_threadsafe(self._queue.put_nowait, message_id)
+    def _enqueue_in(self, tx: Tx) -> None:
+        self.jobs.enqueue(DELIVER, unique_key=DELIVER, again=True, tx=tx)
 
-    async def run(self) -> None:
-        """Deliver until cancelled; pending deliveries survive cancellation in the journal."""
-        self._loop = asyncio.get_running_loop()
-        self.conversations.add_outbound_listener(self._notify)
-        try:
-            for ident in await asyncio.to_thread(self.conversations.pending_deliveries):
-                self._queue.put_nowait(ident)
-            while True:
-                ident = await self._queue.get()
-                if ident in self._inflight:
-                    continue
-                self._inflight.add(ident)
-                task = asyncio.create_task(self._deliver(ident), name=f"deliver-{ident}")
-                self._tasks.add(task)
-                task.add_done_callback(self._done)
-        finally:
-            self.conversations.remove_outbound_listener(self._notify)
-            for task in list(self._tasks):
-                task.cancel()
-            if self._tasks:
-                await asyncio.gather(*self._tasks, return_exceptions=True)
+    def resume(self) -> None:
+        """Have a run look at the journal (at start: what a stop or a crash left pending)."""
+        self.jobs.enqueue(DELIVER, unique_key=DELIVER, again=True)
 
-    def _done(self, task: asyncio.Task[Any]) -> None:
-        self._tasks.discard(task)
-        if not task.cancelled() and task.exception() is not None:
-            log.error("delivery task %s failed: %r", task.get_name(), task.exception())
+    async def _run(self, job: Job) -> None:
+        rows = await asyncio.to_thread(self.conversations.pending_delivery_rows)
+        by_conversation: defaultdict[str, list[dict[str, Any]]] = defaultdict(list)
+        for row in rows:
+            by_conversation[row["conversa_id"]].append(row)
+        later = await asyncio.gather(
+            *(self._conversation(q) for q in by_conversation.values()), return_exceptions=True
+        )
+        for outcome in later:  # every conversation has finished its part first
+            if isinstance(outcome, BaseException):
+                raise outcome
+        waits = [t for t in later if isinstance(t, float)]
+        if waits:  # a retry is due later: the job waits for the earliest one
+            raise SnoozeError(max(0.0, min(waits) - time.time()), "a delivery waits to retry")
 
-    async def _deliver(self, ident: int) -> None:
-        try:
-            row = await asyncio.to_thread(self.conversations.delivery, ident)
-            if row is None or row["status"] != "pending":
-                return
+    async def _conversation(self, queue: list[dict[str, Any]]) -> float | None:
+        """Send one conversation's due messages in order; when the next one is due, if later."""
+        for row in queue:
+            if float(row["next_at"]) > time.time():
+                return float(row["next_at"])
             message = OutboundMessage(
-                message_id=ident,
+                message_id=int(row["message_id"]),
                 conversa_id=row["conversa_id"],
                 autor=row["role"],
                 texto=row["text"],
                 ts=str(row["ts"]),
                 idempotency_key=row["idempotency_key"],
             )
-            async with self._order[message.conversa_id]:
-                await self._attempts(message)
-        finally:
-            self._inflight.discard(ident)
+            retry_at = await self._attempt(message, int(row["attempts"]), _epoch(row["created_at"]))
+            if retry_at is not None:
+                return retry_at
+        return None
 
-    async def _attempts(self, message: OutboundMessage) -> None:
-        started = time.monotonic()
-        retry = 0
-        while True:
-            try:
-                await asyncio.to_thread(self.channel.send, message)
-            except RetryableChannelError as exc:
-                error = str(exc)
-                delay = self.policy.next_delay(
-                    retry, time.monotonic() - started, self._rng, exc.retry_after
-                )
-                if delay is None:
-                    await self._finish(message, "failed", f"deadline passed: {error}")
-                    return
-                await asyncio.to_thread(
-                    self.conversations.record_attempt, message.message_id, error
-                )
-                await asyncio.sleep(delay)
-                retry += 1
-                continue
-            except ChannelError as exc:
-                await self._finish(message, "failed", str(exc))
-                return
-            await self._finish(message, "delivered", None)
-            return
+    async def _attempt(self, message: OutboundMessage, retry: int, since: float) -> float | None:
+        """One try; when to try again (after a transient failure), else ``None`` (closed)."""
+        try:
+            await asyncio.to_thread(self.channel.send, message)
+        except RetryableChannelError as exc:
+            delay = self.policy.next_delay(
+                retry, max(0.0, time.time() - since), self._rng, exc.retry_after
+            )
+            if delay is None:
+                await self._finish(message, "failed", f"deadline passed: {exc}")
+                return None
+            at = time.time() + delay
+            await asyncio.to_thread(
+                self.conversations.record_attempt, message.message_id, str(exc), at
+            )
+            return at
+        except ChannelError as exc:
+            await self._finish(message, "failed", str(exc))
+            return None
+        await self._finish(message, "delivered", None)
+        return None
 
     async def _finish(self, message: OutboundMessage, status: Any, error: str | None) -> None:
         """Close the delivery; return once its closing has committed."""
@@ -144,8 +136,6 @@ class DeliveryWorker:
         self._closing.append((message.message_id, status, error, done))
         if self._closer is None or self._closer.done():
             self._closer = asyncio.create_task(self._close_waiting(), name="delivery-closer")
-            self._tasks.add(self._closer)
-            self._closer.add_done_callback(self._done)
         await done
 
     @property
@@ -170,3 +160,13 @@ class DeliveryWorker:
                 for *_, done in batch:
                     if not done.done():
                         done.set_result(None)
+
+
+def _epoch(stamp: Any) -> float:
+    """A stored timestamp (SQLite text, PostgreSQL datetime) as epoch seconds."""
+    if isinstance(stamp, datetime):
+        return stamp.timestamp()
+    try:
+        return datetime.fromisoformat(str(stamp).replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return time.time()

@@ -133,6 +133,7 @@ class Conversations:
         self.db = db
         self.events = events
         self._outbound: list[OutboundListener] = []
+        self._outbound_in: list[Callable[[Tx], None]] = []
 
     # -- state ---------------------------------------------------------------------------
 
@@ -203,6 +204,11 @@ class Conversations:
     def add_outbound_listener(self, listener: OutboundListener) -> None:
         """Call ``listener(message_id)`` after each outbound message commits."""
         self._outbound.append(listener)
+
+    def add_outbound_hook(self, hook: Callable[[Tx], None]) -> None:
+        """Call ``hook(tx)`` inside each transaction that records an outbound message, so
+        what it writes (the delivery job) commits with the message or not at all."""
+        self._outbound_in.append(hook)
 
     def remove_outbound_listener(self, listener: OutboundListener) -> None:
         """Stop calling ``listener``."""
@@ -281,6 +287,8 @@ class Conversations:
                     "now": utcnow_iso(),
                 },
             )
+            for hook in list(self._outbound_in):
+                hook(tx)
             work.after_commit(lambda: self._tell(ident))
         self.events.append(
             EventType.CONVERSA_MENSAGEM,
@@ -344,12 +352,17 @@ class Conversations:
         with self.db.transaction(write=False) as tx:
             return tx.one("delivery_get", {"message_id": message_id})
 
-    def record_attempt(self, message_id: int, error: str | None) -> None:
-        """Count one delivery attempt (``error`` when it failed)."""
+    def pending_delivery_rows(self) -> list[dict[str, Any]]:
+        """Every pending delivery with its message, oldest first."""
+        with self.db.transaction(write=False) as tx:
+            return tx.all("deliveries_pending_rows")
+
+    def record_attempt(self, message_id: int, error: str | None, next_at: float = 0.0) -> None:
+        """Count one failed delivery attempt; it is not tried again before ``next_at``."""
         with self.db.transaction() as tx:
             tx.execute(
                 "delivery_record_attempt",
-                {"message_id": message_id, "error": error, "now": utcnow_iso()},
+                {"message_id": message_id, "error": error, "next_at": next_at, "now": utcnow_iso()},
             )
 
     def finish_deliveries(

@@ -17,8 +17,10 @@ import socket
 import time
 import uuid
 from collections.abc import Callable, Coroutine
+from datetime import UTC, datetime
 from typing import Any
 
+from backend.clock import utc_iso
 from backend.jobs.exceptions import UnknownJobError, UnknownKindError
 from backend.jobs.models import Backoff, Handler, Job, Kind
 from backend.jobs.store import JobStore
@@ -117,7 +119,8 @@ class Jobs:
         With ``tx`` it commits with the caller's transaction (the in-process wake-up comes
         before that commit; the worker's poll finds the job). A ``unique_key`` held by an
         unfinished job adds nothing and returns that job; with ``again`` a holder that is
-        running now runs once more after this attempt, so no request is lost.
+        running now runs once more after this attempt, and one waiting for later (a retry,
+        a snooze) is brought forward to ``run_at``, so no request is lost or delayed.
         """
         spec = self._kind(kind)
         found = self.store.enqueue(
@@ -183,6 +186,14 @@ class Jobs:
     def get(self, job_id: int) -> Job | None:
         """The job, if it exists."""
         return self.store.get(job_id)
+
+    def prune(self, older_than_s: float) -> int:
+        """Delete done and cancelled jobs finished more than ``older_than_s`` ago; how many.
+
+        Dead jobs stay until an operator reruns or drops them.
+        """
+        before = datetime.fromtimestamp(time.time() - older_than_s, UTC)
+        return self.store.prune(utc_iso(before))
 
     def latest(self, unique_key: str) -> Job | None:
         """The newest job ``unique_key`` named, whatever its state."""

@@ -45,7 +45,8 @@ class JobStore:
 
         With a ``unique_key`` held by an unfinished job, nothing is added and that job's id
         comes back with ``created`` False; with ``again``, a running holder is also marked to
-        run once more when its attempt ends. A recurring job (``period_s``) is upserted: an
+        run once more when its attempt ends, and a waiting one is brought forward to
+        ``run_at``. A recurring job (``period_s``) is upserted: an
         existing one is brought forward to ``run_at`` if it waits for later.
         """
         params = {
@@ -65,8 +66,13 @@ class JobStore:
                     return int(row["id"]), period_s is None
                 held = sql.one("job_unfinished_by_key", {"unique_key": unique_key})
                 if held is not None:
-                    if again and held["state"] == "running":
-                        flag = {"unique_key": unique_key, "yes": True, "now": params["now"]}
+                    if again:
+                        flag = {
+                            "unique_key": unique_key,
+                            "yes": True,
+                            "run_at": run_at,
+                            "now": params["now"],
+                        }
                         sql.one("job_again", flag)
                     return int(held["id"]), False
         raise RuntimeError(f"job key {unique_key!r} kept changing hands")  # pragma: no cover
@@ -113,6 +119,11 @@ class JobStore:
         with self.db.transaction(write=False) as sql:
             row = sql.one("jobs_unfinished_count", {"kind": kind})
         return int(row["n"]) if row is not None else 0
+
+    def prune(self, before: str) -> int:
+        """Delete done and cancelled jobs last updated before ``before`` (ISO 8601 UTC)."""
+        with self.db.transaction() as sql:
+            return sql.execute("jobs_prune", {"before": before})
 
     def by_key(self, unique_key: str, limit: int = 1) -> list[Job]:
         """The jobs ``unique_key`` has named, newest first."""

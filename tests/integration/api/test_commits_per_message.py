@@ -4,8 +4,9 @@ row and reply. A guarded decision adds its own commit, never more than one per d
 
 Commits are counted on every connection of the backend's database with SQLite's trace
 callback: a ``COMMIT`` whose transaction changed rows is a write commit. The delivery
-worker's commit (it closes the reply's delivery row once the channel answered, off the
-request path) is told apart by its statement and left out.
+job's commits (its claim and outcome, and the closing of the reply's delivery row once the
+channel answered, all off the request path) are told apart by their statements and left
+out; the job itself is enqueued inside the reply's own commit, which is counted.
 """
 
 from __future__ import annotations
@@ -66,11 +67,10 @@ class WriteCommits:
         conn.set_trace_callback(trace)
 
     def request_path(self) -> list[list[str]]:
-        """Committed write transactions, without the delivery worker's."""
+        """Committed write transactions, without the delivery job's."""
+        off_path = ("UPDATE message_deliveries", "UPDATE jobs", "DELETE FROM jobs")
         with self._lock:
-            return [
-                t for t in self.committed if not all("UPDATE message_deliveries" in s for s in t)
-            ]
+            return [t for t in self.committed if not all(any(o in s for o in off_path) for s in t)]
 
     def summary(self) -> list[str]:
         """Each request-path commit by the first words of its statements (for failures)."""
