@@ -1,42 +1,47 @@
-"""Errors raised by the backend.
+"""Errors raised by the backend: one tree, rooted at :class:`CadenciaError`.
 
-Tree::
-
-    CadenciaError
-    ├── ConfigError              our own settings, URLs or scripts are wrong (HTTP 503)
-    ├── NotFoundError            an id that does not exist (HTTP 404)
-    ├── ForbiddenError           the acting operator's role or identity may not do this (HTTP 403)
-    ├── ConflictError            a state transition that is not allowed now (HTTP 409)
-    │   └── AgentPausedError         an operator paused the agent: it runs no new turn
-    │   └── BudgetExceededError      the agent spent today's token budget (budget_exceeded)
-    ├── ValidationError          input that does not fit its schema (HTTP 422)
-    ├── PathError                a file path escapes where it must stay (HTTP 422)
-    └── UnavailableError         one of our dependencies failed (HTTP 502/503, Retry-After)
-        ├── StorageError             a database or table could not be used (503)
-        │   └── MigrationError
-        ├── LedgerError              the idempotency ledger could not decide (503)
-        ├── SecretError              a secret could not be read (503)
-        ├── ScannerError             a gate scanner could not run (503)
-        ├── GatewayError             the payment gateway refused or failed (502)
-        │   └── GatewayUncertainError   outcome unknown (timeout, connection lost mid-call)
-        └── ProviderError            a model provider failed or answered garbage (502)
-            └── (ProviderTimeoutError, in backend/agents/providers/exceptions.py)
-
-The split the API relies on: a 4xx leaf means the caller can fix the request; an
-:class:`UnavailableError` means the request was fine and something we depend on was not,
-so the caller may retry later (``retry_after_s``). :class:`ConfigError` is neither: the
-request was fine, but this backend is set up wrongly, and no retry helps until an
-operator fixes it.
-
-Each leaf carries its context as attributes; errors from psycopg, botocore and
-httpx are translated at the boundary with ``raise ... from exc``.
+A 4xx leaf means the caller can fix the request; an :class:`UnavailableError` means the
+request was fine and a dependency of ours was not, so the caller may retry later;
+:class:`ConfigError` means this backend is set up wrongly. The tree and the HTTP status of
+each branch are on :class:`CadenciaError`. Each leaf carries its context as attributes;
+errors from psycopg, botocore and httpx are translated at the boundary with
+``raise ... from exc``.
 """
 
 from __future__ import annotations
 
 
 class CadenciaError(Exception):
-    """Base class of every error the backend raises on purpose."""
+    """Base class of every error the backend raises on purpose.
+
+    Tree::
+
+        CadenciaError
+        ├── ConfigError              our own settings, URLs or scripts are wrong (HTTP 503)
+        ├── NotFoundError            an id that does not exist (HTTP 404)
+        ├── ForbiddenError           the operator's role or identity may not do this (HTTP 403)
+        ├── ConflictError            a state transition that is not allowed now (HTTP 409)
+        │   └── AgentPausedError         an operator paused the agent: it runs no new turn
+        │   └── BudgetExceededError      the agent spent today's token budget (budget_exceeded)
+        ├── ValidationError          input that does not fit its schema (HTTP 422)
+        ├── PathError                a file path escapes where it must stay (HTTP 422)
+        └── UnavailableError         one of our dependencies failed (HTTP 502/503, Retry-After)
+            ├── StorageError             a database or table could not be used (503)
+            │   └── MigrationError
+            ├── LedgerError              the idempotency ledger could not decide (503)
+            ├── SecretError              a secret could not be read (503)
+            ├── ScannerError             a gate scanner could not run (503)
+            ├── GatewayError             the payment gateway refused or failed (502)
+            │   └── GatewayUncertainError   outcome unknown (timeout, connection lost mid-call)
+            └── ProviderError            a model provider failed or answered garbage (502)
+                └── (ProviderTimeoutError, in backend/agents/providers/exceptions.py)
+
+    The split the API relies on: a 4xx leaf means the caller can fix the request; an
+    :class:`UnavailableError` means the request was fine and something we depend on was not,
+    so the caller may retry later (``retry_after_s``). :class:`ConfigError` is neither: the
+    request was fine, but this backend is set up wrongly, and no retry helps until an
+    operator fixes it.
+    """
 
     code = "error"
 

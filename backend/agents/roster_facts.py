@@ -1,30 +1,12 @@
 """The roster's semantics as one pure function: :func:`facts_of` an event.
 
-Each event the roster cares about yields a few :class:`Fact` s — ``(scope, key, value,
-event_id, mode)`` — and the roster is rendered from the latest fact of each key
-(:func:`backend.agents.roster.render_roster`). Because a key's value is the one of the
-fact with the highest event id (``mode="last"``), or a flag that is simply set once
-(``mode="first"``: its row carries event id 0, so which event set it first does not
-depend on commit order), applying facts is commutative and idempotent: folding the log in
-memory, the projection tables updated inside each append (:mod:`backend.projections`), a
-replay from a snapshot and a rebuild from the log all give the same table, whatever order
-concurrent writers commit in.
-
-Keys (``<agent>`` an agent id):
-
-* ``status:<agent>`` — ``[status, detail]`` of its latest ``agent.status``;
-* ``dev:<agent>`` — a dev agent's latest own event ``{type, task_id, title, reason}``;
-* ``pause:<agent>`` — ``[operator, reason]`` while paused, ``None`` once resumed;
-* ``model:<agent>`` — the model spec of its latest ``agent.turn``;
-* ``execution`` (flag), ``modules`` — from ``execution.activated``;
-* ``infra`` (flag), ``seed:<action>`` — an accepted handoff to infra and the autonomy it
-  seeded;
-* ``gate_opened`` (flag), ``gate:<subject>`` (that PR's gate status), ``last_gate``
-  (``[subject, status, reason]``) — from gate events;
-* ``conversation`` (flag) — a customer conversation exists.
-
-Scope is the event's project; an event with no project (a pause, a customer conversation)
-is in :data:`GLOBAL` and counts for every project's roster.
+Each event the roster cares about yields a few :class:`Fact` s, and the roster is rendered
+from the latest fact of each key (:func:`backend.agents.roster.render_roster`). A key's
+value is the one of the fact with the highest event id (``mode="last"``), or a flag set
+once (``mode="first"``, event id 0), so applying facts is commutative and idempotent: the
+in-memory fold, the projection tables (:mod:`backend.projections`), a replay from a
+snapshot and a rebuild from the log all give the same table, whatever order concurrent
+writers commit in. The keys are listed on :func:`facts_of`.
 """
 
 from __future__ import annotations
@@ -108,6 +90,22 @@ def facts_of(event: Any) -> list[Fact]:
     """What ``event`` (an ``Event``, an :class:`EventView` or a dict) says about the roster.
 
     Most events say nothing (``[]``) or one fact; none says more than four.
+
+    Keys (``<agent>`` an agent id):
+
+    * ``status:<agent>`` — ``[status, detail]`` of its latest ``agent.status``;
+    * ``dev:<agent>`` — a dev agent's latest own event ``{type, task_id, title, reason}``;
+    * ``pause:<agent>`` — ``[operator, reason]`` while paused, ``None`` once resumed;
+    * ``model:<agent>`` — the model spec of its latest ``agent.turn``;
+    * ``execution`` (flag), ``modules`` — from ``execution.activated``;
+    * ``infra`` (flag), ``seed:<action>`` — an accepted handoff to infra and the autonomy it
+      seeded;
+    * ``gate_opened`` (flag), ``gate:<subject>`` (that PR's gate status), ``last_gate``
+      (``[subject, status, reason]``) — from gate events;
+    * ``conversation`` (flag) — a customer conversation exists.
+
+    Scope is the event's project; an event with no project (a pause, a customer conversation)
+    is in :data:`GLOBAL` and counts for every project's roster.
     """
     kind = event.get("type") if isinstance(event, Mapping) else getattr(event, "type", None)
     if not isinstance(kind, str) or kind not in FACT_EVENTS:

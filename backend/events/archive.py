@@ -2,33 +2,9 @@
 
 ``archive`` moves the events older than a date out of the log; ``restore`` puts them back
 with their ids. Only ``events`` rows move: projections, the ledger and every state table
-stay as they are, so what an operator sees now does not change.
-
-What an archive keeps. A few reads of the log drive live behaviour, not just display, so
-an event they need stays in the log however old it is:
-
-* **Open sessions and conversations keep their whole history.** An agent's turns in a
-  session are its memory (``AgentRuntime.history`` replays every ``agent.turn`` of the
-  session to the model, and counts its model calls); its unseen decisions are the
-  ``approval.decided`` events no turn listed in ``decisions_seen``; a conversation's
-  attempts (``TENTATIVA_DE_FERRAMENTA_REGISTRADA``) are what its takeover detail and the
-  conversation route show. A session is open when it has an event on or after the date, or
-  when live state points at it: an unresolved takeover, a pending approval, an offered
-  handoff, a conversation an operator holds. Only sessions closed before the date go.
-* **The newest event of each roster key stays**: of each ``(type, project, agent)``, and of
-  each PR for gate events and each target for accepted handoffs — what the roster folds the
-  log down to (latest status, model, pause, gate state per PR), so the roster derived from
-  what is left equals the one derived from the whole log.
-
-What an archive forgets (until restored): the archived turns of closed sessions (an agent
-asked to continue such a session starts it afresh), the attempts of closed conversations
-(their messages stay: they are a table), the activity feed and ``GET /api/events`` before
-the date (ids leave a gap), time travel (``?at=N``) inside the archived range beyond what
-snapshots hold, and ``cadencia projections rebuild`` sees only what is left — restore first.
-
-Restore checks the whole file before writing anything (a bad line is named and nothing is
-written), then inserts in batches, skipping ids already in the log: a restore that stopped
-half way (a crash, Ctrl-C) is finished by running it again.
+stay as they are, so what an operator sees now does not change. An event that live
+behaviour still reads (an open session's history, the newest event of each roster key)
+stays however old it is: :func:`archive` says what is kept and what is forgotten.
 """
 
 from __future__ import annotations
@@ -114,7 +90,7 @@ def _cutoff(day: date) -> str:
 
 
 def kept_by_live_state(tx: Tx, day: date) -> tuple[set[int], set[str]]:
-    """The ids of roster-key events and the open sessions (see the module docstring)."""
+    """The ids of roster-key events and the open sessions (see :func:`archive`)."""
     before = _cutoff(day)
     newest = tx.all("events_newest_per_key", {"subject_types": json.dumps(SUBJECT_TYPES)})
     ids = {int(r["id"]) for r in newest}
@@ -145,6 +121,28 @@ def archive(
 
     The file is complete on disk (fsync'd, read back, renamed) before the first row is
     deleted; rows are then deleted in batches, by the ids the file holds.
+
+    What an archive keeps. A few reads of the log drive live behaviour, not just display, so
+    an event they need stays in the log however old it is:
+
+    * **Open sessions and conversations keep their whole history.** An agent's turns in a
+      session are its memory (``AgentRuntime.history`` replays every ``agent.turn`` of the
+      session to the model, and counts its model calls); its unseen decisions are the
+      ``approval.decided`` events no turn listed in ``decisions_seen``; a conversation's
+      attempts (``TENTATIVA_DE_FERRAMENTA_REGISTRADA``) are what its takeover detail and the
+      conversation route show. A session is open when it has an event on or after the date, or
+      when live state points at it: an unresolved takeover, a pending approval, an offered
+      handoff, a conversation an operator holds. Only sessions closed before the date go.
+    * **The newest event of each roster key stays**: of each ``(type, project, agent)``, and of
+      each PR for gate events and each target for accepted handoffs — what the roster folds the
+      log down to (latest status, model, pause, gate state per PR), so the roster derived from
+      what is left equals the one derived from the whole log.
+
+    What an archive forgets (until restored): the archived turns of closed sessions (an agent
+    asked to continue such a session starts it afresh), the attempts of closed conversations
+    (their messages stay: they are a table), the activity feed and ``GET /api/events`` before
+    the date (ids leave a gap), time travel (``?at=N``) inside the archived range beyond what
+    snapshots hold, and ``cadencia projections rebuild`` sees only what is left — restore first.
 
     Raises:
         PathError, ConflictError: ``out`` is not a new ``*.jsonl.gz`` in an existing
@@ -226,6 +224,10 @@ def _delete(log: EventLog, ids: list[int]) -> int:
 
 def restore(log: EventLog, path: Path, *, progress: Progress | None = None) -> RestoreResult:
     """Put an archive's events back with their ids (those already present are skipped).
+
+    Restore checks the whole file before writing anything (a bad line is named and nothing is
+    written), then inserts in batches, skipping ids already in the log: a restore that stopped
+    half way (a crash, Ctrl-C) is finished by running it again.
 
     Raises:
         NotFoundError, PathError: no such regular file.

@@ -1,27 +1,9 @@
 """Build a provider from a spec string, and resolve which spec each agent is bound to.
 
-Specs (``CADENCIA_MODEL`` and the values of ``CADENCIA_AGENT_MODELS``)::
-
-    scripted                        replay a JSON script (see ``scripted.py``); for
-                                    ``atendimento`` a resolved ``scripted`` means ``chatty``
-                                    (the team script has no customer turns)
-    chatty                          the offline customer-service model (``chatty.py``)
-    bedrock:<modelId>               Bedrock Converse, client from ``Settings.boto3_kwargs()``
-    openai:<model>@<base_url>       OpenAI-compatible chat completions at ``base_url`` (with /v1)
-    openai:<model>                  same, base URL from settings/env (default api.openai.com/v1)
-    planner                         reserved: the rule-based infra planner, which is not a
-                                    model; the runtime checks :func:`is_planner` first
-    dev-offline                     the offline dev model (``dev_offline.py``); a resolved
-                                    ``scripted`` for a ``dev-<module>`` agent means it too,
-                                    unless the script has turns under that exact agent id
-
-``bedrock:`` and ``openai:`` providers come wrapped in a
-:class:`~backend.agents.providers.retry.RetryingProvider` (``CADENCIA_PROVIDER_RETRIES``,
-``_BACKOFF_S``, ``_BACKOFF_MAX_S``, ``_DEADLINE_S``).
-
-OpenAI settings not (yet) on :class:`Settings` are read from the environment:
-``CADENCIA_OPENAI_BASE_URL`` / ``OPENAI_BASE_URL``, ``CADENCIA_OPENAI_API_KEY`` /
-``OPENAI_API_KEY`` and ``CADENCIA_OPENAI_TIMEOUT_S`` (seconds, default 60).
+A spec (``CADENCIA_MODEL``, a value of ``CADENCIA_AGENT_MODELS``) names an offline model
+(``scripted``, ``chatty``, ``dev-offline``), a hosted one (``bedrock:<modelId>``,
+``openai:<model>[@<base_url>]``) or the rule-based ``planner``; :func:`make_provider`
+lists them, with the retry wrapping and the OpenAI settings read from the environment.
 """
 
 from __future__ import annotations
@@ -102,8 +84,31 @@ def make_provider(
 ) -> ModelProvider:
     """Build the provider named by ``spec``.
 
+    Specs (``CADENCIA_MODEL`` and the values of ``CADENCIA_AGENT_MODELS``)::
+
+        scripted                    replay a JSON script (see ``scripted.py``); for
+                                    ``atendimento`` a resolved ``scripted`` means ``chatty``
+                                    (the team script has no customer turns)
+        chatty                      the offline customer-service model (``chatty.py``)
+        bedrock:<modelId>           Bedrock Converse, client from ``Settings.boto3_kwargs()``
+        openai:<model>@<base_url>   OpenAI-compatible chat completions at ``base_url`` (with /v1)
+        openai:<model>              same, base URL from settings/env (default api.openai.com/v1)
+        planner                     reserved: the rule-based infra planner, which is not a
+                                    model; the runtime checks :func:`is_planner` first
+        dev-offline                 the offline dev model (``dev_offline.py``); a resolved
+                                    ``scripted`` for a ``dev-<module>`` agent means it too,
+                                    unless the script has turns under that exact agent id
+
+    ``bedrock:`` and ``openai:`` providers come wrapped in a
+    :class:`~backend.agents.providers.retry.RetryingProvider` (``CADENCIA_PROVIDER_RETRIES``,
+    ``_BACKOFF_S``, ``_BACKOFF_MAX_S``, ``_DEADLINE_S``).
+
+    OpenAI settings not (yet) on :class:`Settings` are read from the environment:
+    ``CADENCIA_OPENAI_BASE_URL`` / ``OPENAI_BASE_URL``, ``CADENCIA_OPENAI_API_KEY`` /
+    ``OPENAI_API_KEY`` and ``CADENCIA_OPENAI_TIMEOUT_S`` (seconds, default 60).
+
     Args:
-        spec: see the module docstring.
+        spec: one of the specs above.
         settings: a :class:`backend.settings.Settings` (AWS region/endpoint, OpenAI URL).
         scripts: the script for ``scripted`` (all agents; ``agent_id`` picks one).
         agent_id: the agent the provider is for (picks its script, names tool-call ids).

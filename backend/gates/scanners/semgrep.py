@@ -1,27 +1,11 @@
 """semgrep with the rules shipped in ``backend/gates/rules/semgrep`` — one run per gate.
 
-Offline and unsilenceable: ``--metrics=off --disable-version-check`` (plus the env
-vars), ``--disable-nosem``, a local ``--config`` directory. The copy is scanned as one
-directory (``.``), never as a list of files on the command line: 60,000 paths do not fit
-in ``ARG_MAX`` ("Argument list too long"). The copy holds exactly the files to scan, and
-what a directory walk would skip is switched off: ``--x-ignore-semgrepignore-files`` (no
-default ``.semgrepignore``, so ``tests/``, ``node_modules/``, ``vendor/`` are scanned; the
-workspace already deleted the PR's own ignore files), ``--no-exclude-binary-files``; the
-copy is no git checkout, so ``.gitignore`` is not honoured either (a test checks all
-three). The ``--x-`` flag is not semgrep's stable API, which is one more reason semgrep is
-pinned in ``pyproject.toml``.
-
-semgrep drops files over 1 MB without a word in its JSON unless told otherwise, so a
-Dockerfile padded with comments would pass: ``--max-target-bytes 0`` lifts the limit, and
-``--verbose`` makes the JSON list every target semgrep still skipped (``paths.skipped``).
-Each one, like each error about a file, is a blocking finding: what semgrep did not read
-is not a pass.
-
-semgrep picks a rule's files by name (``paths: include``), and the Dockerfile rules list
-every name :func:`~backend.gates.targets.is_dockerfile` accepts. A Dockerfile the gate
-recognises only by its content (``build/image.def`` starting with ``FROM``) gets those
-rules too: the run's config is the shipped rules, each rule meant for Dockerfiles rewritten
-to also include those files' own paths, written outside the copy (never scanned itself).
+Offline and unsilenceable: no metrics, no version check, no ``nosem``, a local config. The
+copy is scanned as one directory with every skip a directory walk would make switched off,
+and what semgrep did not read is a blocking finding, not a pass: :func:`command` gives each
+flag's reason. A Dockerfile known only by its content gets the Dockerfile rules too
+(:func:`rule_configs`). The ``--x-`` flag is not semgrep's stable API, one more reason
+semgrep is pinned in ``pyproject.toml``.
 """
 
 from __future__ import annotations
@@ -54,7 +38,24 @@ blocking finding), not a crash of the whole run."""
 def command(
     binary: str, targets: Sequence[str] = (".",), configs: Sequence[str] = (str(SEMGREP_RULES),)
 ) -> list[str]:
-    """The exact command line (the benchmark runs it directly too); the gate scans ``.``."""
+    """The exact command line (the benchmark runs it directly too); the gate scans ``.``.
+
+    Offline and unsilenceable: ``--metrics=off --disable-version-check`` (plus the env
+    vars), ``--disable-nosem``, a local ``--config`` directory. The copy is scanned as one
+    directory (``.``), never as a list of files on the command line: 60,000 paths do not fit
+    in ``ARG_MAX`` ("Argument list too long"). The copy holds exactly the files to scan, and
+    what a directory walk would skip is switched off: ``--x-ignore-semgrepignore-files`` (no
+    default ``.semgrepignore``, so ``tests/``, ``node_modules/``, ``vendor/`` are scanned;
+    the workspace already deleted the PR's own ignore files), ``--no-exclude-binary-files``;
+    the copy is no git checkout, so ``.gitignore`` is not honoured either (a test checks all
+    three).
+
+    semgrep drops files over 1 MB without a word in its JSON unless told otherwise, so a
+    Dockerfile padded with comments would pass: ``--max-target-bytes 0`` lifts the limit,
+    and ``--verbose`` makes the JSON list every target semgrep still skipped
+    (``paths.skipped``). Each one, like each error about a file, is a blocking finding:
+    what semgrep did not read is not a pass.
+    """
     config_args = [arg for config in configs for arg in ("--config", config)]
     return [
         binary,
@@ -96,7 +97,14 @@ def scan(ctx: ScanContext) -> ScanResult | None:
 def rule_configs(ctx: ScanContext) -> Iterator[list[str]]:
     """The ``--config`` paths of this run: the shipped rules directory, or, when some
     Dockerfile is known only by its content, the shipped files with every rule meant for
-    Dockerfiles (its ``include`` matches the name ``Dockerfile``) also including those."""
+    Dockerfiles (its ``include`` matches the name ``Dockerfile``) also including those.
+
+    semgrep picks a rule's files by name (``paths: include``), and the Dockerfile rules list
+    every name :func:`~backend.gates.targets.is_dockerfile` accepts. A Dockerfile the gate
+    recognises only by its content (``build/image.def`` starting with ``FROM``) gets those
+    rules through the rewritten copies, written outside the scanned copy (never scanned
+    themselves).
+    """
     by_content = [rel for rel in ctx.dockerfiles if not is_dockerfile(rel)]
     if not by_content:
         yield [str(SEMGREP_RULES)]
