@@ -363,7 +363,7 @@ class Inbox:
             detail = f"{i.motivo} after {i.attempts} attempt(s){who}"
             base = f"/api/interruptions/{i.id}"
             names: list[tuple[str, ReasonRule]] = [
-                ("claim", "none"),
+                *([("claim", "none")] if i.status == "open" else []),
                 ("resolve", "optional"),
                 ("grant", "required"),
             ]

@@ -33,12 +33,12 @@ from console.models import (
     Event,
     Findings,
     Health,
-    InfraFiles,
-    InfraPr,
-    InfraPrDetail,
     Interruption,
     InterruptionDetail,
     Message,
+    PrFiles,
+    PullRequest,
+    PullRequestDetail,
     ResolveResult,
     Resync,
     RosterEntry,
@@ -133,17 +133,17 @@ class ConsoleClient(InboxCalls, AgentCalls, OperatorCalls):
         """Open infra PRs and unresolved interruptions."""
         return await self._get(Approvals, "/api/approvals")
 
-    async def infra_pr(self, pr_action_id: str) -> InfraPrDetail:
+    async def pull_request(self, pr_id: str) -> PullRequestDetail:
         """One infra PR with its gate timeline."""
-        return await self._get(InfraPrDetail, f"/api/prs/{pr_action_id}")
+        return await self._get(PullRequestDetail, f"/api/prs/{pr_id}")
 
-    async def infra_files(self, pr_action_id: str) -> InfraFiles:
+    async def pr_files(self, pr_id: str) -> PrFiles:
         """The PR branch's files and its unified diff against main."""
-        return await self._get(InfraFiles, f"/api/prs/{pr_action_id}/files")
+        return await self._get(PrFiles, f"/api/prs/{pr_id}/files")
 
-    async def infra_findings(self, pr_action_id: str) -> Findings:
+    async def pr_findings(self, pr_id: str) -> Findings:
         """The gates' findings on the PR."""
-        return await self._get(Findings, f"/api/prs/{pr_action_id}/findings")
+        return await self._get(Findings, f"/api/prs/{pr_id}/findings")
 
     async def interruption(self, interruption_id: int) -> InterruptionDetail:
         """One interruption with transcript and attempt history."""
@@ -155,27 +155,27 @@ class ConsoleClient(InboxCalls, AgentCalls, OperatorCalls):
 
     # -- operator actions --------------------------------------------------------------
 
-    async def approve(self, pr_action_id: str, operator: str, reason: str = "") -> InfraPr:
+    async def approve(self, pr_id: str, operator: str, reason: str = "") -> PullRequest:
         """Approve (merge) a PR awaiting a human; :class:`ConflictError` otherwise."""
-        return await self._pr_action(pr_action_id, "approve", operator, reason)
+        return await self._pr_action(pr_id, "approve", operator, reason)
 
-    async def reject(self, pr_action_id: str, operator: str, reason: str) -> InfraPr:
+    async def reject(self, pr_id: str, operator: str, reason: str) -> PullRequest:
         """Send the PR back with a reason (required, non-empty)."""
         if not reason.strip():
             raise ApiError(422, "reason_required", "a reason is required to reject")
-        return await self._pr_action(pr_action_id, "reject", operator, reason)
+        return await self._pr_action(pr_id, "reject", operator, reason)
 
-    async def close_pr(self, pr_action_id: str, operator: str, reason: str = "") -> InfraPr:
+    async def close_pr(self, pr_id: str, operator: str, reason: str = "") -> PullRequest:
         """Close a PR without merging."""
-        return await self._pr_action(pr_action_id, "close", operator, reason)
+        return await self._pr_action(pr_id, "close", operator, reason)
 
-    async def unblock(self, pr_action_id: str, operator: str, reason: str = "") -> InfraPr:
+    async def unblock(self, pr_id: str, operator: str, reason: str = "") -> PullRequest:
         """Unblock a PR stuck at the correction limit."""
-        return await self._pr_action(pr_action_id, "unblock", operator, reason)
+        return await self._pr_action(pr_id, "unblock", operator, reason)
 
-    async def rerun(self, pr_action_id: str, operator: str) -> InfraPr:
+    async def rerun(self, pr_id: str, operator: str) -> PullRequest:
         """Re-queue the gates of a PR stuck in ``awaiting_qa``/``awaiting_secops``."""
-        return await self._pr_action(pr_action_id, "rerun", operator, "")
+        return await self._pr_action(pr_id, "rerun", operator, "")
 
     async def claim(self, interruption_id: int, operator: str) -> Interruption:
         """Take over an interruption; :class:`ConflictError` if someone already did."""
@@ -294,13 +294,13 @@ class ConsoleClient(InboxCalls, AgentCalls, OperatorCalls):
 
     # -- plumbing ----------------------------------------------------------------------
 
-    async def _pr_action(self, pr_action_id: str, verb: str, operator: str, reason: str) -> InfraPr:
+    async def _pr_action(self, pr_id: str, verb: str, operator: str, reason: str) -> PullRequest:
         payload: dict[str, Any] = {"operator": operator}
         if reason:
             payload["reason"] = reason
-        path = f"/api/prs/{pr_action_id}/{verb}"
+        path = f"/api/prs/{pr_id}/{verb}"
         body = await self._request("POST", path, json=payload)
-        return parse(InfraPr, body, f"POST {path}")
+        return parse(PullRequest, body, f"POST {path}")
 
     async def _get(self, shape: type[_T], path: str, **kwargs: Any) -> _T:
         return parse(shape, await self._request("GET", path, **kwargs), f"GET {path}")

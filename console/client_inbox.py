@@ -15,25 +15,27 @@ from pydantic import BaseModel
 
 from console.client_decode import parse
 from console.exceptions import ApiError
-from console.models import InfraPr
+from console.models import PullRequest
 from console.models_inbox import (
     ApprovalDecisionOut,
     ApprovalOut,
     HandoffOut,
     InboxAction,
     InboxItem,
+    JobOut,
 )
 
-ActResult = InfraPr | ApprovalDecisionOut | HandoffOut
+ActResult = PullRequest | ApprovalDecisionOut | HandoffOut | JobOut
 RESULT_SHAPE: dict[str, type[BaseModel]] = {
-    "pr": InfraPr,
-    "pr_blocked": InfraPr,
-    "pr_stuck": InfraPr,
+    "pr": PullRequest,
+    "pr_blocked": PullRequest,
+    "pr_stuck": PullRequest,
     "action_approval": ApprovalDecisionOut,
     "handoff": HandoffOut,
+    "job_dead": JobOut,
 }
-"""What each kind's action routes answer (interruptions and uncertain outcomes keep their
-own flows, with their own bodies, in :mod:`console.actions_takeover`)."""
+"""What each kind's action routes answer (takeovers and uncertain refunds send bodies of
+their own: :mod:`console.operator_actions`)."""
 
 
 class InboxCalls:

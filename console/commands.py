@@ -4,88 +4,73 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import partial
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any
 
+from textual.app import App
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.markup import escape
 from textual.screen import Screen
 
 from console.inert import inert
-
-if TYPE_CHECKING:
-    from console.app import CadenciaConsole
+from console.screens._base import ConsoleScreen
 
 
 class ConsoleCommands(Provider):
-    """Screens, agents (pause/resume, turns), infra PRs and interruptions, each a command."""
+    """Screens, agents (pause/resume, turns) and every Inbox item, each a command."""
 
     def _commands(self) -> list[tuple[str, Callable[[], object], str]]:
         from console.screens.agent_turns import AgentTurnsScreen
         from console.screens.audit import AuditScreen
-        from console.screens.interruption_detail import InterruptionDetailScreen
         from console.screens.item_details import open_item
-        from console.screens.pr_detail import PrDetailScreen
 
-        app = cast("CadenciaConsole", self.app)
+        app = self.app
+        screen = self.screen
+        if not isinstance(screen, ConsoleScreen):
+            return []
+        view = screen.view
         found: list[tuple[str, Callable[[], object], str]] = [
             ("Go to Team", partial(app.run_action, "show('team')"), "roster and activity (1)"),
             ("Go to Inbox", partial(app.run_action, "show('inbox')"), "what waits on you (2)"),
             (
                 "Go to Approvals",
                 partial(app.run_action, "show('approvals')"),
-                "PRs, takeovers and uncertain refunds by list (3)",
+                "the Inbox by kind: PRs, takeovers, refunds, held actions, handoffs (3)",
             ),
             (
                 "Audit trail",
-                lambda: app.push_screen(AuditScreen()),
+                lambda: app.push_screen(AuditScreen(view)),
                 "every operator action: who, what, target, reason, outcome",
             ),
-            ("Refresh", app.action_refresh, "refetch roster and approvals (r)"),
-            ("Pause / resume live updates", app.action_toggle_pause, "(space)"),
+            ("Refresh", partial(app.run_action, "refresh"), "refetch roster and approvals (r)"),
+            ("Pause / resume live updates", partial(app.run_action, "toggle_pause"), "(space)"),
             (
                 "Dismiss notifications",
                 app.clear_notifications,
                 "close every toast, the ones that stay until dismissed too",
             ),
         ]
-        for agent in app.roster.values():
+        for agent in view.roster.values():
             verb = "Resume" if agent.status == "paused" else "Pause"
             found.append(
                 (
                     f"{verb} agent {agent.id}",
-                    partial(app.request_agent_pause, agent),
+                    partial(view.actions.pause_agent, agent),
                     f"{agent.status} · every project · asks y/n (p on Team)",
                 )
             )
             found.append(
                 (
                     f"Turns of {agent.id}",
-                    partial(_push, app, AgentTurnsScreen, agent.id),
+                    partial(_push, app, AgentTurnsScreen, view, agent.id),
                     "messages, tool calls and results, tokens (t on Team)",
                 )
             )
-        for entry in app.inbox:
+        for entry in view.inbox:
             found.append(
                 (
                     f"Open {entry.kind} {entry.target_id}: {entry.title}",
-                    partial(open_item, app, entry),
+                    partial(open_item, app, view, entry),
                     f"{entry.state} · {entry.project_name or ''}",
-                )
-            )
-        for pr in app.approvals.infra_prs:
-            found.append(
-                (
-                    f"Open PR {pr.pr_id or pr.pr_action_id}: {pr.title}",
-                    partial(_push, app, PrDetailScreen, pr.pr_action_id),
-                    pr.gate_status,
-                )
-            )
-        for item in app.approvals.interruptions:
-            found.append(
-                (
-                    f"Open interruption #{item.id} {item.conversation} {item.ferramenta}",
-                    partial(_push, app, InterruptionDetailScreen, item.id),
-                    f"{item.motivo} · {item.status}",
                 )
             )
         return found
@@ -109,6 +94,6 @@ def _shown(text: str) -> str:
     return escape(inert(text, multiline=False))
 
 
-def _push(app: CadenciaConsole, screen_type: Callable[[Any], Screen[Any]], key: Any) -> None:
+def _push(app: App[Any], screen_type: Callable[..., Screen[Any]], view: object, key: Any) -> None:
     """Build the detail screen only when the command is chosen."""
-    app.push_screen(screen_type(key))
+    app.push_screen(screen_type(view, key))

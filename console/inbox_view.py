@@ -75,3 +75,8 @@ def arrivals(known: set[str] | None, items: Iterable[InboxItem]) -> set[str]:
     if known is None:
         return set()
     return {i.id for i in items} - known
+
+
+def session_label(session_id: str | None) -> str:
+    """A session's short name for a column (``—`` for items no session owns)."""
+    return session_id[:7] if session_id else "—"

@@ -110,10 +110,11 @@ class ActivityLine(_Model):
     text: str = ""
 
 
-class InfraPr(_Model):
+class PullRequest(_Model):
     """A PR of any kind (infra, dev, ADR) in the gate pipeline."""
 
-    pr_action_id: str
+    id: str
+    """Ours: what the ``/api/prs/{id}`` routes take."""
     kind: Literal["infra", "dev", "adr"] = "infra"
     project_id: str | None = None
     session_id: str | None = None
@@ -121,7 +122,8 @@ class InfraPr(_Model):
     """A dev PR's task (its gate events name the task, not the PR)."""
     title: str = ""
     branch: str = ""
-    pr_id: str | None = None
+    remote_id: str | None = None
+    """The git provider's id, once the PR has one."""
     pr_url: str | None = None
     gate_status: str = "awaiting_qa"
     gate_correction_count: int = 0
@@ -177,7 +179,7 @@ class UncertainItem(_Model):
 class Approvals(_Model):
     """``GET /api/approvals``: what waits on people."""
 
-    infra_prs: list[InfraPr] = Field(default_factory=list)
+    infra_prs: list[PullRequest] = Field(default_factory=list)
     interruptions: list[Interruption] = Field(default_factory=list)
     uncertain: list[UncertainItem] = Field(default_factory=list)
 
@@ -191,7 +193,7 @@ class TimelineEntry(_Model):
     note: str | None = None
 
 
-class InfraPrDetail(InfraPr):
+class PullRequestDetail(PullRequest):
     """``GET /api/prs/{id}``."""
 
     timeline: list[TimelineEntry] = Field(default_factory=list)
@@ -205,7 +207,7 @@ class ArtifactFile(_Model):
     content: str = ""
 
 
-class InfraFiles(_Model):
+class PrFiles(_Model):
     """``GET /api/prs/{id}/files``."""
 
     files: list[ArtifactFile] = Field(default_factory=list)

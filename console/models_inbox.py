@@ -9,7 +9,14 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 InboxKind = Literal[
-    "pr", "pr_blocked", "pr_stuck", "action_approval", "handoff", "interruption", "uncertain"
+    "pr",
+    "pr_blocked",
+    "pr_stuck",
+    "job_dead",
+    "action_approval",
+    "handoff",
+    "interruption",
+    "uncertain",
 ]
 ApprovalStatus = Literal["pending", "approved", "rejected", "failed"]
 HandoffStatus = Literal["offered", "accepted", "declined"]
@@ -43,6 +50,8 @@ class InboxItem(_Model):
     age_s: float = 0
     state: str = ""
     pr_kind: Literal["infra", "dev", "adr"] | None = None
+    session_id: str | None = None
+    """The team session it came from: a restarted demo's items are told apart by it."""
     actions: list[InboxAction] = Field(default_factory=list)
 
     def action(self, name: str) -> InboxAction | None:
@@ -76,6 +85,17 @@ class ApprovalDecisionOut(_Model):
     executed: bool = False
     message: str = ""
     pr_id: str | None = None
+
+
+class JobOut(_Model):
+    """A durable job after an operator's rerun or drop (``POST /api/jobs/{id}/...``)."""
+
+    id: int
+    kind: str = ""
+    state: str = ""
+    attempts: int = 0
+    max_attempts: int = 0
+    last_error: str | None = None
 
 
 class HandoffOut(_Model):

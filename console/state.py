@@ -9,7 +9,7 @@ import random
 from collections.abc import Iterable
 from datetime import datetime
 
-from console.models import Approvals, InfraPr, Interruption, RosterEntry
+from console.models import Approvals, Interruption, PullRequest, RosterEntry
 from console.models_inbox import InboxItem
 
 AWAITING_HUMAN = "awaiting_human"
@@ -58,7 +58,7 @@ def resultado_style(resultado: str) -> str:
     return RESULTADO_STYLE.get(resultado, "")
 
 
-def ordered_prs(prs: Iterable[InfraPr]) -> list[InfraPr]:
+def ordered_prs(prs: Iterable[PullRequest]) -> list[PullRequest]:
     """Awaiting-human first, then blocked, then the rest by gate stage; oldest first within."""
     return sorted(prs, key=lambda p: (_GATE_RANK.get(p.gate_status, 9), p.created_at))
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
 from backend.gates.state import GateStatus
 from backend.prs.records import HistoryEntry, PullRequest
@@ -42,16 +42,20 @@ class PullRequestOut(BaseModel):
     """A PR of any kind and where it stands in the gates."""
 
     id: str
+    """Our id of the PR: what every ``/api/prs/{id}`` route takes."""
     kind: Literal["infra", "dev", "adr"]
-    pr_action_id: str
-    """The same value as ``id``: the name the infra routes have always used."""
+    remote_id: str | None = None
+    """The git provider's id of the PR, once it has one."""
+    pr_action_id: str = Field(deprecated="use id (the same value); removed in the next release")
     project_id: str
     session_id: str | None
     task_id: str | None
     author: str
     title: str
     branch: str
-    pr_id: str | None
+    pr_id: str | None = Field(
+        deprecated="use remote_id (the same value); removed in the next release"
+    )
     pr_url: str | None
     head: str
     files: list[str]
@@ -63,6 +67,18 @@ class PullRequestOut(BaseModel):
     blocked_reason: str | None
     created_at: str
     updated_at: str
+
+    @model_validator(mode="before")
+    @classmethod
+    def _names(cls, data: Any) -> Any:
+        # The record says pr_action_id / pr_id; the names to read are id / remote_id.
+        if isinstance(data, dict):
+            data = dict(data)
+            data.setdefault("remote_id", data.get("pr_id"))
+            data.setdefault("pr_id", data.get("remote_id"))
+            if "id" in data:
+                data.setdefault("pr_action_id", data["id"])
+        return data
 
     @classmethod
     def of(cls, pr: PullRequest) -> PullRequestOut:

@@ -1,62 +1,28 @@
-"""What every console screen shares: the status bar, and the guarded operator keys."""
+"""What every console screen shares: the view it was built with, the status bar, the
+too-small banner and the filter line."""
 
 from __future__ import annotations
 
 import contextlib
-from typing import TYPE_CHECKING, cast
 
 from textual import events
-from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.widgets import Input, Static
 
-from console.actions import DANGEROUS_ACTIONS
 from console.layout import MIN_HEIGHT, MIN_WIDTH, too_small
-from console.models import InfraPr, Interruption, UncertainItem
+from console.view import ConsoleView
 from console.widgets.footer import KeysFooter
 from console.widgets.status_bar import StatusBar
 
-if TYPE_CHECKING:
-    from console.app import CadenciaConsole
-
-PR_BINDINGS: list[BindingType] = [
-    Binding("a", "approve", "Approve", tooltip="approve the infra PR (asks y/n)"),
-    Binding("x", "reject", "Reject", tooltip="reject the infra PR (reason required)"),
-]
-INTERRUPTION_BINDINGS: list[BindingType] = [
-    Binding("t", "claim", "Take over", tooltip="claim the interruption (asks y/n)"),
-    Binding("e", "execute", "Execute", tooltip="execute the held tool call (reply, then y/n)"),
-    Binding("v", "edit", "Edit valor", tooltip="execute with a corrected valor and a reason"),
-    Binding("d", "deny", "Deny", tooltip="deny the held tool call (reply, then y/n)"),
-    Binding("h", "hand_back", "Hand back", tooltip="give the conversation back to the bot"),
-    Binding("g", "grant", "Grant", tooltip="give the agent N more attempts (reason required)"),
-]
-OPERATOR_BINDINGS: list[BindingType] = [*PR_BINDINGS, *INTERRUPTION_BINDINGS]
-UNCERTAIN_BINDINGS: list[BindingType] = [
-    Binding("c", "reconcile", "Reconcile", tooltip="ask the gateway what happened (asks y/n)"),
-    Binding("s", "settle", "Settle", tooltip="settle by hand (outcome and reason required)"),
-]
-_KEY_TO_ACTION = {
-    "a": "approve",
-    "x": "reject",
-    "t": "claim",
-    "e": "execute",
-    "v": "edit",
-    "d": "deny",
-    "h": "hand_back",
-    "g": "grant",
-    "c": "reconcile",
-    "s": "settle",
-}
-
 
 class ConsoleScreen(Screen[None]):
-    """Base screen: keeps its :class:`StatusBar` in sync with the App."""
+    """Base screen: reads the console through its view; keeps its :class:`StatusBar` in
+    sync with it."""
 
-    def __init__(
-        self, name: str | None = None, id: str | None = None, classes: str | None = None
-    ) -> None:
-        super().__init__(name=name, id=id, classes=classes)
+    def __init__(self, view: ConsoleView) -> None:
+        super().__init__()
+        self.view = view
+        """The console's data and signals, and the operator actions (read, never written)."""
         # Textual re-parses the whole stylesheet and restyles every screen twice when a
         # mode's screen is shown the first time, because a new screen's "CSS generation"
         # starts at -1 (the app's only changes with the theme). This one is built with the
@@ -70,15 +36,10 @@ class ConsoleScreen(Screen[None]):
             width, breakpoints = self.app.size.width, self.app.HORIZONTAL_BREAKPOINTS or []
             self.add_class(*self._get_breakpoint_classes(width, breakpoints), update=False)
 
-    @property
-    def console(self) -> CadenciaConsole:
-        """The App, typed."""
-        return cast("CadenciaConsole", self.app)
-
     def on_mount(self) -> None:
         """Follow the App's status; cover the screen while the terminal is too small."""
         self._check_size(self.app.size.width, self.app.size.height)
-        self.console.status_changed.subscribe(self, self._sync_status)
+        self.view.status_changed.subscribe(self, self._sync_status)
         self._sync_status(None)
 
     def on_resize(self, event: events.Resize) -> None:
@@ -135,7 +96,7 @@ class ConsoleScreen(Screen[None]):
         self.fit(self.size.width or self.app.size.width)
 
     def _sync_status(self, _: object) -> None:
-        app = self.console
+        app = self.view
         for bar in self.query(StatusBar):
             bar.url = app.client.base_url
             bar.connection = app.connection
@@ -143,109 +104,9 @@ class ConsoleScreen(Screen[None]):
             bar.prs_waiting, bar.interruptions_waiting = app.awaiting()
             bar.inbox_waiting = len(app.inbox)
             bar.paused = app.paused_count if app.paused else None
-            bar.readonly = app.readonly
-            bar.operator = app.operator
+            bar.readonly = app.actions.readonly
+            bar.operator = app.actions.operator
+            bar.me = app.me or ""
             bar.problem = "; ".join(
                 f"{route} {field}" for route, (field, _) in app.contract_errors.items()
             )
-
-
-class OperatorScreen(ConsoleScreen):
-    """A screen with the operator keys; subclasses list the keys that apply and say what
-    is selected (Textual merges inherited BINDINGS, so the base declares none)."""
-
-    def selected_pr(self) -> InfraPr | None:
-        """The infra PR the keys act on, if any."""
-        return None
-
-    def selected_interruption(self) -> Interruption | None:
-        """The interruption the keys act on, if any."""
-        return None
-
-    def selected_uncertain(self) -> UncertainItem | None:
-        """The uncertain outcome the keys act on, if any."""
-        return None
-
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """Read-only: dangerous keys stay visible but dimmed (None), and are refused."""
-        if action in DANGEROUS_ACTIONS and self.console.readonly:
-            return None
-        return True
-
-    def on_key(self, event: events.Key) -> None:
-        """A dimmed key still answers, so the operator learns why nothing happened."""
-        action = _KEY_TO_ACTION.get(event.key)
-        if action and self.console.readonly and self._has_binding(action):
-            event.stop()
-            self.console.refuse_if_readonly(action.replace("_", " ").capitalize())
-
-    def action_approve(self) -> None:
-        """``a``: approve the selected PR after a ``y`` confirmation."""
-        if pr := self._need_pr():
-            self.console.request_approve(pr)
-
-    def action_reject(self) -> None:
-        """``x``: reject the selected PR with a required reason."""
-        if pr := self._need_pr():
-            self.console.request_reject(pr)
-
-    def action_claim(self) -> None:
-        """``t``: take over the selected interruption."""
-        if item := self._need_interruption():
-            self.console.request_claim(item)
-
-    def action_execute(self) -> None:
-        """``e``: execute the held call of a claimed interruption, with a reply."""
-        if item := self._need_interruption():
-            self.console.request_takeover_action(item, "execute")
-
-    def action_edit(self) -> None:
-        """``v``: execute with a corrected valor (reason required), with a reply."""
-        if item := self._need_interruption():
-            self.console.request_takeover_action(item, "edit")
-
-    def action_deny(self) -> None:
-        """``d``: deny the held call of a claimed interruption, with a reply."""
-        if item := self._need_interruption():
-            self.console.request_takeover_action(item, "deny")
-
-    def action_hand_back(self) -> None:
-        """``h``: give the conversation back to the bot, reply optional."""
-        if item := self._need_interruption():
-            self.console.request_takeover_action(item, "hand_back")
-
-    def action_grant(self) -> None:
-        """``g``: let the agent try the combination N more times, with a reason."""
-        if item := self._need_interruption():
-            self.console.request_grant(item)
-
-    def action_reconcile(self) -> None:
-        """``c``: ask the gateway about the selected uncertain outcome."""
-        if item := self._need_uncertain():
-            self.console.request_reconcile(item)
-
-    def action_settle(self) -> None:
-        """``s``: settle the selected uncertain outcome by hand."""
-        if item := self._need_uncertain():
-            self.console.request_settle(item)
-
-    def _need_pr(self) -> InfraPr | None:
-        pr = self.selected_pr()
-        if pr is None:
-            self.notify("Select an infra PR first", severity="warning", timeout=3)
-        return pr
-
-    def _need_uncertain(self) -> UncertainItem | None:
-        item = self.selected_uncertain()
-        if item is None:
-            self.notify("Select an uncertain outcome first", severity="warning", timeout=3)
-        return item
-
-    def _has_binding(self, action: str) -> bool:
-        return any(isinstance(b, Binding) and b.action == action for b in type(self).BINDINGS)
-
-    def _need_interruption(self) -> Interruption | None:
-        item = self.selected_interruption()
-        if item is None:
-            self.notify("Select an interruption first", severity="warning", timeout=3)
-        return item

@@ -19,7 +19,9 @@ from textual.widgets import Static
 
 from console.exceptions import ApiError, ContractError
 from console.inert import inert_text
+from console.messages import ContractBroken
 from console.screens._base import ConsoleScreen
+from console.view import ConsoleView
 from console.widgets.footer import KeysFooter
 from console.widgets.status_bar import StatusBar
 
@@ -40,8 +42,8 @@ class FetchedScreen(ConsoleScreen):
     Styled by ``fetched.tcss`` (loaded with every screen's stylesheet, see console.modes).
     """
 
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, view: ConsoleView) -> None:
+        super().__init__(view)
         self.loads = 0
         """Completed fetches (tests wait on it)."""
 
@@ -90,7 +92,7 @@ class FetchedScreen(ConsoleScreen):
             data = await self.fetch()
         except ApiError as exc:
             if isinstance(exc, ContractError):
-                self.console.report_contract_error(exc.route, exc.field, exc.detail)
+                self.post_message(ContractBroken(exc.route, exc.field, exc.detail))
             summary.update(inert_text(self.failed_text(exc.message), "red"))
             return
         line, body = self.present(data)

@@ -1,8 +1,10 @@
-"""The keys every Inbox item offers, shared by the Inbox list and the detail screens.
+"""The console's one key system: an item's keys come from its server-built ``actions``.
 
-A key shows and acts only where the item's ``actions`` (built by the server) offer it;
-keys of one letter that mean different things per kind (``c`` close / reconcile, ``g``
-rerun / grant) are separate bindings, and only the one the item offers is active.
+The Inbox, Approvals and every detail screen act on one :class:`InboxItem` through these
+bindings. A key shows and acts only where the item offers it; one letter that means
+different things per kind (``c`` close / reconcile, ``g`` rerun / grant, ``d`` decline /
+deny) is separate bindings, and only the one the item offers is active. Read-only, a key
+stays visible but dimmed, and pressing it says why.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from typing import ClassVar
 
 from textual import events
 from textual.binding import Binding, BindingType
+from textual.widgets import Input
 
 from console.models_inbox import InboxItem
 from console.screens._base import ConsoleScreen
@@ -29,6 +32,9 @@ INBOX_ACTION_BINDINGS: list[BindingType] = [
     Binding("s", "act('settle')", "Settle", tooltip="settle by hand (reason required)"),
     Binding("v", "act('edit')", "Edit valor", tooltip="execute with a corrected valor (reason)"),
     Binding("d", "act('deny')", "Deny", tooltip="deny the held call (reply, then y/n)"),
+    Binding("e", "act('execute')", "Execute", tooltip="run the held call (reply, then y/n)"),
+    Binding("x", "act('drop')", "Drop", tooltip="drop the stopped job (asks y/n)"),
+    Binding("h", "act('hand_back')", "Hand back", tooltip="give the conversation to the bot"),
 ]
 _KEYS = {b.key for b in INBOX_ACTION_BINDINGS if isinstance(b, Binding)}
 
@@ -49,25 +55,27 @@ class InboxKeysScreen(ConsoleScreen):
         item = self.current_item()
         if item is None or not parameters or item.action(str(parameters[0])) is None:
             return False
-        return None if self.console.readonly else True
+        return None if self.view.actions.readonly else True
 
     def on_key(self, event: events.Key) -> None:
         """A dimmed key still answers, so the operator learns why nothing happened."""
         item = self.current_item()
-        if self.console.readonly and event.key in _KEYS and item is not None:
-            names = [
-                str(b.action)[5:-2]
-                for b in INBOX_ACTION_BINDINGS
-                if isinstance(b, Binding) and b.key == event.key
-            ]
-            if any(item.action(n) for n in names):
-                event.stop()
-                self.console.refuse_if_readonly(names[0].capitalize())
+        if not self.view.actions.readonly or item is None or event.key not in _KEYS:
+            return
+        if isinstance(self.focused, Input):
+            return  # typing in the filter or the reply box
+        for binding in INBOX_ACTION_BINDINGS:
+            if isinstance(binding, Binding) and binding.key == event.key:
+                name = str(binding.action)[5:-2]
+                if item.action(name):
+                    event.stop()
+                    self.view.actions.act(item, name)  # refuses, and says why
+                    return
 
     def action_act(self, name: str) -> None:
-        """Run the current item's action ``name`` (confirm or reason first)."""
+        """Run the current item's action ``name`` (confirm, reason or form first)."""
         item = self.current_item()
         if item is None:
             self.notify("Select an item first", severity="warning", timeout=3)
             return
-        self.console.request_inbox_action(item, name)
+        self.view.actions.act(item, name)

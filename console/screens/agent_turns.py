@@ -17,6 +17,7 @@ from textual.binding import BindingType
 from console.inert import inert
 from console.models_agents import AgentTurn
 from console.screens._fetched import FetchedScreen, fetched_bindings
+from console.view import ConsoleView
 
 TURNS_SHOWN = 20
 CONTENT_MAX = 600
@@ -92,8 +93,8 @@ class AgentTurnsScreen(FetchedScreen):
     TITLE = "Turns"
     BINDINGS: ClassVar[list[BindingType]] = fetched_bindings("turns")
 
-    def __init__(self, agent_id: str) -> None:
-        super().__init__()
+    def __init__(self, view: ConsoleView, agent_id: str) -> None:
+        super().__init__(view)
         self.agent_id = agent_id
         self.turns: list[AgentTurn] = []
 
@@ -104,7 +105,7 @@ class AgentTurnsScreen(FetchedScreen):
         return f"{self.agent_id}: could not load turns: {message}"
 
     async def fetch(self) -> list[AgentTurn]:
-        return await self.console.client.agent_turns(self.agent_id, TURNS_SHOWN)
+        return await self.view.client.agent_turns(self.agent_id, TURNS_SHOWN)
 
     def present(self, data: list[AgentTurn]) -> tuple[Text, Group | Text]:
         self.turns = data

@@ -13,6 +13,7 @@ from textual.binding import BindingType
 from console.inert import inert, inert_text
 from console.models_operators import AuditEntry
 from console.screens._fetched import FetchedScreen, fetched_bindings
+from console.view import ConsoleView
 
 AUDIT_SHOWN = 1000
 _OUTCOME_STYLE = {"done": "green", "refused": "bold red", "failed": "red"}
@@ -80,8 +81,8 @@ class AuditScreen(FetchedScreen):
     TITLE = "Audit"
     BINDINGS: ClassVar[list[BindingType]] = fetched_bindings("audit")
 
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, view: ConsoleView) -> None:
+        super().__init__(view)
         self.entries: list[AuditEntry] = []
 
     def loading_text(self) -> str:
@@ -91,7 +92,7 @@ class AuditScreen(FetchedScreen):
         return f"audit: could not load: {message}"
 
     async def fetch(self) -> list[AuditEntry]:
-        return await self.console.client.audit(AUDIT_SHOWN)
+        return await self.view.client.audit(AUDIT_SHOWN)
 
     def present(self, data: list[AuditEntry]) -> tuple[Text, Table | Text]:
         self.entries = data

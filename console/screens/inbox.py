@@ -12,9 +12,16 @@ from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.widgets import DataTable, Label, Static
 
-from console.inbox_view import needs_attention, next_attention, project_label, project_labels
+from console.inbox_view import (
+    needs_attention,
+    next_attention,
+    project_label,
+    project_labels,
+    session_label,
+)
 from console.inert import inert, inert_text
 from console.layout import Column
+from console.messages import InboxSeen
 from console.models_inbox import InboxItem
 from console.screens._inbox_keys import InboxKeysScreen
 from console.screens._tables import add_columns, fit_columns, reconcile
@@ -24,17 +31,20 @@ from console.widgets.status_bar import StatusBar
 
 COLUMNS = (
     Column("new", 3),
-    Column("kind", 15),
-    Column("project", 12, 1),
-    Column("title", 20, 6),
+    Column("kind", 12),
+    Column("project", 10, 1),
+    Column("session", 7),
+    Column("title", 16, 6),
     Column("age", 5),
-    Column("state", 17, 1),
+    Column("state", 12, 1),
 )
-"""Minimum widths fill 80 columns; a wider terminal gives the rest mostly to the title."""
+"""Minimum widths fill 80 columns; a wider terminal gives the rest mostly to the title.
+The highlighted item's full text is shown under the list."""
 KIND_LABEL = {
     "pr": "PR",
     "pr_blocked": "PR blocked",
     "pr_stuck": "PR stuck",
+    "job_dead": "job stopped",
     "action_approval": "held action",
     "handoff": "handoff",
     "interruption": "takeover",
@@ -44,6 +54,7 @@ KIND_STYLE = {
     "interruption": "bold red",
     "uncertain": "bold yellow",
     "pr_stuck": "bold magenta",
+    "job_dead": "bold magenta",
     "action_approval": "bold cyan",
     "pr": "bold",
     "pr_blocked": "red",
@@ -91,7 +102,8 @@ class InboxScreen(InboxKeysScreen):
         self._shown: dict[str, tuple[object, ...]] = {}
         self._offered: tuple[str, ...] | None = None
         add_columns(self.query_one("#inbox", DataTable), COLUMNS)
-        self.console.approvals_changed.subscribe(self, self._render_list)
+        self.view.approvals_changed.subscribe(self, self._render_list)
+        self.view.clock_ticked.subscribe(self, self._tick)
         self._render_list(None)
         self.query_one("#inbox", DataTable).focus()
 
@@ -101,10 +113,6 @@ class InboxScreen(InboxKeysScreen):
             return  # resumed while the App quits, never composed (see on_mount)
         super().on_screen_resume()
         self._render_list(None)
-
-    def on_screen_suspend(self) -> None:
-        """The operator looked at the list: what is on it is no longer new."""
-        self.console.mark_inbox_seen()
 
     @on(DataTable.RowHighlighted, "#inbox")
     def _row_highlighted(self) -> None:
@@ -128,13 +136,13 @@ class InboxScreen(InboxKeysScreen):
         from console.screens.item_details import open_item
 
         if item := self.current_item():
-            self.console.mark_inbox_seen({item.id})
-            open_item(self.console, item)
+            self.post_message(InboxSeen(frozenset({item.id})))
+            open_item(self.app, self.view, item)
 
     def action_next_attention(self) -> None:
         """``n``: the next item (after the highlighted one) whose next move is a human's."""
         item = self.current_item()
-        target = next_attention(self.console.inbox, item.id if item else None)
+        target = next_attention(self.view.inbox, item.id if item else None)
         if target is None:
             self.notify("Nothing needs you right now", timeout=2)
             return
@@ -147,14 +155,18 @@ class InboxScreen(InboxKeysScreen):
         if table.row_count == 0 or not table.is_valid_row_index(table.cursor_row):
             return None
         key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
-        return next((i for i in self.console.inbox if i.id == key), None)
+        return next((i for i in self.view.inbox if i.id == key), None)
 
     def _fit(self) -> None:
         table = self.query_one("#inbox", DataTable)
         fit_columns(table, COLUMNS, table.scrollable_content_region.width)
 
+    def _tick(self, _: object) -> None:
+        if self.is_current:
+            self._render_list(None)
+
     def _render_list(self, _: object) -> None:
-        app = self.console
+        app = self.view
         problem = self.query_one("#inbox-problem", Static)
         problem.update(inert_text(app.inbox_problem, multiline=True))
         problem.set_class(not app.inbox_problem, "hidden")
@@ -173,14 +185,15 @@ class InboxScreen(InboxKeysScreen):
             self.refresh_bindings()
 
     def _cells(self, item: InboxItem, labels: dict[str, str]) -> tuple[object, ...]:
-        new = self.console.inbox_is_new(item)
+        new = self.view.inbox_is_new(item)
         state_style = "bold reverse red" if needs_attention(item) else "dim"
         return (
             Text("●" if new else "", style="bold yellow"),
             kind_text(item),
             inert_text(project_label(item, labels)),
+            inert_text(session_label(item.session_id), "dim"),
             inert_text(item.title, "bold" if new else ""),
-            age_text(item.since, self.console.now(), item.age_s),
+            age_text(item.since, self.view.now(), item.age_s),
             Text(item.state, style=state_style),
         )
 

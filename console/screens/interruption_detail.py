@@ -14,15 +14,18 @@ from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
 from textual.widgets import DataTable, Input, Label, Static
 
-from console.actions import READONLY_REASON
 from console.exceptions import ApiError, ContractError
 from console.feed import short_ts
 from console.inert import inert, inert_text
-from console.models import Conversation, Interruption, InterruptionDetail
-from console.screens._base import INTERRUPTION_BINDINGS, OperatorScreen
+from console.messages import ContractBroken
+from console.models import Conversation, InterruptionDetail
+from console.models_inbox import InboxItem
+from console.operator_actions import READONLY_REASON
+from console.screens._inbox_keys import InboxKeysScreen
 from console.screens.audit import render_item_actions
 from console.state import resultado_style
 from console.takeover import delivery_mark, execute_warning, ledger_text
+from console.view import ConsoleView
 from console.widgets.footer import KeysFooter
 from console.widgets.status_bar import StatusBar
 
@@ -41,22 +44,21 @@ TAKEOVER_ACTIONS_SHOWN = 3
 """The takeover screen is the conversation's: it shows only its newest operator actions."""
 
 
-class InterruptionDetailScreen(OperatorScreen):
+class InterruptionDetailScreen(InboxKeysScreen):
     """What the customer says (live), what the agent tried, what the ledger holds, and the
     keys to answer the customer and finish the takeover by hand."""
 
     TITLE = "Takeover"
     CSS_PATH = "detail.tcss"
     BINDINGS: ClassVar[list[BindingType]] = [
-        *INTERRUPTION_BINDINGS,
         Binding("i", "focus_reply", "Reply", tooltip="write to the customer (enter sends)"),
         Binding("escape", "back", "Back"),
         Binding("j", "scroll('down')", "Down", show=False),
         Binding("k", "scroll('up')", "Up", show=False),
     ]
 
-    def __init__(self, interruption_id: int) -> None:
-        super().__init__()
+    def __init__(self, view: ConsoleView, interruption_id: int) -> None:
+        super().__init__(view)
         self.interruption_id = interruption_id
         self.detail: InterruptionDetail | None = None
         self.conversation: Conversation | None = None
@@ -86,8 +88,9 @@ class InterruptionDetailScreen(OperatorScreen):
         table = self.query_one("#attempts", DataTable)
         for key, width in ATTEMPT_COLUMNS:
             table.add_column(key, key=key, width=width)
-        self.console.item_changed.subscribe(self, self._item_changed)
-        self.console.conversation_changed.subscribe(self, self._conversation_changed)
+        self.view.item_changed.subscribe(self, self._item_changed)
+        self.view.conversation_changed.subscribe(self, self._conversation_changed)
+        self.view.approvals_changed.subscribe(self, lambda _: self.refresh_bindings())
         self.set_interval(DELIVERY_POLL_S, self._poll_delivery)
         self.query_one("#transcript-scroll").focus()
         self.load()
@@ -97,7 +100,7 @@ class InterruptionDetailScreen(OperatorScreen):
         text = event.value.strip()
         if not text or self.detail is None:
             return
-        if self.console.send_reply(self.detail, text):
+        if self.view.actions.send_reply(self.detail, text):
             event.input.value = ""
 
     def action_scroll(self, direction: str) -> None:
@@ -119,21 +122,23 @@ class InterruptionDetailScreen(OperatorScreen):
         else:
             self.app.pop_screen()
 
-    def selected_interruption(self) -> Interruption | None:
-        """The interruption on screen, once loaded."""
-        return self.detail
+    def current_item(self) -> InboxItem | None:
+        """The takeover's Inbox item (what the server says can be done to it now); none
+        once it is resolved, where no key is left."""
+        key = f"interruption:{self.interruption_id}"
+        return next((i for i in self.view.inbox if i.id == key), None)
 
     @work(exclusive=True, group="load", exit_on_error=False)
     async def load(self) -> None:
         """Screen-owned: popping the screen cancels a fetch nobody will see."""
         try:
             detail, actions = await asyncio.gather(
-                self.console.client.interruption(self.interruption_id),
-                self.console.client.audit(TAKEOVER_ACTIONS_SHOWN, target=str(self.interruption_id)),
+                self.view.client.interruption(self.interruption_id),
+                self.view.client.audit(TAKEOVER_ACTIONS_SHOWN, target=str(self.interruption_id)),
             )
         except ApiError as exc:
             if isinstance(exc, ContractError):
-                self.console.report_contract_error(exc.route, exc.field, exc.detail)
+                self.post_message(ContractBroken(exc.route, exc.field, exc.detail))
             self.query_one("#summary", Static).update(
                 inert_text(f"Could not load: {exc.message}", "red")
             )
@@ -168,15 +173,15 @@ class InterruptionDetailScreen(OperatorScreen):
 
     async def _fetch_conversation(self, conversa_id: str) -> None:
         try:
-            self.conversation = await self.console.client.conversation(conversa_id)
+            self.conversation = await self.view.client.conversation(conversa_id)
             self._conversation_problem = ""
         except ApiError as exc:
             if isinstance(exc, ContractError):
-                self.console.report_contract_error(exc.route, exc.field, exc.detail)
+                self.post_message(ContractBroken(exc.route, exc.field, exc.detail))
             self._conversation_problem = exc.message
 
     def _display(self, d: InterruptionDetail) -> None:
-        mine = d.status == "claimed" and d.claimed_by == self.console.operator
+        mine = d.status == "claimed" and d.claimed_by == self.view.actions.operator
         if d.status == "open":
             hint = ("press t to take over", "bold red")
         elif mine:
@@ -205,7 +210,7 @@ class InterruptionDetailScreen(OperatorScreen):
         self.query_one("#ledger", Static).update(
             Text.assemble((inert(ledger_text(d.ledger)), "bold"), "\n", (inert(warning), style))
         )
-        outcome = self.console.outcomes.get(f"int:{d.id}")
+        outcome = self.view.outcomes.get(f"int:{d.id}")
         self.query_one("#outcome", Static).update(
             Text.assemble(("last action: ", "bold"), (inert(outcome.text), outcome.style))
             if outcome
@@ -236,7 +241,7 @@ class InterruptionDetailScreen(OperatorScreen):
 
     def _show_reply_box(self, mine: bool) -> None:
         box = self.query_one("#reply", Input)
-        if self.console.readonly:
+        if self.view.actions.readonly:
             box.disabled, box.placeholder = True, f"{READONLY_REASON}: replies are off"
         elif not mine:
             box.disabled, box.placeholder = True, "take over (t) to reply"

@@ -10,40 +10,39 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import TYPE_CHECKING, ClassVar
+from typing import Any, ClassVar
 
 from rich.text import Text
 from textual import work
-from textual.app import ComposeResult
+from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-from console.actions_inbox import item_key
 from console.exceptions import ApiError, ContractError
 from console.inert import inert_assemble, inert_text
+from console.messages import ContractBroken
 from console.models_inbox import ApprovalOut, HandoffOut, InboxItem
 from console.models_operators import AuditEntry
+from console.operator_actions import item_key
 from console.screens._inbox_keys import InboxKeysScreen
 from console.screens.audit import ITEM_ACTIONS_SHOWN, render_item_actions
+from console.view import ConsoleView
 from console.widgets.footer import KeysFooter
 from console.widgets.status_bar import StatusBar
 
-if TYPE_CHECKING:
-    from console.app import CadenciaConsole
 
-
-def open_item(app: CadenciaConsole, item: InboxItem) -> None:
+def open_item(app: App[Any], view: ConsoleView, item: InboxItem) -> None:
     """Push the detail screen of ``item``'s kind."""
     from console.screens.interruption_detail import InterruptionDetailScreen
     from console.screens.pr_detail import PrDetailScreen
 
     if item.kind in ("pr", "pr_blocked", "pr_stuck"):
-        app.push_screen(PrDetailScreen(item.target_id))
+        app.push_screen(PrDetailScreen(view, item.target_id))
     elif item.kind == "interruption" and item.target_id.isdigit():
-        app.push_screen(InterruptionDetailScreen(int(item.target_id)))
+        app.push_screen(InterruptionDetailScreen(view, int(item.target_id)))
     else:
-        app.push_screen(ItemDetailScreen(item))
+        app.push_screen(ItemDetailScreen(view, item))
 
 
 class ItemDetailScreen(InboxKeysScreen):
@@ -57,8 +56,8 @@ class ItemDetailScreen(InboxKeysScreen):
         Binding("k", "scroll('up')", "Up", show=False),
     ]
 
-    def __init__(self, item: InboxItem) -> None:
-        super().__init__()
+    def __init__(self, view: ConsoleView, item: InboxItem) -> None:
+        super().__init__(view)
         self.item = item
         self.record: ApprovalOut | HandoffOut | None = None
         self.actions: list[AuditEntry] = []  # its operator actions (GET /api/audit?target=)
@@ -78,8 +77,8 @@ class ItemDetailScreen(InboxKeysScreen):
     def on_mount(self) -> None:
         """Fetch; refetch when an event or an action touches the item, or on ``r``."""
         super().on_mount()
-        self.console.item_changed.subscribe(self, self._item_changed)
-        self.console.approvals_changed.subscribe(self, self._inbox_changed)
+        self.view.item_changed.subscribe(self, self._item_changed)
+        self.view.approvals_changed.subscribe(self, self._inbox_changed)
         self.load()
 
     def action_scroll(self, direction: str) -> None:
@@ -93,7 +92,7 @@ class ItemDetailScreen(InboxKeysScreen):
     @work(exclusive=True, group="load", exit_on_error=False)
     async def load(self) -> None:
         """Screen-owned: popping the screen cancels a fetch nobody will see."""
-        client, item = self.console.client, self.item
+        client, item = self.view.client, self.item
 
         async def record() -> ApprovalOut | HandoffOut | None:
             if item.kind == "action_approval":
@@ -109,7 +108,7 @@ class ItemDetailScreen(InboxKeysScreen):
             )
         except ApiError as exc:
             if isinstance(exc, ContractError):
-                self.console.report_contract_error(exc.route, exc.field, exc.detail)
+                self.post_message(ContractBroken(exc.route, exc.field, exc.detail))
             self.query_one("#summary", Static).update(
                 inert_text(f"Could not load: {exc.message}", "red")
             )
@@ -122,7 +121,7 @@ class ItemDetailScreen(InboxKeysScreen):
             self.load()
 
     def _inbox_changed(self, _: object) -> None:
-        fresh = next((i for i in self.console.inbox if i.id == self.item.id), None)
+        fresh = next((i for i in self.view.inbox if i.id == self.item.id), None)
         if fresh is None and self.item.actions:
             # The item left the Inbox (decided here or elsewhere): nothing is left to act
             # on, so its keys go; the record (refetched on the event) says what happened.
@@ -151,7 +150,7 @@ class ItemDetailScreen(InboxKeysScreen):
         )
         self.query_one("#record", Static).update(self._record_text())
         self.query_one("#item-actions", Static).update(render_item_actions(self.actions))
-        outcome = self.console.outcomes.get(item_key(item))
+        outcome = self.view.outcomes.get(item_key(item))
         self.query_one("#outcome", Static).update(
             inert_assemble(("last action: ", "bold"), (outcome.text, outcome.style))
             if outcome

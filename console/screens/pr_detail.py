@@ -19,10 +19,12 @@ from textual.widgets import Static, TabbedContent, TabPane
 
 from console.exceptions import ApiError, ContractError
 from console.inert import inert, inert_text
-from console.models import Findings, InfraFiles, InfraPrDetail
+from console.messages import ContractBroken
+from console.models import Findings, PrFiles, PullRequestDetail
 from console.models_inbox import InboxItem
 from console.screens._inbox_keys import InboxKeysScreen
 from console.screens.audit import ITEM_ACTIONS_SHOWN, render_item_actions
+from console.view import ConsoleView
 from console.widgets.footer import KeysFooter
 from console.widgets.status_bar import StatusBar
 
@@ -32,6 +34,11 @@ GATE_STEPS = ("awaiting_qa", "awaiting_secops", "awaiting_human", "merged")
 PR_KINDS = ("pr", "pr_blocked", "pr_stuck")
 
 
+MERGED_DIFF = (
+    "The backend sends no diff for a merged PR: it compares the branch with main, and main "
+    "now contains the branch. The Files tab shows the files as merged."
+)
+NO_DIFF = "The branch changes nothing against main."
 FINAL_STATUSES = ("merged", "closed")
 """Where a PR ends: nothing is left to approve, reject, close or re-run."""
 
@@ -49,10 +56,10 @@ class PrDetailScreen(InboxKeysScreen):
         Binding("k", "scroll('up')", "Up", show=False),
     ]
 
-    def __init__(self, pr_action_id: str) -> None:
-        super().__init__()
-        self.pr_action_id = pr_action_id
-        self.detail: InfraPrDetail | None = None
+    def __init__(self, view: ConsoleView, pr_id: str) -> None:
+        super().__init__(view)
+        self.pr_id = pr_id
+        self.detail: PullRequestDetail | None = None
         self.loads = 0
         """Completed fetches (the live-update test and the bench watch it)."""
         self._item: InboxItem | None = None
@@ -76,25 +83,21 @@ class PrDetailScreen(InboxKeysScreen):
     def on_mount(self) -> None:
         """Fetch the PR; refetch whenever an action on it finishes."""
         super().on_mount()
-        self.console.item_changed.subscribe(self, self._item_changed)
-        self.console.approvals_changed.subscribe(self, self._inbox_changed)
+        self.view.item_changed.subscribe(self, self._item_changed)
+        self.view.approvals_changed.subscribe(self, self._inbox_changed)
         self._inbox_changed(None)
         self.load()
 
     def _item_changed(self, key: str) -> None:
         task = self.detail.task_id if self.detail is not None else None
-        if key in ("*", f"pr:{self.pr_action_id}") or (task and key == f"task:{task}"):
+        if key in ("*", f"pr:{self.pr_id}") or (task and key == f"task:{task}"):
             self.load()
 
     def _inbox_changed(self, _: object) -> None:
         # The keys follow the PR's Inbox item; a PR that left the Inbox keeps its last
         # item, so a stale screen still sends and the server says what is true.
         self._item = next(
-            (
-                i
-                for i in self.console.inbox
-                if i.kind in PR_KINDS and i.target_id == self.pr_action_id
-            ),
+            (i for i in self.view.inbox if i.kind in PR_KINDS and i.target_id == self.pr_id),
             self._item,
         )
         self.refresh_bindings()
@@ -122,17 +125,17 @@ class PrDetailScreen(InboxKeysScreen):
     @work(exclusive=True, group="load", exit_on_error=False)
     async def load(self) -> None:
         """Screen-owned: popping the screen cancels a fetch nobody will see."""
-        client = self.console.client
+        client = self.view.client
         try:
             detail, files, findings, actions = await asyncio.gather(
-                client.infra_pr(self.pr_action_id),
-                client.infra_files(self.pr_action_id),
-                client.infra_findings(self.pr_action_id),
-                client.audit(ITEM_ACTIONS_SHOWN, target=self.pr_action_id),
+                client.pull_request(self.pr_id),
+                client.pr_files(self.pr_id),
+                client.pr_findings(self.pr_id),
+                client.audit(ITEM_ACTIONS_SHOWN, target=self.pr_id),
             )
         except ApiError as exc:
             if isinstance(exc, ContractError):
-                self.console.report_contract_error(exc.route, exc.field, exc.detail)
+                self.post_message(ContractBroken(exc.route, exc.field, exc.detail))
             self.query_one("#summary", Static).update(
                 inert_text(f"Could not load: {exc.message}", "red")
             )
@@ -143,12 +146,17 @@ class PrDetailScreen(InboxKeysScreen):
         self.refresh_bindings()  # a final PR has no keys left
         self.loads += 1
 
-    def _display(self, d: InfraPrDetail, files: InfraFiles, findings: Findings) -> None:
-        outcome = self.console.outcomes.get(f"pr:{d.pr_action_id}")
+    def _display(self, d: PullRequestDetail, files: PrFiles, findings: Findings) -> None:
+        outcome = self.view.outcomes.get(f"pr:{d.id}")
         summary = Text.assemble(
             (f"{d.kind} PR ", "bold cyan"),
-            (inert(d.title or d.pr_action_id, multiline=False), "bold"),
-            inert(f"  {d.pr_id or d.pr_action_id} · {d.branch} @ {d.head[:8] or '?'}") + "\n",
+            (inert(d.title or d.id, multiline=False), "bold"),
+            inert(
+                f"  {d.id}"
+                + (f" (remote #{d.remote_id})" if d.remote_id else "")
+                + f" · {d.branch} @ {d.head[:8] or '?'}"
+            )
+            + "\n",
             "gate ",
             (d.gate_status, "bold reverse red" if d.gate_status == "awaiting_human" else "bold"),
             f" · corrections {d.gate_correction_count} · findings {d.findings_count}",
@@ -160,12 +168,14 @@ class PrDetailScreen(InboxKeysScreen):
         self.query_one("#timeline", Static).update(self._timeline(d))
         self.query_one("#findings", Static).update(self._findings(findings))
         self.query_one("#diff", Static).update(
-            Syntax(inert(files.diff or "(no diff)"), "diff", theme="ansi_dark", word_wrap=False)
+            Syntax(inert(files.diff), "diff", theme="ansi_dark", word_wrap=False)
+            if files.diff
+            else Text(MERGED_DIFF if d.gate_status == "merged" else NO_DIFF, style="dim")
         )
         self.query_one("#files", Static).update(self._files(files))
 
     @staticmethod
-    def _timeline(d: InfraPrDetail) -> Table:
+    def _timeline(d: PullRequestDetail) -> Table:
         reached = {t.status for t in d.timeline}
         steps = Text("  →  ".join(GATE_STEPS))
         for step in GATE_STEPS:
@@ -211,7 +221,7 @@ class PrDetailScreen(InboxKeysScreen):
         return Group(*parts)
 
     @staticmethod
-    def _files(files: InfraFiles) -> Group | Text:
+    def _files(files: PrFiles) -> Group | Text:
         if not files.files:
             return Text("No files.", style="dim")
         parts: list[object] = []

@@ -13,10 +13,10 @@ from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
-from textual.widgets import DataTable, Input, Label
+from textual.widgets import DataTable, Input, Label, Static
 
 from console.feed import FeedLine
-from console.inert import inert_text
+from console.inert import inert_assemble, inert_text
 from console.layout import Column
 from console.models import RosterEntry
 from console.screens._base import ConsoleScreen
@@ -40,18 +40,16 @@ HIGHLIGHT_S = 3.0
 """How long a changed status stays highlighted."""
 
 COLUMNS = (
-    Column("agent", 12, 1),
-    Column("role", 16, 1),
+    Column("agent", 10, 1),
+    Column("role", 12, 1),
     Column("status", 10),
-    Column("model", 13, 1),
-    Column("doing", 16, 6),
+    Column("model", 10, 1),
+    Column("doing", 12, 8),
     Column("tokens", 6),
-    Column("autonomy", 8, 1),
 )
-"""Minimum widths hold the usual roles and models ("customer service", "deterministic"); a
-wider terminal gives the rest mostly to what each agent is doing (an error's reason, who
-paused it). Tokens are today's in + out. Autonomy (often empty) comes last: a pane narrower
-than the minimums scrolls it off first."""
+"""The minimums fit the roster's pane at 120 columns (72 cells) and at 80; what is left
+goes mostly to what each agent is doing. Whatever a column cuts (a long role, the whole
+"doing", the autonomy) is shown in full under the table for the highlighted agent."""
 
 
 class TeamScreen(ConsoleScreen):
@@ -68,8 +66,10 @@ class TeamScreen(ConsoleScreen):
         Binding("k", "cursor_up", "Up", show=False, priority=True),
         Binding("slash", "filter", "Filter"),
         Binding("escape", "clear_filter", "Clear filter", show=False),
-        Binding("f", "focus_feed", "Feed"),
-        Binding("p", "toggle_agent_pause", "Pause/resume", tooltip="the agent (asks y/n)"),
+        Binding("f", "toggle_focus", "Feed/roster", tooltip="move between the roster and the feed"),
+        Binding(
+            "p", "toggle_agent_pause", "Pause/resume", tooltip="the highlighted agent (asks y/n)"
+        ),
         # enter opens the turns too; the footer has no room left for t at 120 columns.
         Binding("t", "turns", "Agent's turns", show=False),
         Binding("tab", "app.focus_next", "Next pane", show=False),
@@ -82,9 +82,10 @@ class TeamScreen(ConsoleScreen):
             with Vertical(id="roster-pane"):
                 yield Label("Team", classes="pane-title")
                 yield DataTable(id="roster", cursor_type="row", zebra_stripes=True)
+                yield Static("", id="agent-detail")
             with Vertical(id="feed-pane"):
                 yield Label("Activity", classes="pane-title")
-                yield ActivityFeed(max_lines=self.console.settings.feed_max_lines, id="feed")
+                yield ActivityFeed(max_lines=self.view.settings.feed_max_lines, id="feed")
         yield KeysFooter()
 
     def on_mount(self) -> None:
@@ -94,7 +95,7 @@ class TeamScreen(ConsoleScreen):
         add_columns(table, COLUMNS)
         self._filter = ""
         self._shown: dict[str, RosterEntry] = {}
-        app = self.console
+        app = self.view
         app.roster_changed.subscribe(self, self._render_roster)
         app.feed_appended.subscribe(self, self._append_feed)
         self._render_roster(None)
@@ -107,15 +108,19 @@ class TeamScreen(ConsoleScreen):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Read-only: ``p`` stays visible but dimmed (None), and says why when pressed."""
-        if action == "toggle_agent_pause" and self.console.readonly:
+        if action == "toggle_agent_pause" and self.view.actions.readonly:
             return None
         return True
 
     def on_key(self, event: events.Key) -> None:
         """A dimmed ``p`` still answers, so the operator learns why nothing happened."""
-        if event.key == "p" and self.console.readonly and not isinstance(self.focused, Input):
+        if event.key == "p" and self.view.actions.readonly and not isinstance(self.focused, Input):
             event.stop()
-            self.console.refuse_if_readonly("Pause agent")
+            self.view.actions.refuse_if_readonly("Pause agent")
+
+    @on(DataTable.RowHighlighted, "#roster")
+    def _row_highlighted(self) -> None:
+        self._show_agent()
 
     @on(DataTable.RowSelected, "#roster")
     def _row_selected(self) -> None:
@@ -158,16 +163,21 @@ class TeamScreen(ConsoleScreen):
         self.query_one("#roster", DataTable).focus()
 
     def action_toggle_agent_pause(self) -> None:
-        """``p``: pause the selected agent, or resume it when it is paused (asks first)."""
+        """``p``: pause the highlighted agent, or resume it when it is paused (asks first,
+        naming it). From the feed it does nothing but say where the agent is chosen."""
+        if isinstance(self.focused, ActivityFeed):
+            self.query_one("#roster", DataTable).focus()
+            self.notify("p acts on the agent highlighted on the roster: choose it there, then p")
+            return
         if entry := self._selected():
-            self.console.request_agent_pause(entry)
+            self.view.actions.pause_agent(entry)
 
     def action_turns(self) -> None:
         """``t`` / ``enter``: the selected agent's recent turns."""
         from console.screens.agent_turns import AgentTurnsScreen
 
         if entry := self._selected():
-            self.app.push_screen(AgentTurnsScreen(entry.id))
+            self.app.push_screen(AgentTurnsScreen(self.view, entry.id))
 
     def selected_agent(self) -> RosterEntry | None:
         """The roster row under the cursor, if any."""
@@ -183,9 +193,12 @@ class TeamScreen(ConsoleScreen):
             self.notify("Select an agent first", severity="warning", timeout=3)
         return entry
 
-    def action_focus_feed(self) -> None:
-        """``f``: focus the feed (then j/k/pgup scroll; G follows the tail again)."""
-        self.query_one(ActivityFeed).focus()
+    def action_toggle_focus(self) -> None:
+        """``f``: the feed (then j/k/pgup scroll; G follows the tail again), and back."""
+        if isinstance(self.focused, ActivityFeed):
+            self.query_one("#roster", DataTable).focus()
+        else:
+            self.query_one(ActivityFeed).focus()
 
     def _focused_scroller(self, direction: str) -> None:
         focused = self.focused
@@ -200,7 +213,7 @@ class TeamScreen(ConsoleScreen):
     def _render_roster(self, _: object) -> None:
         """Diff the table against the App's roster by agent id: no clear, no flicker."""
         table = self.query_one("#roster", DataTable)
-        wanted = {k: e for k, e in self.console.roster.items() if roster_matches(self._filter, e)}
+        wanted = {k: e for k, e in self.view.roster.items() if roster_matches(self._filter, e)}
         for gone in [k for k in self._shown if k not in wanted]:
             table.remove_row(gone)
             del self._shown[gone]
@@ -217,6 +230,28 @@ class TeamScreen(ConsoleScreen):
                 if changed_status:
                     self.set_timer(HIGHLIGHT_S, lambda k=key: self._unhighlight(k))
             self._shown[key] = entry
+        self._show_agent()
+
+    def _show_agent(self) -> None:
+        """The highlighted agent in full: what a narrow column cuts is read here."""
+        entry = self.selected_agent()
+        box = self.query_one("#agent-detail", Static)
+        if entry is None:
+            box.update("")
+            return
+        autonomy = entry.autonomy_text()
+        box.update(
+            inert_assemble(
+                (entry.id, "bold"),
+                f" · {entry.role} · ",
+                (entry.status, STATUS_STYLE.get(entry.status, "")),
+                f" · {entry.model or '-'} · tokens {entry.tokens_text()}",
+                ("\ndoing: ", "dim"),
+                entry.detail or "—",
+                ("\nautonomy: " if autonomy else "", "dim"),
+                autonomy,
+            )
+        )
 
     def _unhighlight(self, key: str) -> None:
         entry = self._shown.get(key)
@@ -239,5 +274,4 @@ class TeamScreen(ConsoleScreen):
             inert_text(entry.model or "-"),
             inert_text(entry.detail),
             Text(entry.tokens_text(), justify="right"),
-            inert_text(entry.autonomy_text()),
         )

@@ -37,7 +37,9 @@ class StatusBar(Widget):
     readonly: reactive[bool] = reactive(False)
     """Read-only console: actions refused."""
     operator: reactive[str] = reactive("")
-    """Who the actions are recorded as."""
+    """Who the actions are sent as."""
+    me: reactive[str] = reactive("")
+    """The operator the token names (``GET /api/me``), once known."""
     problem: reactive[str] = reactive("")
     """A response the console could not read (route and field), until it reads well again."""
 
@@ -48,6 +50,7 @@ class StatusBar(Widget):
             "connecting": ("◌ connecting", "yellow"),
             "reconnecting": ("◌ reconnecting", "bold yellow"),
             "stale": (f"◌ stale {self.stale_seconds}s", "bold red"),
+            "token refused": ("✖ token refused", "bold reverse red"),
         }.get(self.connection, (self.connection, "yellow"))
         waiting = self.prs_waiting + self.interruptions_waiting
         parts: list[tuple[str, str] | str] = [(" Cadência ", "bold reverse"), " ", state, "  "]
@@ -71,7 +74,10 @@ class StatusBar(Widget):
                 "  ",
                 (f"⚠ unreadable: {inert(self.problem, multiline=False)}", "bold reverse red"),
             ]
-        tail = f"  {self.operator}@{self.url}"
+        who = self.me or self.operator
+        if self.me and self.operator and self.me != self.operator:
+            who = f"{self.me} as {self.operator}"
+        tail = f"  {inert(who, multiline=False)}@{self.url}"
         text = Text.assemble(*parts)
         if text.cell_len + len(tail) <= self.size.width:
             text.append(tail, "dim")

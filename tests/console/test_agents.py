@@ -9,8 +9,8 @@ from rich.console import Console
 from textual.widgets import Button, DataTable, Static
 
 from console.app import CadenciaConsole
+from console.dialogs import ConfirmScreen
 from console.screens.agent_turns import AgentTurnsScreen
-from console.screens.modals import ConfirmScreen
 from console.screens.team import TeamScreen
 from console.widgets.activity_feed import ActivityFeed
 from tests.console.conftest import toasts, until_live, wait_for
@@ -60,7 +60,7 @@ async def test_p_pauses_then_resumes_the_selected_agent(
 
         await pilot.press("p")
         assert isinstance(app.screen, ConfirmScreen)
-        assert "Resume po?" in str(app.screen.query_one(".title", Static).content)
+        assert "Resume agent po?" in str(app.screen.query_one(".title", Static).content)
         await pilot.press("y")
         await wait_for(pilot, lambda: app.roster["po"].status == "idle")
         assert proxy.calls("POST", "/api/agents/po/resume") == [{"operator": "alice"}]

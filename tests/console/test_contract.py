@@ -21,12 +21,12 @@ from console.models import (
     Event,
     Findings,
     Health,
-    InfraFiles,
-    InfraPr,
-    InfraPrDetail,
     Interruption,
     InterruptionDetail,
     Message,
+    PrFiles,
+    PullRequest,
+    PullRequestDetail,
     ResolveResult,
     Resync,
     RosterEntry,
@@ -34,7 +34,7 @@ from console.models import (
     UncertainOut,
 )
 from console.models_agents import AgentPause, AgentTurn
-from console.models_inbox import ApprovalDecisionOut, ApprovalOut, HandoffOut, InboxItem
+from console.models_inbox import ApprovalDecisionOut, ApprovalOut, HandoffOut, InboxItem, JobOut
 
 Schema = dict[str, Any]
 PR = "/api/prs/{}"
@@ -44,11 +44,11 @@ ROUTES: list[tuple[str, str, Any]] = [
     ("get", "/api/events", list[Event]),
     ("get", "/api/activity", list[ActivityLine]),
     ("get", "/api/approvals", Approvals),
-    ("get", PR, InfraPrDetail),
-    ("get", PR + "/files", InfraFiles),
+    ("get", PR, PullRequestDetail),
+    ("get", PR + "/files", PrFiles),
     ("get", PR + "/findings", Findings),
     *[
-        ("post", f"{PR}/{verb}", InfraPr)
+        ("post", f"{PR}/{verb}", PullRequest)
         for verb in ("approve", "reject", "close", "unblock", "rerun")
     ],
     ("get", "/api/interruptions/{}", InterruptionDetail),
@@ -66,6 +66,8 @@ ROUTES: list[tuple[str, str, Any]] = [
     ("get", "/api/handoffs", list[HandoffOut]),
     ("post", "/api/handoffs/{}/accept", HandoffOut),
     ("post", "/api/handoffs/{}/decline", HandoffOut),
+    ("post", "/api/jobs/{}/rerun", JobOut),
+    ("post", "/api/jobs/{}/drop", JobOut),
     ("post", "/api/agents/{}/pause", AgentPause),
     ("post", "/api/agents/{}/resume", AgentPause),
     ("get", "/api/agents/{}/turns", list[AgentTurn]),

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from textual.pilot import Pilot
 from textual.widgets import Button, DataTable, Input, Label
 
 from console.app import CadenciaConsole
+from console.dialogs import ConfirmScreen, PromptScreen
 from console.screens.approvals import ApprovalsScreen
 from console.screens.help import HelpScreen
-from console.screens.modals import ConfirmScreen, PromptScreen
 from console.widgets.activity_feed import ActivityFeed
 from console.widgets.status_bar import StatusBar
 from tests.console.conftest import until_live, wait_for
@@ -21,8 +22,19 @@ PRS = "/api/prs"
 
 
 def _pr_keys(app: CadenciaConsole) -> list[str]:
+    """The PR ids on the Approvals screen's PR list, in its order."""
     table = app.screen.query_one("#prs", DataTable)
-    return [k.value or "" for k in sorted(table.rows, key=table.get_row_index)]
+    rows = sorted(table.rows, key=table.get_row_index)
+    return [(k.value or "").partition(":")[2] for k in rows]
+
+
+async def _highlight(pilot: Pilot, table_id: str, key: str) -> None:
+    """Focus a list of the Approvals screen and put its cursor on the item ``key``."""
+    table = pilot.app.screen.query_one(f"#{table_id}", DataTable)
+    await wait_for(pilot, lambda: key in {k.value for k in table.rows})
+    table.focus()
+    table.move_cursor(row=table.get_row_index(key), animate=False)
+    await pilot.pause()
 
 
 async def test_approve_with_a_then_y_merges_and_the_row_goes(
@@ -33,7 +45,10 @@ async def test_approve_with_a_then_y_merges_and_the_row_goes(
         await until_live(pilot)
         await pilot.press("3")
         assert isinstance(app.screen, ApprovalsScreen)
-        assert _pr_keys(app) == [world.pr_ready, world.pr_changes]  # awaiting_human first
+        # Every PR kind on the Inbox, not only infra: the dev PRs are listed too.
+        assert {world.pr_ready, world.dev_ready, world.dev_blocked} <= set(_pr_keys(app))
+        assert world.pr_changes not in _pr_keys(app)  # the author's move, not a human's
+        await _highlight(pilot, "prs", f"pr:{world.pr_ready}")
         await pilot.press("a")
         assert isinstance(app.screen, ConfirmScreen)
         assert app.screen.focused is app.screen.query_one("#no", Button)  # default No
@@ -52,6 +67,7 @@ async def test_approve_cancelled_with_n_or_esc_sends_nothing(
     async with app.run_test(size=(120, 40)) as pilot:
         await until_live(pilot)
         await pilot.press("3")
+        await _highlight(pilot, "prs", f"pr:{world.pr_ready}")
         for cancel in ("n", "escape", "enter"):  # enter hits the focused No button
             await pilot.press("a")
             assert isinstance(app.screen, ConfirmScreen)
@@ -68,7 +84,9 @@ async def test_reject_needs_a_reason(make_app: Factory, proxy: FaultProxy, world
     app = make_app()
     async with app.run_test(size=(120, 40)) as pilot:
         await until_live(pilot)
-        await pilot.press("3", "x")
+        await pilot.press("3")
+        await _highlight(pilot, "prs", f"pr:{world.pr_ready}")
+        await pilot.press("x")
         assert isinstance(app.screen, PromptScreen)
         assert app.screen.query_one("#submit", Button).disabled
         await pilot.press("enter", "space", "space", "enter")  # blank and whitespace
@@ -92,8 +110,11 @@ async def test_readonly_dims_and_refuses_every_action(make_app: Factory, proxy: 
         await pilot.press("3")
         screen = app.screen
         active = {b.binding.action: b.enabled for b in screen.active_bindings.values()}
-        assert active["approve"] is False
-        assert active["claim"] is False
+        assert active["act('approve')"] is False  # shown, dimmed
+        await pilot.press("tab")  # the takeovers
+        active = {b.binding.action: b.enabled for b in screen.active_bindings.values()}
+        assert active["act('claim')"] is False
+        await pilot.press("shift+tab")
         for key in ("a", "x", "tab", "t", "e", "d"):
             await pilot.press(key)
             assert app.screen is screen  # no modal ever opens
@@ -148,7 +169,8 @@ async def test_claim_from_approvals_then_the_takeover_screen_is_yours(
     takeover = world.open_takeover
     async with app.run_test(size=(120, 40)) as pilot:
         await until_live(pilot)
-        await pilot.press("3", "tab")  # focus the interruptions list; the open one is first
+        await pilot.press("3")
+        await _highlight(pilot, "interruptions", f"interruption:{takeover}")
         await pilot.press("t")
         assert isinstance(app.screen, ConfirmScreen)
         await pilot.press("y")
@@ -175,7 +197,8 @@ async def test_conflict_409_notifies_and_refreshes(
     async with app.run_test(size=(120, 40)) as pilot:
         await until_live(pilot)
         # Someone else claims the open takeover and the console has not heard of it yet.
-        await pilot.press("3", "tab")
+        await pilot.press("3")
+        await _highlight(pilot, "interruptions", f"interruption:{world.open_takeover}")
         live.http.post(
             f"/api/interruptions/{world.open_takeover}/claim", json={"operator": "carol"}
         ).raise_for_status()
@@ -233,10 +256,12 @@ async def test_filter_narrows_the_lists(make_app: Factory, world: World) -> None
     app = make_app()
     async with app.run_test(size=(80, 24)) as pilot:
         await until_live(pilot)
-        await pilot.press("3", "slash", *"secret")
-        await wait_for(pilot, lambda: _pr_keys(app) == [world.pr_changes])
+        await pilot.press("3", "slash", *"blocked")
+        await wait_for(pilot, lambda: _pr_keys(app) == [world.dev_blocked])
+        assert app.screen.query_one("#interruptions", DataTable).row_count == 0
         await pilot.press("escape")
-        await wait_for(pilot, lambda: _pr_keys(app) == [world.pr_ready, world.pr_changes])
+        await wait_for(pilot, lambda: world.pr_ready in _pr_keys(app))
+        assert world.dev_blocked in _pr_keys(app)
 
 
 async def test_team_filter_takes_j_and_k_as_letters(make_app: Factory) -> None:

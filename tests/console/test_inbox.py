@@ -7,12 +7,12 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from textual.pilot import Pilot
-from textual.widgets import DataTable, Static
+from textual.widgets import DataTable, Label, Static
 
 from console.app import CadenciaConsole
+from console.dialogs import ConfirmScreen, PromptScreen
 from console.screens.inbox import InboxScreen
 from console.screens.item_details import ItemDetailScreen
-from console.screens.modals import ConfirmScreen, PromptScreen
 from console.screens.pr_detail import PrDetailScreen
 from tests.console.conftest import until_live, wait_for
 from tests.console.fault_proxy import FaultProxy
@@ -43,7 +43,7 @@ async def _select(pilot: Pilot, screen: InboxScreen, item_id: str) -> None:
     """Walk down with ``j`` to ``item_id`` (from the top)."""
     screen.query_one("#inbox", DataTable).move_cursor(row=0, animate=False)
     await pilot.pause()
-    for _ in range(len(_rows(screen.console)) + 1):
+    for _ in range(len(_rows(pilot.app)) + 1):
         current = screen.current_item()
         if current is not None and current.id == item_id:
             return
@@ -85,8 +85,19 @@ async def test_new_items_are_marked_until_the_operator_looked_and_the_bell_rings
         await _inbox(pilot)
         assert all(_cell(app, i, "new") == "●" for i in _rows(app))  # never looked before
         assert app.bells == 0  # the first load is not an arrival
-        await pilot.press("1", "2")  # looked, left, came back
-        await wait_for(pilot, lambda: all(_cell(app, i, "new") == "" for i in _rows(app)))
+        await pilot.press("1", "2")  # the list was shown, nothing was opened: all still new
+        await pilot.pause(0.2)
+        assert all(_cell(app, i, "new") == "●" for i in _rows(app))
+        screen = app.screen
+        assert isinstance(screen, InboxScreen)
+        await _select(pilot, screen, f"action_approval:{world.adr_approval}")
+        await pilot.press("enter")  # opened: that one is no longer new
+        await wait_for(pilot, lambda: app.screen is not screen)
+        await pilot.press("escape")
+        await wait_for(
+            pilot, lambda: _cell(app, f"action_approval:{world.adr_approval}", "new") == ""
+        )
+        assert sum(_cell(app, i, "new") == "●" for i in _rows(app)) == len(_rows(app)) - 1
         session = live.backend.store.create_session(world.loja_twin, "late")
         late = live.backend.store.request_approval(
             project_id=world.loja_twin,
@@ -339,48 +350,31 @@ async def test_readonly_inbox_dims_and_refuses(make_app: Factory, proxy: FaultPr
         assert any("read-only console" in n.message for n in app._notifications)
 
 
-async def test_g_reruns_the_gates_of_a_stuck_pr(
-    make_app: Factory, proxy: FaultProxy, live: Live, world: World
+async def test_g_reruns_and_x_drops_a_stopped_job(
+    make_app: Factory, proxy: FaultProxy, live: Live
 ) -> None:
-    from backend.prs.actions import PrPipeline
-    from backend.infra.job_store import JobStore
-
-    backend = live.backend
-    pr = world.pr_changes
-    # A worker claims the PR's gate job, the author's correction puts the PR in a gate, and
-    # the worker's run dies with an error: nothing will run those gates again on its own.
-    dead = JobStore(backend.db, lease_s=600, max_attempts=3)
-    dead.enqueue(pr)
-    assert dead.claim(pr, "dead-worker") is not None
-    assert PrPipeline(backend.store, live.settings).correct(pr).status == "corrected"
-    assert dead.finish(pr, "dead-worker", error="semgrep crashed") == "failed"
-    item = f"pr_stuck:{pr}"
+    # Two jobs of a kind no worker runs, each out of attempts: the engine buried them.
+    store = live.backend.jobs.store
+    ids = []
+    for n in range(2):
+        ident, _ = store.enqueue("bench", {"n": n}, run_at=0.0, max_attempts=1)
+        [job] = store.claim("bench", "test-worker", limit=1, lease_s=60)
+        assert store.bury(job, error=f"crashed {n}")
+        ids.append(ident)
     app = make_app()
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await _inbox(pilot)
-        await _select(pilot, screen, item)
-        assert {"g:act('rerun')", "c:act('close')"} <= _active(app)
-        assert "a:act('approve')" not in _active(app)
-        await pilot.press("g")
-        if isinstance(app.screen, ConfirmScreen):
+        for ident, key, verb in ((ids[0], "g", "rerun"), (ids[1], "x", "drop")):
+            item = f"job_dead:{ident}"
+            await wait_for(pilot, lambda item=item: item in _rows(app))
+            await _select(pilot, screen, item)
+            assert {"g:act('rerun')", "x:act('drop')"} <= _active(app)
+            await pilot.press(key)
+            assert isinstance(app.screen, ConfirmScreen)
+            assert f"stopped job {ident}" in str(app.screen.query_one(".title", Label).content)
             await pilot.press("y")
-        await wait_for(pilot, lambda: proxy.calls("POST", f"/api/prs/{pr}/rerun"), timeout=20)
-        assert proxy.calls("POST", f"/api/prs/{pr}/rerun")[0]["operator"] == "alice"
-        # The gates ran again: the PR left the gate (wherever its author's loop took it)
-        # and the console no longer shows it as a dead gate job.
-        await wait_for(
-            pilot,
-            lambda: (
-                backend.pipeline.get(pr).gate_status not in ("awaiting_qa", "awaiting_secops")
-                and all(s.pr.id != pr for s in backend.pipeline.stuck_prs())
-            ),
-            timeout=180,
-        )
-        await pilot.press("r")
-        await wait_for(
-            pilot,
-            lambda: (
-                not any(i.id == item and i.detail.startswith("gate job stopped") for i in app.inbox)
-            ),
-            timeout=30,
-        )
+            path = f"/api/jobs/{ident}/{verb}"
+            await wait_for(pilot, lambda path=path: proxy.calls("POST", path), timeout=20)
+            assert proxy.calls("POST", path)[0]["operator"] == "alice"
+            await wait_for(pilot, lambda item=item: item not in _rows(app), timeout=20)
+        assert store.get(ids[1]).state != "dead"

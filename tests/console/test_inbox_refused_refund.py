@@ -9,7 +9,7 @@ from textual.widgets import DataTable
 
 from backend.erp.seed import upsert_pedidos
 from console.app import CadenciaConsole
-from console.screens.forms import FormScreen
+from console.dialogs import FormScreen
 from console.screens.inbox import InboxScreen
 from tests.console.conftest import until_live, wait_for
 from tests.console.world import Live

@@ -66,7 +66,7 @@ async def _open_ready_pr(pilot, app: CadenciaConsole, world: World) -> PrDetailS
     await wait_for(pilot, lambda: getattr(app.screen, "detail", None) is not None)
     screen = app.screen
     assert isinstance(screen, PrDetailScreen)
-    assert screen.pr_action_id == world.pr_ready
+    assert screen.pr_id == world.pr_ready
     return screen
 
 

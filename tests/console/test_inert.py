@@ -78,7 +78,7 @@ async def test_a_customers_escape_sequences_are_shown_not_sent_to_the_terminal(
         # The Team screen's feed: the customer's line, as the activity feed renders it.
         await wait_for(pilot, lambda: start in rendered(app))
         feed = rendered(app)
-        app.push_screen(InterruptionDetailScreen(takeover))
+        app.push_screen(InterruptionDetailScreen(app, takeover))
         await wait_for(pilot, lambda: "URGENTE" in rendered(app))
         takeover_screen = rendered(app)
     for where, shown in (("feed", feed), ("takeover", takeover_screen)):
@@ -126,7 +126,7 @@ async def test_a_prs_file_content_and_findings_are_shown_inert(
     app = make_app()
     async with app.run_test(size=(160, 40)) as pilot:
         await until_live(pilot)
-        app.push_screen(PrDetailScreen(pr_id))
+        app.push_screen(PrDetailScreen(app, pr_id))
         await wait_for(pilot, lambda: "README ␛]0;title␇" in rendered(app))
         shown = {"summary": rendered(app)}
         for tab, marker in (("tab-findings", "quoted ␛[2J"), ("tab-files", "␛]52;c;")):

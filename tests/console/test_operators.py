@@ -23,11 +23,11 @@ async def test_a_viewer_token_gets_the_readonly_console(
     app = make_app(token=token)  # no --readonly
     async with app.run_test(size=(120, 40)) as pilot:
         await until_live(pilot)
-        await wait_for(pilot, lambda: app.role == "viewer")
+        await wait_for(pilot, lambda: app.actions.role == "viewer")
         await pilot.press("3")
         screen = app.screen
         active = {b.binding.action: b.enabled for b in screen.active_bindings.values()}
-        assert active["approve"] is False
+        assert active["act('approve')"] is False
         await pilot.press("a")
         await pilot.pause(0.3)
         assert app.screen is screen  # no confirmation opens
@@ -48,7 +48,7 @@ async def test_the_audit_screen_lists_done_and_refused_actions(
     app = make_app()
     async with app.run_test(size=(140, 40)) as pilot:
         await until_live(pilot)
-        screen = AuditScreen()
+        screen = AuditScreen(app)
         app.push_screen(screen)
         await wait_for(pilot, lambda: screen.loads == 1)
         mine = [e for e in screen.entries if e.operator == "vera"]

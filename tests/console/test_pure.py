@@ -25,11 +25,11 @@ from console.feed import from_event
 from console.models import (
     Approvals,
     Delivery,
-    InfraPr,
     Interruption,
     InterruptionDetail,
     LedgerFacts,
     Malformed,
+    PullRequest,
     ResolveResult,
     Resultado,
     RosterEntry,
@@ -59,11 +59,11 @@ from console.takeover import (
 
 def test_awaiting_human_first_then_blocked() -> None:
     prs = [
-        InfraPr(pr_action_id="a", gate_status="awaiting_qa", created_at="1"),
-        InfraPr(pr_action_id="b", gate_status="blocked", created_at="2"),
-        InfraPr(pr_action_id="c", gate_status="awaiting_human", created_at="3"),
+        PullRequest(id="a", gate_status="awaiting_qa", created_at="1"),
+        PullRequest(id="b", gate_status="blocked", created_at="2"),
+        PullRequest(id="c", gate_status="awaiting_human", created_at="3"),
     ]
-    assert [p.pr_action_id for p in ordered_prs(prs)] == ["c", "b", "a"]
+    assert [p.id for p in ordered_prs(prs)] == ["c", "b", "a"]
     items = [
         Interruption(id=1, entidade="pedidoId", entidade_id="1", status="claimed"),
         Interruption(id=2, entidade="pedidoId", entidade_id="2", status="open"),

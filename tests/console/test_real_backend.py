@@ -10,6 +10,7 @@ from backend.events import EventType
 from console.app import FEED_TAIL, CadenciaConsole, make_console
 from console.config import ConsoleSettings
 from console.widgets.activity_feed import ActivityFeed
+from console.widgets.status_bar import StatusBar
 from tests.console.conftest import until_live, wait_for
 from tests.console.fault_proxy import FaultProxy
 from tests.console.world import TOKEN, Live
@@ -26,17 +27,23 @@ async def test_console_shows_the_real_roster_and_goes_live(live: Live) -> None:
         assert "arquiteto" in expected
 
 
-async def test_wrong_token_is_reported_not_fatal(live: Live) -> None:
+async def test_a_refused_token_is_said_once_and_not_retried(live: Live) -> None:
     app = make_console(ConsoleSettings(url=live.url, token="wrong", operator="alice"))
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_for(pilot, lambda: app.ready.is_set())
-        await wait_for(pilot, lambda: app.connection == "reconnecting")
-        assert app.is_running
+        await wait_for(pilot, lambda: app.connection == "token refused")
         # App.notify posts a message: the toast lands a moment after the state changes.
         await wait_for(
-            pilot, lambda: any("refused the token" in n.message for n in app._notifications)
+            pilot,
+            lambda: any("refused this console's token" in n.message for n in app._notifications),
         )
-        assert app.is_running
+        toast = next(n for n in app._notifications if n.title == "Token refused")
+        assert "start the console again with a valid token" in toast.message
+        assert "token refused" in str(app.screen.query_one(StatusBar).render())
+        await pilot.pause(1.5)
+        assert app.stream_connects == 0  # no endless "reconnecting": nothing to retry
+        assert app.connection == "token refused"
+        assert app.is_running  # the operator reads why, then quits
 
 
 async def test_feed_starts_from_the_tail_of_a_long_log(

@@ -12,8 +12,7 @@ from textual.pilot import Pilot
 from textual.widgets import DataTable
 
 from console.app import CadenciaConsole
-from console.screens.forms import FormScreen
-from console.screens.modals import ConfirmScreen
+from console.dialogs import ConfirmScreen, FormScreen
 from console.widgets.activity_feed import ActivityFeed
 from tests.console.conftest import until_live, wait_for
 from tests.console.fault_proxy import FaultProxy
@@ -82,7 +81,7 @@ def test_approvals_screen(snap_compare, make_app: Factory) -> None:
 def test_infra_pr_detail_findings(snap_compare, make_app: Factory) -> None:
     async def run_before(pilot: Pilot) -> None:
         await _settled(pilot)
-        await pilot.press("3", "j", "enter")  # the PR with QA findings
+        await pilot.press("3", "j", "j", "enter")  # the blocked dev PR and its QA findings
         await wait_for(pilot, lambda: getattr(pilot.app.screen, "detail", None) is not None)
         await pilot.press("right")
         await pilot.pause(0.3)

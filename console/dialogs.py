@@ -1,11 +1,14 @@
-"""Confirmation and text-prompt dialogs: the safety net in front of every action.
+"""The dialogs in front of every operator action: confirm, one line of text, a small form.
 
-STYLE rule 9: confirm with ``y`` (never the trigger key), focus starts on *No*, ``n`` and
-``esc`` cancel; a prompt that needs text cannot be submitted empty.
+Confirm with ``y`` (never the trigger key), focus starts on *No*, ``n`` and ``esc`` cancel;
+a prompt that needs text cannot be submitted empty, and a form checks each line before it
+can be sent. A form only collects answers: the action is still confirmed with ``y``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import ClassVar
 
 from textual import on
@@ -143,3 +146,118 @@ class PromptScreen(ModalScreen[str | None]):
     def action_cancel(self) -> None:
         """Cancelled; nothing is sent."""
         self.dismiss(None)
+
+
+@dataclass(frozen=True)
+class FormField:
+    """One line of a :class:`FormScreen`.
+
+    Attributes:
+        name: Key of the answer in the dismissed mapping.
+        label: What the operator is asked.
+        placeholder: Grey hint inside the empty line.
+        required: A blank answer is refused.
+        check: Returns why a non-blank answer is refused, or None when it is fine.
+        value: Pre-filled text.
+    """
+
+    name: str
+    label: str
+    placeholder: str = ""
+    required: bool = True
+    check: Callable[[str], str | None] | None = None
+    value: str = ""
+
+
+class FormScreen(ModalScreen[dict[str, str] | None]):
+    """Ask for several answers; dismisses with {name: stripped text}, or None on ``esc``.
+
+    ``enter`` moves to the next line, and on the last line sends the form; a line that is
+    refused keeps the focus and says why.
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel")]
+    DEFAULT_CSS = """
+    FormScreen { align: center middle; }
+    FormScreen > Vertical {
+        width: 76; max-width: 100%; height: auto; padding: 1 2;
+        border: thick $warning; background: $surface;
+    }
+    FormScreen .title { text-style: bold; margin-bottom: 1; }
+    FormScreen .field-label { margin-top: 1; }
+    FormScreen #error { color: $error; height: auto; }
+    FormScreen Horizontal { height: auto; margin-top: 1; align-horizontal: right; }
+    FormScreen Button { margin-left: 2; }
+    """
+
+    def __init__(
+        self, title: str, body: str, fields: list[FormField], *, submit_label: str = "Next"
+    ) -> None:
+        super().__init__()
+        self._title = title
+        self._body = body
+        self._fields = fields
+        self._submit_label = submit_label
+
+    def compose(self) -> ComposeResult:
+        """Title, body, one labelled input per field, and Cancel / Next."""
+        with Vertical():
+            yield Label(inert_text(self._title), classes="title")
+            yield Static(inert(self._body))
+            for f in self._fields:
+                yield Label(inert_text(f.label), classes="field-label")
+                yield Input(
+                    value=inert(f.value, multiline=False),
+                    placeholder=inert(f.placeholder, multiline=False),
+                    id=f"f-{f.name}",
+                )
+            yield Static("", id="error")
+            with Horizontal():
+                yield Button("Cancel (esc)", id="cancel")
+                yield Button(f"{self._submit_label} (enter)", id="submit", variant="warning")
+
+    def on_mount(self) -> None:
+        """Typing starts in the first line."""
+        self.query_one(f"#f-{self._fields[0].name}", Input).focus()
+
+    @on(Input.Submitted)
+    def _line_done(self, event: Input.Submitted) -> None:
+        names = [f.name for f in self._fields]
+        name = (event.input.id or "").removeprefix("f-")
+        problem = self._problem(self._field(name), event.value)
+        if problem:
+            self.query_one("#error", Static).update(problem)
+            return
+        self.query_one("#error", Static).update("")
+        at = names.index(name)
+        if at + 1 < len(names):
+            self.query_one(f"#f-{names[at + 1]}", Input).focus()
+        else:
+            self._submit()
+
+    @on(Button.Pressed, "#submit")
+    def _submit(self) -> None:
+        answers: dict[str, str] = {}
+        for f in self._fields:
+            box = self.query_one(f"#f-{f.name}", Input)
+            problem = self._problem(f, box.value)
+            if problem:
+                self.query_one("#error", Static).update(problem)
+                box.focus()
+                return
+            answers[f.name] = box.value.strip()
+        self.dismiss(answers)
+
+    @on(Button.Pressed, "#cancel")
+    def action_cancel(self) -> None:
+        """Cancelled; nothing is sent."""
+        self.dismiss(None)
+
+    def _field(self, name: str) -> FormField:
+        return next(f for f in self._fields if f.name == name)
+
+    @staticmethod
+    def _problem(f: FormField, text: str) -> str | None:
+        if not text.strip():
+            return f"{f.label.rstrip(':')}: required — type it, or esc." if f.required else None
+        return f.check(text) if f.check else None
