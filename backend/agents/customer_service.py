@@ -1,21 +1,10 @@
 """The customer-service agent (``atendimento``), on whatever provider it is bound to.
 
-``atendimento`` is bound like every agent (``CADENCIA_AGENT_MODELS``, then ``*``, then
-``CADENCIA_MODEL``; a resolved ``scripted`` is the offline ``chatty`` model) and its
-provider is built per turn by the factory :class:`~backend.core.Backend` wires in.
-
-Every tool call of a conversation turn goes through the guard's orchestrator, so a chatty
-model hits the teto de voltas exactly as in ``cadencia prove``. When the ceiling stopped a
-tool in this turn, the turn ends there (the model is not asked again, and any further call
-it made in the same answer is not attempted) and the customer gets the seed's handoff
-message — decided in code, not left to the model's wording.
-
-Internal error text never reaches the customer: a tool failure is told to the model (and
-so to the customer) in the tool's own customer-facing words or a generic sentence, never
-an exception message. When one of our dependencies fails during the turn (the model
-provider, the gateway, the database...), the turn stops, the customer gets a fixed
-apology, and the :class:`~backend.exceptions.UnavailableError` goes on to the API caller
-(HTTP 502/503), so a retry is possible and nobody mistakes it for an answer.
+``atendimento`` is bound like every agent (a resolved ``scripted`` is the offline
+``chatty`` model) and its provider is built per turn. Every tool call goes through the
+guard's orchestrator, so the teto de voltas stops a chatty model as in ``cadencia prove``,
+and the handoff message is decided in code. Internal error text never reaches the
+customer. :class:`CustomerService` gives the rules.
 """
 
 from __future__ import annotations
@@ -67,6 +56,23 @@ def _customer_text(attempt: Attempt) -> str:
 
 class CustomerService:
     """Runs customer-conversation turns through the runtime and the guard.
+
+    ``atendimento`` is bound like every agent (``CADENCIA_AGENT_MODELS``, then ``*``, then
+    ``CADENCIA_MODEL``; a resolved ``scripted`` is the offline ``chatty`` model) and its
+    provider is built per turn by the factory :class:`~backend.core.Backend` wires in.
+
+    Every tool call of a conversation turn goes through the guard's orchestrator, so a chatty
+    model hits the teto de voltas exactly as in ``cadencia prove``. When the ceiling stopped a
+    tool in this turn, the turn ends there (the model is not asked again, and any further call
+    it made in the same answer is not attempted) and the customer gets the seed's handoff
+    message — decided in code, not left to the model's wording.
+
+    Internal error text never reaches the customer: a tool failure is told to the model (and
+    so to the customer) in the tool's own customer-facing words or a generic sentence, never
+    an exception message. When one of our dependencies fails during the turn (the model
+    provider, the gateway, the database...), the turn stops, the customer gets a fixed
+    apology, and the :class:`~backend.exceptions.UnavailableError` goes on to the API caller
+    (HTTP 502/503), so a retry is possible and nobody mistakes it for an answer.
 
     Args:
         events: the event log (turns, statuses, attempts).

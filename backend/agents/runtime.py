@@ -1,23 +1,9 @@
 """The conversational agents' turn loop: model → tools → model, until the model answers.
 
-- Each turn is bracketed by ``agent.status`` working/idle events (the live roster).
-- An agent can only call what its registry holds (the Infra agent: exactly
-  ``validate_infra_file`` and ``propose_infra_pr`` — there is no terminal to call).
-- Everything a turn added to the conversation is stored in its ``agent.turn`` event, so
-  after a restart :meth:`AgentRuntime.history` rebuilds each agent's conversation from the
-  event log alone, and a scripted provider resumes at the right step.
-- Before a turn, each :data:`TurnCheck` may refuse it (a paused agent, a spent budget);
-  after it, the :data:`UsageSink` gets the tokens the provider reported. Both are wired
-  once for every runtime of the backend (``Backend._runtime_hooks``).
-- A provider that fails (after its own retries) ends the turn with ``agent.status``
-  ``error`` and the reason instead of ``idle`` — the roster and the feed show it — and
-  the error goes on to the caller (HTTP 502/503). The next turn that succeeds ends ``idle``.
-- A turn writes in two units of work, never holding one across a model call (SQLite has
-  one writer): the opening (``agent.status`` working, plus the caller's ``opening`` writes,
-  e.g. the customer's message) commits before the first model call, so the roster shows
-  the agent working while it thinks; the closing (``agent.turn``, the usage row,
-  ``agent.status`` idle, plus the caller's ``closing`` writes, e.g. the reply) commits once
-  at the end. What the turn's tools decide commits on its own, inside the guard.
+An agent calls only what its registry holds; everything a turn added to the conversation is
+stored in its ``agent.turn`` event, so the event log alone rebuilds each agent's history
+after a restart. A turn never holds a unit of work across a model call, and a failing
+provider ends it with ``agent.status`` ``error``. :class:`AgentRuntime` gives the rules.
 """
 
 from __future__ import annotations
@@ -92,7 +78,28 @@ def _reason(exc: CadenciaError) -> str:
 
 
 class AgentRuntime:
-    """Runs turns of session-scoped conversational agents."""
+    """Runs turns of session-scoped conversational agents.
+
+    - Each turn is bracketed by ``agent.status`` working/idle events (the live roster).
+    - An agent can only call what its registry holds (the Infra agent: exactly
+      ``validate_infra_file`` and ``propose_infra_pr`` — there is no terminal to call).
+    - Everything a turn added to the conversation is stored in its ``agent.turn`` event, so
+      after a restart :meth:`history` rebuilds each agent's conversation from the event log
+      alone, and a scripted provider resumes at the right step.
+    - Before a turn, each :data:`TurnCheck` may refuse it (a paused agent, a spent budget);
+      after it, the :data:`UsageSink` gets the tokens the provider reported. Both are wired
+      once for every runtime of the backend (``Backend._runtime_hooks``).
+    - A provider that fails (after its own retries) ends the turn with ``agent.status``
+      ``error`` and the reason instead of ``idle`` — the roster and the feed show it — and
+      the error goes on to the caller (HTTP 502/503). The next turn that succeeds ends
+      ``idle``.
+    - A turn writes in two units of work, never holding one across a model call (SQLite has
+      one writer): the opening (``agent.status`` working, plus the caller's ``opening``
+      writes, e.g. the customer's message) commits before the first model call, so the roster
+      shows the agent working while it thinks; the closing (``agent.turn``, the usage row,
+      ``agent.status`` idle, plus the caller's ``closing`` writes, e.g. the reply) commits
+      once at the end. What the turn's tools decide commits on its own, inside the guard.
+    """
 
     def __init__(
         self,

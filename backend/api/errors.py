@@ -1,21 +1,10 @@
 """Every error becomes JSON ``{"error": {"code", "message"}}`` with a status that tells the truth.
 
-- 4xx: the caller can fix the request (malformed, unauthorized, unknown id, not allowed
-  now, invalid input, too large).
-- 502: a dependency we call on the caller's behalf answered badly or not at all (the
-  payment gateway, a model provider), with ``Retry-After``.
-- 503: our own infrastructure is unavailable (database, ledger, secret store, scanner),
-  with ``Retry-After``; or this backend is misconfigured (:class:`ConfigError`), without
-  one, because only an operator fixing the settings helps. A ConfigError is never a 400:
-  every one of them is raised about *our* settings, URLs or scripts, never about the
-  request, so blaming the caller would send them looking in the wrong place.
-- 500 only for a bug nobody anticipated (logged with its traceback).
-
-Driver errors that slip past a translation (``raise ... from exc`` at the boundary is the
-rule) are still a dependency failing, so they are answered 503 too, without their text.
-
-Also the request-size limit: a body over ``max_body_bytes`` is refused with 413 before it
-is read into memory (declared by Content-Length or discovered while streaming).
+4xx when the caller can fix the request; 502 when a dependency we call on the caller's
+behalf failed, 503 when our own infrastructure did (both with ``Retry-After``) or when this
+backend is misconfigured; 500 only for a bug nobody anticipated. :func:`status_of` gives
+the rules. Also the request-size limit: :class:`BodySizeLimit` refuses a body over
+``max_body_bytes`` with 413 before it is read into memory.
 """
 
 from __future__ import annotations
@@ -73,7 +62,22 @@ def error_body(code: str, message: str, **extra: Any) -> dict[str, Any]:
 
 
 def status_of(exc: CadenciaError) -> int:
-    """HTTP status for a backend error (see the module docstring)."""
+    """HTTP status for a backend error.
+
+    - 4xx: the caller can fix the request (malformed, unauthorized, unknown id, not allowed
+      now, invalid input, too large).
+    - 502: a dependency we call on the caller's behalf answered badly or not at all (the
+      payment gateway, a model provider), with ``Retry-After``.
+    - 503: our own infrastructure is unavailable (database, ledger, secret store, scanner),
+      with ``Retry-After``; or this backend is misconfigured (:class:`ConfigError`), without
+      one, because only an operator fixing the settings helps. A ConfigError is never a 400:
+      every one of them is raised about *our* settings, URLs or scripts, never about the
+      request, so blaming the caller would send them looking in the wrong place.
+    - 500 only for a bug nobody anticipated (logged with its traceback).
+
+    Driver errors that slip past a translation (``raise ... from exc`` at the boundary is the
+    rule) are still a dependency failing, so they are answered 503 too, without their text.
+    """
     for cls, status in _STATUS:
         if isinstance(exc, cls):
             return status

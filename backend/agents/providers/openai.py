@@ -4,20 +4,8 @@
 ``http://127.0.0.1:11434/v1`` for Ollama, a vLLM or LiteLLM server...) and may carry a
 query (``?api-version=…``), kept after the ``/chat/completions`` path. Its userinfo and
 query values can be credentials: every message shows it through
-:func:`backend.redact.redact_url`.
-
-Mapping (provider-neutral → chat completions)::
-
-    system prompt        {"role": "system", "content": ...}
-    UserMessage          {"role": "user", "content": ...}
-    AssistantMessage     {"role": "assistant", "content": str|null,
-                          "tool_calls": [{"id", "type": "function",
-                                          "function": {"name", "arguments": "<JSON text>"}}]}
-    ToolResultMessage    {"role": "tool", "tool_call_id": ..., "content": ...}
-    ToolSpec             {"type": "function", "function": {"name", "description", "parameters"}}
-
-``function.arguments`` comes back as JSON *text* written by the model; when it does not parse
-into an object, the :class:`ToolCall` carries ``error`` instead of the call crashing the turn.
+:func:`backend.redact.redact_url`. :func:`to_chat_messages` maps the provider-neutral
+messages to the wire format; :func:`parse_chat_response` maps the answer back.
 """
 
 from __future__ import annotations
@@ -56,7 +44,18 @@ _FINISH_REASONS: dict[str, StopReason] = {
 
 
 def to_chat_messages(system: str, messages: list[Message]) -> list[dict[str, Any]]:
-    """Map a system prompt and provider-neutral messages to chat-completions messages."""
+    """Map a system prompt and provider-neutral messages to chat-completions messages.
+
+    Mapping (provider-neutral → chat completions)::
+
+        system prompt        {"role": "system", "content": ...}
+        UserMessage          {"role": "user", "content": ...}
+        AssistantMessage     {"role": "assistant", "content": str|null,
+                              "tool_calls": [{"id", "type": "function",
+                                              "function": {"name", "arguments": "<JSON text>"}}]}
+        ToolResultMessage    {"role": "tool", "tool_call_id": ..., "content": ...}
+        ToolSpec             {"type": "function", "function": {"name", "description", "parameters"}}
+    """
     out: list[dict[str, Any]] = []
     if system:
         out.append({"role": "system", "content": system})
@@ -108,6 +107,10 @@ def to_chat_tools(tools: list[ToolSpec]) -> list[dict[str, Any]]:
 
 def parse_chat_response(body: Any) -> ModelTurn:
     """Turn a chat-completions response body into a :class:`ModelTurn`.
+
+    ``function.arguments`` comes back as JSON *text* written by the model; when it does not
+    parse into an object, the :class:`ToolCall` carries ``error`` instead of the call crashing
+    the turn.
 
     Raises:
         ProviderError: the body has no ``choices[0].message``.

@@ -1,22 +1,8 @@
 """A deterministic provider that replays a JSON script of turns (the demo and the tests).
 
-Script format (validated with pydantic; anything else raises :class:`ScriptError`)::
-
-    {
-      "final_text": "Done.",                       # optional: answer once a script runs out
-      "agents": {
-        "criativo": [
-          {"text": "Let me confirm.",
-           "tool_calls": [{"name": "confirm_readiness", "arguments": {"summary": "..."}}]},
-          {"text": "Ready for the PO."}
-        ],
-        "infra": [...]
-      }
-    }
-
-A bare list of turns is accepted as the script of a single agent. ``arguments`` may also be
-a string, replayed as a model's raw JSON text, so a test can feed malformed arguments
-through exactly the same path as a real model.
+A script holds each agent's turns (text, tool calls, or both), validated with pydantic;
+:func:`load_script` gives the format. ``arguments`` may be a string, replayed as a model's
+raw JSON text, so a test feeds malformed arguments through the same path as a real model.
 """
 
 from __future__ import annotations
@@ -65,6 +51,22 @@ class Script(BaseModel):
 
 def load_script(source: str | Path | Mapping[str, Any] | Sequence[Any] | Script) -> Script:
     """Validate a script from a file path, JSON text, or already-parsed data.
+
+    Script format (anything else raises :class:`ScriptError`)::
+
+        {
+          "final_text": "Done.",                       # optional: answer once a script runs out
+          "agents": {
+            "criativo": [
+              {"text": "Let me confirm.",
+               "tool_calls": [{"name": "confirm_readiness", "arguments": {"summary": "..."}}]},
+              {"text": "Ready for the PO."}
+            ],
+            "infra": [...]
+          }
+        }
+
+    A bare list of turns is accepted as the script of a single agent.
 
     Args:
         source: a :class:`Script`, a path to a JSON file, JSON text, a mapping in the
