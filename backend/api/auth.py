@@ -2,19 +2,10 @@
 
 Two kinds of token: the bootstrap token (``CADENCIA_TOKEN`` or the generated one; operator
 ``admin``, role admin) and operator accounts' tokens ``cad_<id>.<secret>`` (``cadencia
-operators add``), looked up by id and checked against a salted hash. Both are compared in
-constant time. :func:`require_token` (every ``/api`` router) puts the :class:`Actor` in
-``request.state.operator`` and refuses, fail-closed, any non-read method to a viewer and
-every route but the ones marked :func:`customer_channel` to a ``channel`` token; a route
-needing more uses :func:`require_role`.
-
-Whose name an action records (:func:`acting`): an account's own, whatever the body says (a
-body naming someone else is ignored, and the audit trail notes it); the bootstrap admin may
-act in the name the body gives (the break-glass account that existing scripts and the
-console use), and the audit trail records it as ``admin`` acting ``as`` that name, but never
-in an operator account's name (403): that person acts with their own token. What counts
-people (a PR's approvals) counts :func:`principal`, the token's own operator, whatever name
-it acts in.
+operators add``), looked up by id and checked against a salted hash, both compared in
+constant time. :func:`require_token` guards every ``/api`` router, fail-closed;
+:func:`require_role` asks for more. Whose name an action records is :func:`acting`'s rule;
+what counts people (a PR's approvals) counts :func:`principal`.
 """
 
 from __future__ import annotations
@@ -103,6 +94,10 @@ async def require_token(request: Request) -> Actor:
     """FastAPI dependency of every ``/api`` router: authenticate, then a viewer only reads
     and a channel only posts customer messages.
 
+    It puts the :class:`Actor` in ``request.state.operator`` and refuses, fail-closed, any
+    non-read method to a viewer and every route but the ones marked :func:`customer_channel`
+    to a ``channel`` token; a route needing more uses :func:`require_role`.
+
     Raises:
         HTTPException: 401 (see :func:`authenticate`).
         ForbiddenError: 403, a viewer sending anything but a read, a channel calling
@@ -145,7 +140,14 @@ def principal(request: Request) -> str:
 
 
 def acting(request: Request, body: Any) -> str:
-    """The operator name an action records (see the module docstring), noted for the audit.
+    """The operator name an action records, noted for the audit.
+
+    An account's own name, whatever the body says (a body naming someone else is ignored, and
+    the audit trail notes it); the bootstrap admin may act in the name the body gives (the
+    break-glass account that existing scripts and the console use), and the audit trail
+    records it as ``admin`` acting ``as`` that name, but never in an operator account's name
+    (403): that person acts with their own token. What counts people (a PR's approvals)
+    counts :func:`principal`, the token's own operator, whatever name it acts in.
 
     Args:
         body: the request body; its ``operator`` (optional) and ``reason`` (if any) are read.

@@ -1,19 +1,10 @@
 """Dev tasks, and their PRs through the one PR pipeline (kind ``dev``).
 
 A ``dev-<module>`` agent's task gets its own branch ``feature/task-<id>``; its first
-proposal opens the PR (gate ``awaiting_qa``), later ones are corrections on the same
-branch. Everything after the proposal — gates, corrections, approve/reject/close/unblock —
-is the shared :class:`~backend.prs.actions.PrPipeline`; the methods here that take a
-task id only find the task's PR. Events: ``dev.task_started``, ``pr.gate_changed``,
-``artifact.qa_verdict`` / ``artifact.secops_verdict`` with ``task_id`` (no
-``pr_action_id``: that key marks infra PRs), and ``dev.task_done`` whenever the PR reaches
-``awaiting_human``. :func:`seed_demo_tasks` gives each module one small task so the demo
-shows the dev agents working.
-
-A task's own ``status`` (migration 0010) is the work around its PR: ``todo`` (the PO
-created it) → ``working`` (a worker runs its agent, :mod:`backend.dev.worker`) →
-``in_review`` (its PR is open) → ``done`` (merged), or ``blocked`` with a reason
-(``report_blocked``, or the worker gave up). A closed PR reads ``closed``.
+proposal opens the PR, later ones are corrections on the same branch. Everything after the
+proposal is the shared :class:`~backend.prs.actions.PrPipeline`. :class:`DevTasks` gives
+the events and a task's own ``status``; :func:`seed_demo_tasks` gives each module one
+small task so the demo shows the dev agents working.
 """
 
 from __future__ import annotations
@@ -129,6 +120,19 @@ class DevTask:
 
 class DevTasks:
     """Dev tasks and their PRs (one pipeline with every other kind of PR).
+
+    A task's first proposal opens the PR (gate ``awaiting_qa``), later ones are corrections
+    on the same branch. Everything after the proposal — gates, corrections,
+    approve/reject/close/unblock — is the shared :class:`~backend.prs.actions.PrPipeline`; the
+    methods here that take a task id only find the task's PR. Events: ``dev.task_started``,
+    ``pr.gate_changed``, ``artifact.qa_verdict`` / ``artifact.secops_verdict`` with
+    ``task_id`` (no ``pr_action_id``: that key marks infra PRs), and ``dev.task_done``
+    whenever the PR reaches ``awaiting_human``.
+
+    A task's own ``status`` (migration 0010) is the work around its PR: ``todo`` (the PO
+    created it) → ``working`` (a worker runs its agent, :mod:`backend.dev.worker`) →
+    ``in_review`` (its PR is open) → ``done`` (merged), or ``blocked`` with a reason
+    (``report_blocked``, or the worker gave up). A closed PR reads ``closed``.
 
     Args:
         store: projects, autonomy, approvals, events.

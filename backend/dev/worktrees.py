@@ -2,19 +2,9 @@
 tools of its ``dev-<module>`` agent, confined to the module's path.
 
 The worktree lives under the data dir (``worktrees/<project>/<task>``), never where a
-model could choose. Every path a tool receives is repository-relative and must stay in the
-module's path: empty, absolute (``/``, ``~``, a drive letter), backslash, NUL or another
-control character, a component starting with ``-``, ``.``/``..`` components, anything in
-``.git``, and any symlink on the way (the file itself or one of
-its parents, in the module path too) are refused with a :class:`PathError` the model sees,
-before anything is read or written. The agent has no shell: these tools and
-``propose_task_pr`` are all it can do.
-
-``propose_task_pr`` hands :meth:`TaskWorkspace.changes` (what the agent wrote, read back
-from git) to the one PR pipeline, which commits them on the task branch with plumbing;
-:meth:`TaskWorkspace.synced` then points the worktree's index at the new head, so the
-worktree is clean again. A correction the pipeline commits on its own (the rule-based
-fixer) reaches the worktree the next time it is opened (:meth:`Worktrees.open`).
+model could choose; every path a tool receives must stay in the module's path, checked
+before anything is read or written (:class:`TaskWorkspace` lists the checks). The agent has
+no shell: these tools and ``propose_task_pr`` are all it can do.
 """
 
 from __future__ import annotations
@@ -104,6 +94,19 @@ class Worktrees(GitProvider):
 class TaskWorkspace:
     """One task's worktree and the module path its agent may touch.
 
+    Every path a tool receives is repository-relative and must stay in the module's path:
+    empty, absolute (``/``, ``~``, a drive letter), backslash, NUL or another control
+    character, a component starting with ``-``, ``.``/``..`` components, anything in
+    ``.git``, and any symlink on the way (the file itself or one of its parents, in the module
+    path too) are refused with a :class:`PathError` the model sees, before anything is read or
+    written.
+
+    ``propose_task_pr`` hands :meth:`changes` (what the agent wrote, read back from git) to the
+    one PR pipeline, which commits them on the task branch with plumbing; :meth:`synced` then
+    points the worktree's index at the new head, so the worktree is clean again. A correction
+    the pipeline commits on its own (the rule-based fixer) reaches the worktree the next time
+    it is opened (:meth:`Worktrees.open`).
+
     Attributes:
         root: the worktree's top directory.
         module_path: the module's repository-relative path (``.``: the whole repository).
@@ -115,7 +118,7 @@ class TaskWorkspace:
     git: Worktrees
 
     def resolve(self, path: str) -> Path:
-        """The file ``path`` names, after every check in the module docstring.
+        """The file ``path`` names, after every check on :class:`TaskWorkspace`.
 
         Raises:
             PathError: the path is refused (the message says why).

@@ -1,19 +1,10 @@
 """Tear the deployment down in the seed's order (``limpeza.sh``), then prove it is gone.
 
-1. stop using the tools: ``ALTER ROLE … NOLOGIN`` and terminate their sessions;
-2. revoke and drop the three roles: ``REASSIGN OWNED`` / ``DROP OWNED`` / ``DROP ROLE``;
-3. drop the ledger: the DynamoDB table, or the SQL tables ``ledger_records`` and
-   ``ledger_counters``;
-4. verify: any tool role, grant or ledger left is a failure. For DynamoDB the check is
-   ``DescribeTable``, and ``ResourceNotFoundException`` is the success case (the seed's
-   ``scan … Count`` returning 0 would mean the table is still there).
-
-Roles are cluster-wide but ``DROP OWNED`` only reaches the current database: a role
-holding privileges in another database cannot be dropped. The plan finds those databases
-(``pg_shdepend``) before anything changes, and teardown refuses to start, naming them,
-unless ``all_databases`` asks it to clean them too.
-
-The statements are named queries in ``sql/<dialect>/admin_queries.sql``.
+Stop the tools' logins, drop their roles, drop the ledger, then verify that no tool role,
+grant or ledger is left (:func:`run_teardown` lists the steps). A role holding privileges
+in another database blocks the plan before anything changes, unless ``all_databases``
+asks to clean those too. The statements are named queries in
+``sql/<dialect>/admin_queries.sql``.
 """
 
 from __future__ import annotations
@@ -304,7 +295,21 @@ def run_teardown(
     on_step: Callable[[StepResult], None] = lambda _s: None,
     prefix: str = DEFAULT_ROLE_PREFIX,
 ) -> TeardownResult:
-    """Steps 1–4 in order; stops before changing anything when other databases block it."""
+    """Steps 1–4 in order; stops before changing anything when other databases block it.
+
+    1. stop using the tools: ``ALTER ROLE … NOLOGIN`` and terminate their sessions;
+    2. revoke and drop the three roles: ``REASSIGN OWNED`` / ``DROP OWNED`` / ``DROP ROLE``;
+    3. drop the ledger: the DynamoDB table, or the SQL tables ``ledger_records`` and
+       ``ledger_counters``;
+    4. verify: any tool role, grant or ledger left is a failure. For DynamoDB the check is
+       ``DescribeTable``, and ``ResourceNotFoundException`` is the success case (the seed's
+       ``scan … Count`` returning 0 would mean the table is still there).
+
+    Roles are cluster-wide but ``DROP OWNED`` only reaches the current database: a role
+    holding privileges in another database cannot be dropped. The plan finds those databases
+    (``pg_shdepend``) before anything changes, and teardown refuses to start, naming them,
+    unless ``all_databases`` asks it to clean them too.
+    """
     result = TeardownResult()
 
     def record(step: StepResult) -> None:

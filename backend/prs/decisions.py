@@ -1,19 +1,9 @@
 """An operator's decision on a ``decide()`` → ask approval, and executing what was approved.
 
-Every action that asks today is a PR proposal (``open_adr_pr``, ``open_infra_pr``,
-``propose_task_pr``), so approving one makes the proposal through the one PR pipeline
-(:meth:`PrFlow.propose` with the approval's id: it does not ask again; a deny still
-denies). What approving did is told as it is:
-
-- the action ran → ``approved``, ``executed`` true, the PR's id;
-- the action could not run (denied now, the branch exists, bad files...) → ``failed`` with
-  the error in ``result.error``; the agent's next turn reads it like a rejection;
-- one of our dependencies failed (database, git unavailable...) → the error propagates
-  (502/503) and the approval stays ``pending``, so the operator can try again.
-
-Rejecting needs a reason, which the requesting agent's next turn sees
-(:mod:`backend.agents.runtime`). Of two operators deciding at once, one wins; the other
-gets :class:`ConflictError` (409).
+Every action that asks today is a PR proposal, so approving one makes the proposal through
+the one PR pipeline (:meth:`PrFlow.propose` with the approval's id: it does not ask again).
+What approving did is told as it is, and a failing dependency leaves the approval pending;
+rejecting needs a reason. :class:`Decisions` gives the outcomes.
 """
 
 from __future__ import annotations
@@ -48,7 +38,23 @@ def _required(value: str | None, what: str) -> str:
 
 
 class Decisions:
-    """Approve (and execute) or reject pending approvals over the store and the pipeline."""
+    """Approve (and execute) or reject pending approvals over the store and the pipeline.
+
+    Every action that asks today is a PR proposal (``open_adr_pr``, ``open_infra_pr``,
+    ``propose_task_pr``), so approving one makes the proposal through the one PR pipeline
+    (:meth:`PrFlow.propose` with the approval's id: it does not ask again; a deny still
+    denies). What approving did is told as it is:
+
+    - the action ran → ``approved``, ``executed`` true, the PR's id;
+    - the action could not run (denied now, the branch exists, bad files...) → ``failed`` with
+      the error in ``result.error``; the agent's next turn reads it like a rejection;
+    - one of our dependencies failed (database, git unavailable...) → the error propagates
+      (502/503) and the approval stays ``pending``, so the operator can try again.
+
+    Rejecting needs a reason, which the requesting agent's next turn sees
+    (:mod:`backend.agents.runtime`). Of two operators deciding at once, one wins; the other
+    gets :class:`ConflictError` (409).
+    """
 
     def __init__(self, approvals: ApprovalStore, pipeline: PrPipeline) -> None:
         self.approvals = approvals
@@ -60,7 +66,7 @@ class Decisions:
         }
 
     def approve(self, approval_id: str, operator: str, reason: str | None = None) -> Decided:
-        """Approve and execute the pending action (see the module docstring).
+        """Approve and execute the pending action (see :class:`Decisions`).
 
         Raises:
             NotFoundError: unknown approval.

@@ -2,19 +2,8 @@
 
 The guard's "ledger decision + human takeover + the attempt's event" must commit together
 or not at all. Rather than each component discovering a transaction someone else opened,
-the caller opens one unit of work and passes it (``tx=``) to every component taking part::
-
-    with uow.begin() as tx:
-        reservation = ledger.reserve(counter, claim, tx=tx)
-        interruptions.open(..., tx=tx)
-        events.append(TENTATIVA, record, tx=tx)
-
-The transaction starts lazily, on the first component that writes to the unit's database,
-so a participant that stores elsewhere (the DynamoDB ledger) never holds a SQL write lock
-across its own network round trips. Events appended inside reach listeners only after the
-commit (:meth:`Work.after_commit`); a rollback publishes nothing. A unit belongs to the
-thread that began it (SQLite's connections are per thread); :class:`UnitOfWork` itself is
-shared freely.
+the caller opens one unit of work and passes it (``tx=``) to every component taking part;
+:class:`UnitOfWork` shows how, and when the transaction really starts.
 """
 
 from __future__ import annotations
@@ -53,7 +42,22 @@ class Work:
 
 
 class UnitOfWork:
-    """Opens units of work on ``database``."""
+    """Opens units of work on ``database``.
+
+    Usage::
+
+        with uow.begin() as tx:
+            reservation = ledger.reserve(counter, claim, tx=tx)
+            interruptions.open(..., tx=tx)
+            events.append(TENTATIVA, record, tx=tx)
+
+    The transaction starts lazily, on the first component that writes to the unit's database,
+    so a participant that stores elsewhere (the DynamoDB ledger) never holds a SQL write lock
+    across its own network round trips. Events appended inside reach listeners only after the
+    commit (:meth:`Work.after_commit`); a rollback publishes nothing. A unit belongs to the
+    thread that began it (SQLite's connections are per thread); :class:`UnitOfWork` itself is
+    shared freely.
+    """
 
     def __init__(self, database: Database) -> None:
         self.database = database

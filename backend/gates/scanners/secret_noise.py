@@ -1,19 +1,11 @@
 """What the secret scanners flag that is not a secret: digests, ids and references.
 
 detect-secrets' entropy detectors flag any long random-looking string, and on real
-repositories most of those are checksums (lock files, ``go.sum``, ``*.sha256``), SRI
-hashes (``integrity="sha384-..."``), commit SHAs, PGP fingerprints and migration ids
-(alembic revisions). None of them grants access to anything, and a PR cannot silence
-them (allowlist pragmas are ignored on purpose), so without this filter such a PR is
-blocked for good. A flagged value is dropped only when the line *says* it is a digest or
-an id (a hash keyword, an ``<algo>-``/``<algo>:`` prefix, a checksum file's layout);
-a bare 40-hex string stays a finding, since old GitHub tokens look exactly like that.
-
-Only the entropy and keyword detectors are filtered: a value a specific detector
-recognises (an AWS key, a private key, a GitHub or Slack token) is a secret wherever it
-is written, lock files and SVG included. detect-secrets skips lock files and SVG by
-default; :data:`DETECT_SECRETS_FLAGS` turns those two filters off, so a key pasted into
-``package-lock.json`` is found and the digests around it are dropped here instead.
+repositories most of those are checksums, SRI hashes, commit SHAs, PGP fingerprints and
+migration ids. None grants access to anything and a PR cannot silence them, so without this
+filter such a PR is blocked for good. A value is dropped only when the line *says* it is a
+digest or an id, and only for the entropy and keyword detectors: :func:`is_noise` gives
+the rules.
 """
 
 from __future__ import annotations
@@ -72,6 +64,19 @@ _ASSIGNED = re.compile(r"""[:=]\s*(?P<q>["']?)(?P<value>.+?)(?P=q)\s*[,;]?\s*(?:
 
 def is_noise(kind: str, file: str, line: str, hashed_secret: str | None) -> bool:
     """True when detect-secrets' finding of type ``kind`` on ``line`` is not a secret.
+
+    detect-secrets' entropy detectors flag checksums (lock files, ``go.sum``, ``*.sha256``),
+    SRI hashes (``integrity="sha384-..."``), commit SHAs, PGP fingerprints and migration ids
+    (alembic revisions); allowlist pragmas are ignored on purpose. A flagged value is dropped
+    only when the line *says* it is a digest or an id (a hash keyword, an
+    ``<algo>-``/``<algo>:`` prefix, a checksum file's layout); a bare 40-hex string stays a
+    finding, since old GitHub tokens look exactly like that.
+
+    Only the entropy and keyword detectors are filtered: a value a specific detector
+    recognises (an AWS key, a private key, a GitHub or Slack token) is a secret wherever it
+    is written, lock files and SVG included. detect-secrets skips lock files and SVG by
+    default; :data:`DETECT_SECRETS_FLAGS` turns those two filters off, so a key pasted into
+    ``package-lock.json`` is found and the digests around it are dropped here instead.
 
     Args:
         kind: the detector's type (``Hex High Entropy String``...).

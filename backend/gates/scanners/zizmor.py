@@ -1,19 +1,10 @@
 """zizmor (PyPI ``zizmor``): static analysis of GitHub Actions workflows and actions.
 
 It beats the shipped semgrep rules where a workflow has to be understood, not
-pattern-matched: which contexts an attacker controls (``github.event.*.body``, bracket
-access, ``toJSON``, ``format``...), ``env:`` indirection into a script, dangerous
-triggers, excessive permissions, unpinned third-party actions, cache poisoning.
-
-Offline and unsilenceable, like the other scanners: ``--offline`` (no GitHub API, no
-online audits), the gate's own ``--config`` (a ``zizmor.yml`` in the PR is never read)
-and ``--no-ignores`` (inline ``# zizmor: ignore[...]`` comments do not count). The gate
-asks for medium confidence and up (zizmor's low-confidence findings are its own
-"may be a false positive") and every finding it then gets blocks: high and medium
-severity are errors, low (e.g. ``${{ env.X }}`` fed from the event) a warning.
-
-A workflow zizmor cannot read (not YAML, not a workflow) is a warning finding on that
-file: GitHub would not run it as written and the gate cannot vouch for it.
+pattern-matched: which contexts an attacker controls, ``env:`` indirection into a script,
+dangerous triggers, excessive permissions, unpinned third-party actions, cache poisoning.
+Offline and unsilenceable like the other scanners; :func:`command` gives the flags and
+:func:`parse` what blocks.
 """
 
 from __future__ import annotations
@@ -51,7 +42,13 @@ def is_workflow(rel: str) -> bool:
 
 
 def command(binary: str, targets: list[str]) -> list[str]:
-    """The exact command line (the benchmark runs it directly too)."""
+    """The exact command line (the benchmark runs it directly too).
+
+    Offline and unsilenceable: ``--offline`` (no GitHub API, no online audits), the gate's own
+    ``--config`` (a ``zizmor.yml`` in the PR is never read) and ``--no-ignores`` (inline
+    ``# zizmor: ignore[...]`` comments do not count). The gate asks for medium confidence and
+    up (zizmor's low-confidence findings are its own "may be a false positive").
+    """
     return [
         binary,
         "--offline",
@@ -107,6 +104,12 @@ def _is_action(ctx: ScanContext, rel: str) -> bool:
 
 def parse(stdout: str, stderr: str = "") -> list[Finding]:
     """zizmor's ``--format json`` (v1) findings to findings, at their primary location.
+
+    Every finding blocks: high and medium severity are errors, low (e.g. ``${{ env.X }}`` fed
+    from the event) a warning. A workflow zizmor cannot read (not YAML, not a workflow) is a
+    warning finding on that file: GitHub would not run it as written and the gate cannot vouch
+    for it. Attacker-controlled contexts zizmor understands include ``github.event.*.body``,
+    bracket access, ``toJSON`` and ``format``.
 
     Raises:
         ToolFailed: the output is not zizmor's JSON list.
