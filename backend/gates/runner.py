@@ -1,18 +1,10 @@
 """The gate runner: deterministic QA and SecOps gates over a temporary copy, no LLM.
 
-``run_gates`` runs both gates (the CLI), ``run_qa``/``run_secops`` one each (the
-product runs QA first and SecOps only after a QA pass). Scanners of a gate run in
-parallel threads; each is a subprocess or pure Python, so the GIL is not the limit.
-
-The built-in checks that parse the PR (compose, Dockerfile, IAM floor) run in a child
-process under CPU, memory and output limits (:mod:`backend.gates.sandbox`).
-
-Skipped scanners: a scanner that should have run but could not (missing binary,
-timeout, untrustworthy output) is listed under its gate's ``skipped`` and makes the
-gate ``skipped`` unless another scanner already failed it. A skipped gate is not a
-pass, so the verdict is ``changes_requested``: the gate fails closed, and the JSON
-says which scanner was missing instead of passing in silence. A scanner with nothing
-to look at (no Dockerfile, no Terraform, no IAM policy) is simply not run.
+``run_gates`` runs both gates (the CLI), ``run_qa``/``run_secops`` one each (the product
+runs QA first and SecOps only after a QA pass). Scanners of a gate run in parallel
+threads; the built-in checks that parse the PR run in a sandboxed child process
+(:mod:`backend.gates.sandbox`). A scanner that should have run but could not makes its gate
+``skipped``, and a skipped gate is not a pass (:class:`GateResult`).
 """
 
 from __future__ import annotations
@@ -75,6 +67,13 @@ GATES: dict[GateName, tuple[tuple[str, Scanner], ...]] = {
 @dataclass(frozen=True)
 class GateResult:
     """One gate's outcome.
+
+    Skipped scanners: a scanner that should have run but could not (missing binary, timeout,
+    untrustworthy output) is listed under its gate's ``skipped`` and makes the gate
+    ``skipped`` unless another scanner already failed it. A skipped gate is not a pass, so the
+    verdict is ``changes_requested``: the gate fails closed, and the JSON says which scanner
+    was missing instead of passing in silence. A scanner with nothing to look at (no
+    Dockerfile, no Terraform, no IAM policy) is simply not run.
 
     Attributes:
         gate: ``qa`` or ``secops``.
@@ -181,6 +180,11 @@ def run_gates(
     timeout_s: float = DEFAULT_TIMEOUT_S,
 ) -> GateReport:
     """Run the QA and SecOps gates on a PR payload or a directory.
+
+    Scanners of a gate run in parallel threads; each is a subprocess or pure Python, so the
+    GIL is not the limit. The built-in checks that parse the PR (compose, Dockerfile, IAM
+    floor) run in a child process under CPU, memory and output limits
+    (:mod:`backend.gates.sandbox`).
 
     Args:
         source: ``{relative path: text}`` of the PR's files, or a directory.

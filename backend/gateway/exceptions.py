@@ -1,17 +1,12 @@
 """Errors of the payment gateway's answers that are not a dependency failing.
 
-Tree (under :class:`backend.exceptions.CadenciaError`)::
-
-    CadenciaError
-    ├── GatewayRefusedError   the gateway answered a definitive "no" (402, 409, 422...)
-    ├── ConflictError (backend.exceptions)
-    │   └── GatewayMismatchError  a claim went to another gateway than this backend's (409)
-    └── GatewayError          (backend.exceptions) unreachable, our credentials, 408/429
-        └── GatewayUncertainError   outcome unknown (5xx, timeout, connection lost)
-
-A refusal is the world's verdict on this refund, not an outage of ours: it is never an
-:class:`~backend.exceptions.UnavailableError`, so the customer is told the truth (HTTP 200)
-instead of "try again later" (502).
+:class:`GatewayRefusedError` is a :class:`~backend.exceptions.CadenciaError` leaf: a
+refusal (402, 409, 422...) is the world's verdict on this refund, not an outage of ours, so
+it is never an :class:`~backend.exceptions.UnavailableError` and the customer is told the
+truth (HTTP 200) instead of "try again later" (502). :class:`GatewayMismatchError` is a
+:class:`~backend.exceptions.ConflictError` (409). Unreachable, our credentials and 408/429
+stay :class:`~backend.exceptions.GatewayError`; 5xx, timeouts and lost connections are
+:class:`~backend.exceptions.GatewayUncertainError`.
 """
 
 from __future__ import annotations

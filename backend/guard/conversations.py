@@ -1,18 +1,10 @@
 """Customer conversations: who holds them (``bot`` or ``human``) and their messages.
 
-A conversation is ``bot`` until an operator claims one of its takeovers (``take``, in the
-same unit of work as the claim); it is ``human`` until a resolve hands it back. While
-``human`` the customer's messages are recorded and streamed but no model turn runs.
-
-A conversation belongs to one customer: the channel names it (``cliente_id``) with the first
-message, which binds it in the same transaction; a message naming another customer is
-refused. :func:`owns` is the guard's check that an order or client is that customer's.
-
-Every outbound message (``agente`` or ``operador``) said through :meth:`Conversations.say`
-gets a delivery row (``pending``) in the same transaction as the message and its
-``conversa.mensagem`` event; after the commit the outbound listeners (the channel's
-delivery worker) are told its id, so delivery never runs on the request path and a crash
-leaves a ``pending`` row that the next start retries.
+A conversation is ``bot`` until an operator claims one of its takeovers, ``human`` until a
+resolve hands it back; while ``human`` no model turn runs. It belongs to one customer, bound
+by the first message; :func:`owns` is the guard's check that an order or client is that
+customer's. Every outbound message gets a delivery row in the same transaction, so delivery
+never runs on the request path (:class:`Conversations` gives the rules).
 """
 
 from __future__ import annotations
@@ -127,7 +119,22 @@ def _sql(db: Database, tx: Work | Tx | None) -> Tx | None:
 
 
 class Conversations:
-    """Conversation state, transcripts and the outbound delivery journal."""
+    """Conversation state, transcripts and the outbound delivery journal.
+
+    A conversation is ``bot`` until an operator claims one of its takeovers (``take``, in the
+    same unit of work as the claim); it is ``human`` until a resolve hands it back. While
+    ``human`` the customer's messages are recorded and streamed but no model turn runs.
+
+    A conversation belongs to one customer: the channel names it (``cliente_id``) with the
+    first message, which binds it in the same transaction; a message naming another customer
+    is refused.
+
+    Every outbound message (``agente`` or ``operador``) said through :meth:`say` gets a
+    delivery row (``pending``) in the same transaction as the message and its
+    ``conversa.mensagem`` event; after the commit the outbound listeners (the channel's
+    delivery worker) are told its id, so delivery never runs on the request path and a crash
+    leaves a ``pending`` row that the next start retries.
+    """
 
     def __init__(self, db: Database, events: EventLog | None = None) -> None:
         self.db = db

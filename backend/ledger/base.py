@@ -2,17 +2,9 @@
 
 All rules live here; a backend (:mod:`backend.ledger.sql`, :mod:`backend.ledger.dynamodb`)
 implements only the small private storage methods at the bottom, each of which must be
-atomic on its own. Record states: ``tentando`` → ``executado`` | ``falhou`` |
-``resultado_incerto``. A ``tentando`` record whose lease ran out (the process died between
-claim and completion) is never retried blindly: it turns into ``resultado_incerto`` and
-waits for :meth:`Ledger.reconcile` (which asks the gateway by key) or an operator. A
-``falhou`` record is released: the next claim under its key takes it over, whatever its
-payload (so a corrected amount can go through).
-
-The per-call methods (:meth:`Ledger.reserve`, :meth:`Ledger.complete`, :meth:`Ledger.fail`,
-:meth:`Ledger.mark_uncertain`) take an optional unit of work ``tx``
-(:class:`backend.store.uow.Work`): a backend storing in that unit's database writes inside
-it, so the decision commits together with the takeover and the event that record it.
+atomic on its own. A claim whose outcome is unknown is never retried blindly: it waits for
+:meth:`Ledger.reconcile` or an operator. :class:`Ledger` gives the record states and how a
+decision commits with the caller's unit of work.
 """
 
 from __future__ import annotations
@@ -130,7 +122,20 @@ microseconds) still sort in order as text: the two agree up to the millisecond."
 
 
 class Ledger(ABC):
-    """Policy over a storage backend. Thread- and process-safe as long as storage is."""
+    """Policy over a storage backend. Thread- and process-safe as long as storage is.
+
+    Record states: ``tentando`` → ``executado`` | ``falhou`` | ``resultado_incerto``. A
+    ``tentando`` record whose lease ran out (the process died between claim and completion)
+    is never retried blindly: it turns into ``resultado_incerto`` and waits for
+    :meth:`reconcile` (which asks the gateway by key) or an operator. A ``falhou`` record is
+    released: the next claim under its key takes it over, whatever its payload (so a
+    corrected amount can go through).
+
+    The per-call methods (:meth:`reserve`, :meth:`complete`, :meth:`fail`,
+    :meth:`mark_uncertain`) take an optional unit of work ``tx``
+    (:class:`backend.store.uow.Work`): a backend storing in that unit's database writes inside
+    it, so the decision commits together with the takeover and the event that record it.
+    """
 
     def __init__(self, *, teto: int = 4, lease_seconds: float = 30.0) -> None:
         if teto < 1:
@@ -274,6 +279,11 @@ class Ledger(ABC):
     def in_status(self, status: RecordStatus) -> list[LedgerRecord]:
         """Every record in ``status``."""
         return [LedgerRecord.from_mapping(r) for r in self._by_status(status)]
+
+    def counts(self) -> dict[str, int]:
+        """How many claims are in each state (the ``cadencia_ledger_claims`` gauge)."""
+        states: tuple[RecordStatus, ...] = ("tentando", "executado", "falhou", "resultado_incerto")
+        return {s: len(self._by_status(s)) for s in states}
 
     def attempts(self, counter: str) -> int:
         """How many attempts were counted for ``counter`` (blocked ones included)."""

@@ -1,18 +1,10 @@
 """``audit grants``: diff the LIVE PostgreSQL privileges of the tool roles against the spec.
 
-The snapshot is read from the catalogs, not from ``information_schema``: its
-``column_privileges`` view also lists every column implied by a table-level grant, so
-it cannot tell ``GRANT SELECT ON clientes`` from ``GRANT SELECT (id, nome, …) ON
-clientes``. ``aclexplode`` over ``pg_class.relacl`` (table level) and
-``pg_attribute.attacl`` (column level) keeps the two apart, as ``\\dp`` does. The queries
-are ``audit_*`` in ``sql/postgres/admin_queries.sql``; the command line is
-``backend.commands._audit_grants``.
-
-Besides privileges on every relation, schema, function and the database, drift is:
-a missing role, a role attribute (SUPERUSER, CREATEROLE, …), LOGIN missing, membership in
-any role but ``rds_iam`` (``pg_write_all_data``, ``rds_superuser``, …), ownership of any
-object, default privileges naming a tool role, and grants to PUBLIC on relations (every
-role inherits those).
+The snapshot is read from the catalogs (``aclexplode`` over ``pg_class.relacl`` and
+``pg_attribute.attacl``, as ``\\dp`` does), not from ``information_schema``, which cannot
+tell a table-level grant from one on every column (:func:`read_snapshot` says why). The
+queries are ``audit_*`` in ``sql/postgres/admin_queries.sql``; the command line is
+``backend.commands._audit_grants``. What counts as drift is listed on :func:`diff`.
 """
 
 from __future__ import annotations
@@ -107,7 +99,14 @@ class GrantsReport(BaseModel):
 
 
 def read_snapshot(conn: Any, prefix: str = DEFAULT_ROLE_PREFIX) -> Snapshot:
-    """Read the tool roles' live privileges through a psycopg connection (``dict_row``)."""
+    """Read the tool roles' live privileges through a psycopg connection (``dict_row``).
+
+    From the catalogs, not from ``information_schema``: its ``column_privileges`` view also
+    lists every column implied by a table-level grant, so it cannot tell ``GRANT SELECT ON
+    clientes`` from ``GRANT SELECT (id, nome, …) ON clientes``. ``aclexplode`` over
+    ``pg_class.relacl`` (table level) and ``pg_attribute.attacl`` (column level) keeps the two
+    apart, as ``\\dp`` does.
+    """
     q = load_queries("postgres")
     names = [deployed_role(r, prefix) for r in TOOL_ROLES]
     params = {"roles": names}
@@ -164,6 +163,12 @@ def diff(snapshot: Snapshot, *, other_databases: bool = True) -> list[Drift]:
     ``other_databases=False`` leaves out what the tool roles may do in the cluster's other
     databases (for a cluster whose ``pg_hba.conf`` already rejects them there, which the
     audit cannot read, and for ``db migrate``, which only repairs this database).
+
+    Besides privileges on every relation, schema, function and the database, drift is: a
+    missing role, a role attribute (SUPERUSER, CREATEROLE, …), LOGIN missing, membership in
+    any role but ``rds_iam`` (``pg_write_all_data``, ``rds_superuser``, …), ownership of any
+    object, default privileges naming a tool role, and grants to PUBLIC on relations (every
+    role inherits those).
     """
     drifts: list[Drift] = []
     erp = snapshot.current_schema

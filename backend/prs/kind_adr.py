@@ -1,17 +1,11 @@
 """The Arquiteto's ADR pull requests (kind ``adr``) through the one PR pipeline.
 
-An ADR is one markdown file ``docs/adr/NNNN-<slug>.md`` on its own branch
-``adr/NNNN-<slug>``, proposed by ``propose_adr_pr`` through ``decide()`` (``open_adr_pr``
-asks by default: the approval carries the file, and approving it opens the PR), then QA,
-SecOps and an operator's approve like every other PR. The PR's ``task_id`` holds its key
-``<project id>/adr/NNNN-<slug>`` (unique across projects), which is how a correction finds
-the same PR again. The number is the next one after every ADR the project has on ``main``,
-in a PR (open or not) or in a pending approval.
-
-The kind registers itself in :data:`~backend.prs.kinds.RULES` (it subclasses
-``KindRules``, so ``kinds`` cannot import it); :mod:`backend.prs.flow` imports this
-module, so every pipeline knows it. :class:`AdrTool` is the Arquiteto's tool over a
-pipeline, injected into the agents' tools (``backend.agents`` never imports this package).
+An ADR is one markdown file ``docs/adr/NNNN-<slug>.md`` on its own branch, proposed through
+``decide()`` (approving the ask opens the PR), then QA, SecOps and an operator's approve
+like every other PR (:func:`adr_proposal` gives the number and key). The kind registers
+itself in :data:`~backend.prs.kinds.RULES`; :mod:`backend.prs.flow` imports this module so
+every pipeline knows it. :class:`AdrTool` is the Arquiteto's tool, injected into the
+agents' tools (``backend.agents`` never imports this package).
 """
 
 from __future__ import annotations
@@ -47,7 +41,11 @@ def adr_name(key: str | None) -> str:
 
 
 class AdrRules(KindRules):
-    """The Arquiteto's ADR PR on ``adr/NNNN-<slug>``."""
+    """The Arquiteto's ADR PR on ``adr/NNNN-<slug>``.
+
+    It subclasses ``KindRules``, so ``kinds`` cannot import it: the kind registers itself in
+    :data:`~backend.prs.kinds.RULES` when :mod:`backend.prs.flow` imports this module.
+    """
 
     kind = "adr"
     action = "open_adr_pr"
@@ -126,7 +124,14 @@ def adr_proposal(
     content: str,
     slug: str | None = None,
 ) -> Proposal:
-    """The proposal of one ADR: its next number, file, and key (see the module docstring).
+    """The proposal of one ADR: its next number, file, and key.
+
+    The file is ``docs/adr/NNNN-<slug>.md`` on branch ``adr/NNNN-<slug>``, proposed by
+    ``propose_adr_pr`` through ``decide()`` (``open_adr_pr`` asks by default: the approval
+    carries the file, and approving it opens the PR). The PR's ``task_id`` holds its key
+    ``<project id>/adr/NNNN-<slug>`` (unique across projects), which is how a correction finds
+    the same PR again. The number is the next one after every ADR the project has on
+    ``main``, in a PR (open or not) or in a pending approval.
 
     Args:
         flow: the :class:`~backend.prs.flow.PrFlow` (its store, PRs and git).

@@ -1,17 +1,9 @@
 """Amazon Bedrock through the Converse API, with tools passed as ``toolConfig``.
 
-Mapping (provider-neutral → Converse)::
-
-    UserMessage          {"role": "user", "content": [{"text": ...}]}
-    AssistantMessage     {"role": "assistant",
-                          "content": [{"text"}?, {"toolUse": {toolUseId, name, input}}*]}
-    ToolResultMessage    {"role": "user",
-                          "content": [{"toolResult": {toolUseId, content: [{"text"}], status}}]}
-    ToolSpec             {"toolSpec": {name, description, inputSchema: {"json": schema}}}
-
-Converse wants user and assistant turns to alternate, so consecutive messages of one role
-(e.g. several tool results) are merged into one message. boto3 is synchronous; the call runs
-in a worker thread so the event loop keeps serving other agents.
+:func:`to_converse_messages` maps the provider-neutral messages to Converse, merging
+consecutive messages of one role (Converse wants user and assistant turns to alternate).
+boto3 is synchronous; the call runs in a worker thread so the event loop keeps serving
+other agents.
 """
 
 from __future__ import annotations
@@ -56,7 +48,20 @@ _STOP_REASONS: dict[str, StopReason] = {
 
 
 def to_converse_messages(messages: list[Message]) -> list[dict[str, Any]]:
-    """Map provider-neutral messages to Converse messages, merging consecutive roles."""
+    """Map provider-neutral messages to Converse messages, merging consecutive roles.
+
+    Mapping (provider-neutral → Converse)::
+
+        UserMessage          {"role": "user", "content": [{"text": ...}]}
+        AssistantMessage     {"role": "assistant",
+                              "content": [{"text"}?, {"toolUse": {toolUseId, name, input}}*]}
+        ToolResultMessage    {"role": "user",
+                              "content": [{"toolResult": {toolUseId, content: [{"text"}], status}}]}
+        ToolSpec             {"toolSpec": {name, description, inputSchema: {"json": schema}}}
+
+    Converse wants user and assistant turns to alternate, so consecutive messages of one role
+    (e.g. several tool results) are merged into one message.
+    """
     out: list[dict[str, Any]] = []
     for message in messages:
         role, blocks = _blocks(message)

@@ -2,17 +2,8 @@
 
 No network and no script: it reads the task header the dev runtime puts at the top of each
 turn (:func:`task_header`) and the results of its own tool calls in this turn, and does
-what a careful developer of a documentation task does, one tool call per step, through
-the same tools and the same runtime as any model:
-
-1. ``list_files`` on the module;
-2. ``read_file`` of the module's ``README.md`` (when it exists);
-3. ``write_file`` of that README with one line for the task (``- <title> (by dev-<m>)``);
-4. ``propose_task_pr``; then it answers with what the PR did.
-
-A failing ``list_files``/``read_file``/``write_file`` makes it call ``report_blocked`` with
-the tool's error; a failing proposal is reported in its answer (the worker then records
-why the task stopped).
+what a careful developer of a documentation task does, one tool call per step, through the
+same tools and the same runtime as any model (:class:`DevOfflineModel` lists the steps).
 """
 
 from __future__ import annotations
@@ -60,7 +51,17 @@ class _Task:
 
 
 class DevOfflineModel:
-    """The offline dev model (see the module docstring)."""
+    """The offline dev model.
+
+    1. ``list_files`` on the module;
+    2. ``read_file`` of the module's ``README.md`` (when it exists);
+    3. ``write_file`` of that README with one line for the task (``- <title> (by dev-<m>)``);
+    4. ``propose_task_pr``; then it answers with what the PR did.
+
+    A failing ``list_files``/``read_file``/``write_file`` makes it call ``report_blocked`` with
+    the tool's error; a failing proposal is reported in its answer (the worker then records
+    why the task stopped).
+    """
 
     name = DEV_OFFLINE
 

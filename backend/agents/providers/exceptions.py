@@ -1,18 +1,11 @@
-"""Errors raised by model providers.
+"""Errors raised by model providers, in the tree of :mod:`backend.exceptions`.
 
-Tree::
-
-    CadenciaError                     (backend/exceptions.py)
-    ├── UnavailableError
-    │   └── ProviderError             a model call failed or answered something unusable
-    │       └── ProviderTimeoutError  the model did not answer in time
-    └── ConfigError
-        └── ScriptError               a scripted-provider script does not fit its schema
-
-A provider failing is a dependency failing (HTTP 502); a broken script is our own
-configuration (HTTP 503, no retry helps). Bad provider specs and missing credentials raise
-:class:`backend.exceptions.ConfigError`. Errors from botocore and httpx are translated here
-with ``raise ... from exc``.
+:class:`ProviderTimeoutError` is a :class:`~backend.exceptions.ProviderError`, so an
+:class:`~backend.exceptions.UnavailableError`: a provider failing is a dependency failing
+(HTTP 502). :class:`ScriptError` is a :class:`~backend.exceptions.ConfigError`: a broken
+script is our own configuration (HTTP 503, no retry helps); so are bad provider specs and
+missing credentials. Errors from botocore and httpx are translated with
+``raise ... from exc``.
 """
 
 from __future__ import annotations

@@ -1,18 +1,11 @@
 """IAM wherever a PR writes it, judged by the rules of ``cadencia audit iam``.
 
-The policies are found by the audit's own readers (:mod:`backend.posture.iam_documents`
-for JSON/YAML, CloudFormation included, BOMs included; :mod:`backend.posture.terraform_iam`
-for Terraform: ``jsonencode``, heredocs, ``aws_iam_policy_document``, user/group/role
-policies, attachments, ``managed_policy_arns``, module inputs), then judged by the
-audit's general rules (everything but the Lab 87 tool table) and, for the policies the
-``parliament`` scanner cannot see (anything but a plain UTF-8 policy JSON), by
-parliament in this process. An audit error fails the gate; an audit warning is advice.
-
-A file that should hold IAM but cannot be read (broken HCL, a binary ``.json``) is an
-error too: what the gate cannot read, it cannot pass.
-
-The floor under parliament stays: parliament (1.6.4) reports nothing for
-``"Action": "*", "Resource": "*"`` nor for ``Allow`` with ``NotAction``.
+The policies are found by the audit's own readers (JSON/YAML and Terraform), then judged by
+the audit's general rules and, for what the ``parliament`` scanner cannot see, by
+parliament in this process; :func:`scan` gives the details. An audit error fails the gate,
+a warning is advice, and a file that should hold IAM but cannot be read is an error too.
+The floor (:func:`check_policy`) stays under parliament, which misses ``Action "*"`` and
+``NotAction``.
 """
 
 from __future__ import annotations
@@ -51,6 +44,16 @@ def scan(ctx: ScanContext) -> ScanResult | None:
     """Check every IAM policy of the copy; ``None`` when there is none to check.
 
     It parses the PR's JSON, YAML and HCL: the gate runs it in :mod:`backend.gates.sandbox`.
+
+    The policies are found by the audit's own readers (:mod:`backend.posture.iam_documents`
+    for JSON/YAML, CloudFormation included, BOMs included; :mod:`backend.posture.terraform_iam`
+    for Terraform: ``jsonencode``, heredocs, ``aws_iam_policy_document``, user/group/role
+    policies, attachments, ``managed_policy_arns``, module inputs), then judged by the audit's
+    general rules (everything but the Lab 87 tool table) and, for the policies the
+    ``parliament`` scanner cannot see (anything but a plain UTF-8 policy JSON), by parliament
+    in this process. An audit error fails the gate; an audit warning is advice. A file that
+    should hold IAM but cannot be read (broken HCL, a binary ``.json``) is an error too: what
+    the gate cannot read, it cannot pass.
     """
     terraform_dirs, documents = _targets(ctx)
     if not terraform_dirs and not documents:
@@ -144,7 +147,11 @@ def _from_audit(root: Path, finding: IamFinding) -> Finding:
 
 
 def check_policy(policy: Mapping[str, object], file: str = "policy.json") -> list[Finding]:
-    """Findings for ``Allow`` statements granting every action, or using ``NotAction``."""
+    """Findings for ``Allow`` statements granting every action, or using ``NotAction``.
+
+    The floor under parliament stays: parliament (1.6.4) reports nothing for
+    ``"Action": "*", "Resource": "*"`` nor for ``Allow`` with ``NotAction``.
+    """
     statements = policy.get("Statement")
     if isinstance(statements, dict):
         statements = [statements]
