@@ -34,7 +34,7 @@ from backend.gates.verdicts import verdict_event
 from backend.jobs import Backoff, Job, Jobs
 from backend.planner import correct
 from backend.prs.authoring import CorrectionAuthor
-from backend.prs.correcting import CorrectionLoop
+from backend.prs.correcting import Corrections
 from backend.prs.gating import (
     IN_GATE,
     agent_at_work,
@@ -59,7 +59,7 @@ def gates_key(pr_id: str) -> str:
     return f"gates:{pr_id}"
 
 
-class PrFlow(CorrectionLoop):
+class PrFlow:
     """Proposals, gates and corrections of every PR over the team store, git and the gates.
 
     Args:
@@ -98,6 +98,7 @@ class PrFlow(CorrectionLoop):
         self.auto = auto
         self.timeout_s = timeout_s
         self.author = author
+        self.corrections = Corrections(self)
         self.fixer = fixer
         self.prs = PullRequests(self.db)
         self.jobs = jobs if jobs is not None else Jobs(self.db)
@@ -347,6 +348,23 @@ class PrFlow(CorrectionLoop):
             annotate(gate_findings(result), waivers),
             None if event is None else event.reason,
         )
+
+    # -- corrections (a collaborator: backend.prs.correcting) ------------------------------
+
+    def correct(self, pr_id: str) -> ProposalResult:
+        """The author corrects the PR on the same branch (see :meth:`Corrections.correct`)."""
+        return self.corrections.correct(pr_id)
+
+    def settle(self, pr_id: str) -> PullRequest:
+        """Gates and corrections until the PR settles (see :meth:`Corrections.settle`)."""
+        return self.corrections.settle(pr_id)
+
+    def no_change(self, pr: PullRequest, author: str, detail: str) -> PullRequest:
+        """Record a correction with no diff (see :meth:`Corrections.no_change`)."""
+        return self.corrections.no_change(pr, author, detail)
+
+    def _same_as_head(self, pr: PullRequest, files: dict[str, str]) -> bool:
+        return self.corrections.same_as_head(pr, files)
 
     def start_gates(self, pr_id: str) -> int:
         """Enqueue the PR's ``gates`` job (with ``auto``, the whole correction loop); its id.
