@@ -34,13 +34,14 @@ from backend.dev.agents import DevAgents, task_creator
 from backend.dev.tasks import DevTasks
 from backend.dev.worker import DevWorker
 from backend.events import TENTATIVA, EventType
-from backend.exceptions import NotFoundError
+from backend.exceptions import CadenciaError, NotFoundError
 from backend.guard.assembly import Guard, build_guard
 from backend.guard.interruptions import Interruption
 from backend.guard.takeovers import Action, LedgerFacts, Resolved, Takeovers
 from backend.guard.uncertain import HandOutcome, Settled, UncertainOutcomes, chave_of, item_id
 from backend.inbox import Inbox
 from backend.jobs import Backoff, Job, Jobs
+from backend.oncall.gauges import OnCallGauges
 from backend.operators.accounts import Operators
 from backend.projections.rebuild import ensure_current
 from backend.projections.roster_table import RosterProjection
@@ -49,6 +50,7 @@ from backend.prs.decisions import Decisions
 from backend.prs.kind_adr import AdrTool
 from backend.prs.pipeline import InfraPipeline
 from backend.settings import Settings
+from backend.sla import Slas
 from backend.store.db import open_database
 from backend.store.files import FILE_MODE, private_dir, secure_data_dir, tighten
 from backend.tools.registry import tool_spec
@@ -153,7 +155,7 @@ class Backend:
             roster_facts=self.roster_projection,
         )
         self.team.runtime.install(**self._runtime_hooks())
-        self.inbox = Inbox(self.pipeline, self.store, guard, self.dead_jobs)
+        self.inbox = Inbox(self.pipeline, self.store, guard, self.dead_jobs, Slas(settings.sla))
         self.decisions = Decisions(self.store.approvals, self.pipeline)
         # atendimento is bound like every agent (model_binding → make_provider, per turn).
         self.customer = CustomerService(
@@ -179,6 +181,13 @@ class Backend:
                 deadline_s=settings.channel_deadline_s,
             ),
             self.jobs,
+        )
+        guard.metrics.registry.register(
+            OnCallGauges(
+                self.inbox.items,
+                self._agent_statuses,
+                guard.ledger.counts if guard.ledger is not None else dict,
+            )
         )
         self.token, self.token_generated = resolve_token(settings)
         self.operators = Operators(self.db)  # named accounts beside the bootstrap token
@@ -363,6 +372,31 @@ class Backend:
         return self._uncertain_outcomes().settle(
             chave_of(ident), outcome, operator=operator, reason=reason
         )
+
+    def _agent_statuses(self) -> list[str]:
+        """Every agent's status once (``cadencia_agents``): a dev agent per project, the
+        others once; ``budget`` for one whose tokens today reached its daily budget."""
+        found: dict[tuple[str, str], str] = {}
+        projects: list[Any] = list(self.store.projects()) or [None]
+        for project in projects:
+            for entry in self.team.roster(project.id if project else None):
+                agent_id = str(entry["id"])
+                scope = project.id if project and agent_id.startswith("dev-") else ""
+                found[(scope, agent_id)] = str(entry["status"])
+        out = []
+        for (_scope, agent_id), status in found.items():
+            if status != "paused" and self._over_budget(agent_id):
+                status = "budget"
+            out.append(status)
+        return out
+
+    def _over_budget(self, agent_id: str) -> bool:
+        try:
+            budget = self.budgets.budget(agent_id)
+        except CadenciaError:
+            return False
+        limit = budget["tokens_per_day"]
+        return limit is not None and budget["used_today"] >= limit
 
     def _prune_jobs(self, job: Job) -> None:
         """The recurring ``jobs.prune``: finished jobs go after :data:`JOBS_KEPT_S`."""

@@ -17,21 +17,23 @@ uncertain refunds) belong to no project: a ``project_id`` filter leaves them out
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, Literal
 
 from backend.agents.approvals import iso_utc
 from backend.agents.store import TeamStore
+from backend.clock import utc_iso
 from backend.dead_jobs import DeadJobs
 from backend.exceptions import CadenciaError
 from backend.guard.assembly import Guard
 from backend.guard.takeovers import ledger_facts
 from backend.guard.uncertain import item_id
+from backend.jobs import Job
 from backend.prs.actions import PrPipeline
 from backend.prs.authoring import NO_CHANGE
 from backend.prs.records import PullRequest
-from backend.jobs import Job
+from backend.sla import Slas, SlaState
 from backend.tools.registry import tool_spec
 
 InboxKind = Literal[
@@ -87,6 +89,9 @@ class InboxItem:
     pr_kind: str | None = None
     project_name: str | None = None
     age_s: float = field(default=0.0)
+    due_at: str = ""
+    """When its SLA runs out (ISO 8601 UTC): ``since`` + the kind's SLA."""
+    sla_state: SlaState = "ok"
     session_id: str | None = None
 
     @property
@@ -109,22 +114,28 @@ class InboxItem:
             "state": self.state,
             "pr_kind": self.pr_kind,
             "session_id": self.session_id,
+            "due_at": self.due_at,
+            "sla_state": self.sla_state,
             "actions": [a.to_dict() for a in self.actions],
         }
+
+
+def urgency(item: InboxItem) -> tuple[int, int, str, str]:
+    """Sort key: breached items first, then by kind (:data:`WEIGHTS`), the oldest first."""
+    return (item.sla_state != "breached", WEIGHTS.get(item.kind, 99), item.since, item.id)
 
 
 def _actions(base: str, *names: tuple[str, ReasonRule]) -> tuple[InboxAction, ...]:
     return tuple(InboxAction(name, f"{base}/{name}", reason) for name, reason in names)
 
 
-def _age(since: str, now: datetime) -> float:
+def _moment(since: str, now: datetime) -> datetime:
+    """``since`` as a UTC datetime (an unreadable stamp counts as now)."""
     try:
         moment = datetime.fromisoformat(since.replace("Z", "+00:00"))
     except ValueError:
-        return 0.0
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return round(max(0.0, (now - moment).total_seconds()), 1)
+        return now
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment
 
 
 def _one_line(text: Any, limit: int = 200) -> str:
@@ -141,7 +152,9 @@ class Inbox:
         store: TeamStore,
         guard: Guard,
         dead_jobs: DeadJobs | None = None,
+        slas: Slas | None = None,
     ) -> None:
+        self.slas = slas or Slas()
         self.pipeline = pipeline
         self.store = store
         self.guard = guard
@@ -166,17 +179,20 @@ class Inbox:
         found = [item for build in builders for item in build(project_id)]
         names = {p.id: p.name for p in self.store.projects()}
         now = datetime.now(UTC)
-        out = [
-            InboxItem(
-                **{
-                    **item.__dict__,
-                    "project_name": names.get(item.project_id) if item.project_id else None,
-                    "age_s": _age(item.since, now),
-                }
+        out = []
+        for item in found:
+            since = _moment(item.since, now)
+            deadline = self.slas.deadline(item.kind, since, now)
+            out.append(
+                replace(
+                    item,
+                    project_name=names.get(item.project_id) if item.project_id else None,
+                    age_s=round(max(0.0, (now - since).total_seconds()), 1),
+                    due_at=utc_iso(deadline.due_at),
+                    sla_state=deadline.state,
+                )
             )
-            for item in found
-        ]
-        out.sort(key=lambda i: (WEIGHTS.get(i.kind, 99), i.since, i.id))
+        out.sort(key=urgency)
         return out
 
     # -- one builder per kind --------------------------------------------------------------

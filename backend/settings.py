@@ -13,6 +13,8 @@ import platformdirs
 from pydantic import BaseModel, ConfigDict, Field, PositiveInt, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from backend.sla import DEFAULT_SLA, parse_duration
+
 
 def default_data_dir() -> Path:
     """The user's data directory for cadencia (``~/.local/share/cadencia`` on Linux)."""
@@ -140,12 +142,27 @@ class Settings(BaseSettings):
     def _absolute_data_dir(cls, value: Path) -> Path:
         return Path(os.path.abspath(value.expanduser()))
 
+    @field_validator("sla", mode="before")
+    @classmethod
+    def _sla_durations(cls, value: Any) -> Any:
+        if not isinstance(value, dict):
+            return value  # pydantic says what is wrong with it
+        kinds = set(DEFAULT_SLA)
+        unknown = sorted(str(k) for k in value if k not in kinds)
+        if unknown:
+            raise ValueError(f"unknown inbox kind(s) {unknown}; known: {sorted(kinds)}")
+        return {k: parse_duration(v) for k, v in value.items()}
+
     # -- operators --
     required_approvals: dict[Literal["infra", "dev", "adr"], Annotated[int, Field(ge=1, le=10)]] = (
         Field(default_factory=dict)
     )
     """``{"<pr kind>": N}`` (env: JSON): approvals by N different operators before a PR of
     that kind merges (default 1 per kind), checked at start."""
+    sla: dict[str, float] = Field(default_factory=dict)
+    """``{"<inbox kind>": "90s" | "5m" | "4h" | seconds}`` (env ``CADENCIA_SLA``: JSON): how
+    long an item of that kind may wait for a human; the rest keep the defaults
+    (:data:`backend.sla.DEFAULT_SLA`)."""
     public_docs: bool = False
     """Serve ``/docs`` and ``/openapi.json`` without a token (default: behind the token)."""
     metrics_access: Literal["open", "loopback", "token"] = "loopback"

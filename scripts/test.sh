@@ -10,6 +10,15 @@ cd "$(dirname "$0")/.."
 # in the tools directory, CADENCIA_TOOLS_DIR; idempotent), so the tests use what a user gets.
 python3 -m pip install -q --disable-pip-version-check -e '.[dev]'
 python3 -m backend.cli tools install
+# The on-call tests and the alert rules' own tests use Debian's Prometheus and Alertmanager.
+if ! command -v promtool >/dev/null || ! command -v prometheus-alertmanager >/dev/null; then
+  if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null; then
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
+      prometheus prometheus-alertmanager >/dev/null
+  else
+    echo "scripts/test.sh: prometheus and prometheus-alertmanager are not installed" >&2
+  fi
+fi
 
 # Tests outside tests/console run on CADENCIA_TEST_WORKERS pytest-xdist workers (default 2),
 # each with a PostgreSQL cluster of its own (tool roles are cluster-wide); given only
@@ -32,6 +41,11 @@ lint_failed=()
 python3 -m ruff check . || lint_failed+=("ruff check .")
 python3 -m ruff format --check . || lint_failed+=("ruff format --check .")
 python3 -m mypy backend console || lint_failed+=("mypy backend console")
+# The shipped alert rules and their tests, and the example Alertmanager route.
+promtool check rules deploy/prometheus/alerts.yml || lint_failed+=("promtool check rules")
+promtool test rules deploy/prometheus/alerts_test.yml || lint_failed+=("promtool test rules")
+amtool check-config deploy/alertmanager/alertmanager.yml >/dev/null \
+  || lint_failed+=("amtool check-config")
 if [ "${#lint_failed[@]}" -gt 0 ]; then
   printf 'scripts/test.sh: failed: %s\n' "${lint_failed[@]}" >&2
   exit 1

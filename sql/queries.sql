@@ -73,6 +73,9 @@ SET status = 'resultado_incerto', updated_at = %(now)s
 WHERE status = 'tentando' AND lease_until < %(epoch)s
 RETURNING chave
 
+-- name: ledger_records_counts
+SELECT status, COUNT(*) AS n FROM ledger_records GROUP BY status
+
 -- name: ledger_records_by_status
 SELECT chave, ferramenta, conversa_id, entidade_id, status, payload_hash, valor, resultado,
        lease_until, created_at, updated_at, gateway

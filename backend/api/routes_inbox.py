@@ -30,7 +30,7 @@ from backend.api.schemas_inbox import (
     InboxItem,
     InboxKindOut,
 )
-from backend.inbox import WEIGHTS
+from backend.inbox import urgency
 
 router = APIRouter(prefix="/api", dependencies=[Depends(require_token)], responses=ERRORS)
 ProjectFilter = Annotated[str | None, Query(pattern=r"^[A-Za-z0-9_-]{1,64}$")]
@@ -42,8 +42,9 @@ def _b(request: Request) -> Any:
     return request.app.state.backend
 
 
-def _inbox_key(item: Any) -> tuple[int, str, str]:
-    return (WEIGHTS.get(item.kind, 99), item.since, item.id)
+def _inbox_key(item: Any) -> tuple[int, int, str, str]:
+    breached_last, weight, since, ident = urgency(item)
+    return (int(breached_last), weight, since, ident)
 
 
 @router.get("/inbox", responses=PAGED)
@@ -55,12 +56,13 @@ async def inbox(
     limit: PageLimit = DEFAULT_LIMIT,
     cursor: Cursor = None,
 ) -> list[InboxItem]:
-    """Every item waiting for a human, most urgent first (kind weight, then oldest).
+    """Every item waiting for a human, most urgent first: past its SLA (``sla_state``
+    ``breached``) before the rest, then by kind, then the oldest.
 
     The Inbox holds only what is still open (its size is the work waiting, not the
     history), so a page is cut from the ordered open items after the cursor's position.
     """
-    after = decode_cursor("inbox", cursor, (int, str, str))
+    after = decode_cursor("inbox", cursor, (int, int, str, str))
     items = await asyncio.to_thread(_b(request).inbox.items, project_id, kind)
     if after is not None:
         items = [i for i in items if _inbox_key(i) > after]

@@ -57,7 +57,8 @@ async def healthz() -> HealthOut:
 async def metrics(request: Request) -> Response:
     """Prometheus text: ``cadencia_interrupcoes_por_teto_total`` and friends (no token from
     loopback by default; ``CADENCIA_METRICS_ACCESS`` = open | loopback | token)."""
-    text = _backend(request).guard.metrics.prometheus_text()
+    # The gauges read the database at scrape time: off the event loop.
+    text = await asyncio.to_thread(_backend(request).guard.metrics.prometheus_text)
     return Response(text, media_type="text/plain; version=0.0.4")
 
 

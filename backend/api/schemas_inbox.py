@@ -47,6 +47,10 @@ class InboxItem(_Out):
     detail: str = Field(description="why it waits, one line")
     since: str = Field(description="ISO 8601 UTC: when it started waiting")
     age_s: float
+    due_at: str = Field(description="ISO 8601 UTC: when its SLA runs out (since + the kind's SLA)")
+    sla_state: Literal["ok", "warning", "breached"] = Field(
+        description="ok; warning past 75% of its SLA; breached past all of it"
+    )
     state: str
     pr_kind: Literal["infra", "dev", "adr"] | None = None
     session_id: str | None = Field(

@@ -277,3 +277,41 @@ def test_a_pr_whose_author_made_no_change_is_stuck_in_the_inbox_until_closed(liv
     closed = live.http.post(item["actions"][0]["path"], json={"operator": "ana"})
     assert closed.status_code == 200, closed.text
     assert _inbox(live, kind="pr_stuck") == []
+
+
+@pytest.mark.parametrize("dialect", ["sqlite"])
+def test_every_item_has_a_deadline_and_breached_ones_come_first(
+    request: pytest.FixtureRequest, tmp_path: Path, dialect: str
+) -> None:
+    request.param = dialect  # type: ignore[attr-defined]  # what live_settings reads
+    from datetime import datetime, timedelta
+
+    settings = live_settings(
+        request, tmp_path, reconcile_interval_s=3600, sla={"pr": "0s", "interruption": "1d"}
+    )
+    for live in live_backend(settings):
+        upsert_pedidos(
+            live.backend.db, [{"pedidoId": "4821", "valorPedido": "129.90", "clienteId": "c-1"}]
+        )
+        _teto_takeover(live, "conv-sla")
+        manual = PrPipeline(live.backend.store, live.backend.settings)
+        project = _project(live, "loja")
+        ready = _dev_pr(live, manual, project["id"], "Document the API", "# loja\n")
+        _to_awaiting_human(manual, ready)
+
+        items = _inbox(live)
+
+        # The PR is past its (zero) SLA, so it comes before the takeover, whose kind
+        # alone would put it first.
+        assert [(i["kind"], i["sla_state"]) for i in items] == [
+            ("pr", "breached"),
+            ("interruption", "ok"),
+        ]
+        for item, sla in zip(items, (timedelta(0), timedelta(days=1)), strict=True):
+            since = datetime.fromisoformat(item["since"].replace("Z", "+00:00"))
+            due = datetime.fromisoformat(item["due_at"].replace("Z", "+00:00"))
+            assert abs(due - (since + sla)) < timedelta(milliseconds=2), item
+        # A page of one continues with the next item, in the same order.
+        first = live.http.get("/api/inbox", params={"limit": 1})
+        rest = live.http.get(first.links["next"]["url"])
+        assert [i["id"] for i in first.json() + rest.json()] == [i["id"] for i in items]
