@@ -4,13 +4,8 @@ A list route answers a JSON array (so clients written before pagination keep wor
 at most ``limit`` items (default :data:`DEFAULT_LIMIT`, at most :data:`MAX_LIMIT`). When
 more follow, the response carries the next page's opaque cursor in ``X-Next-Cursor`` and
 the URL that fetches it in ``Link: <url>; rel="next"``; no such header means the last page.
-
-A cursor is the keyset position of the last item sent (its sort key and id), tagged with
-the route that issued it, base64url-encoded JSON. The server reads the next page with
-``WHERE (key, id) > (cursor) ORDER BY key, id LIMIT limit + 1`` on an index, so a page
-costs the same at item 10 and at item 10 million (no ``OFFSET``). A cursor is not secret:
-forging one only moves the position; a malformed one, or one another route issued, is
-refused with 422 ``bad_cursor`` and nothing is read.
+A cursor is a keyset position, so a page costs the same at item 10 and at item 10 million
+(:func:`encode_cursor`).
 """
 
 from __future__ import annotations
@@ -72,7 +67,15 @@ class BadCursorError(ValidationError):
 
 
 def encode_cursor(route: str, key: Sequence[KeyPart]) -> str:
-    """The opaque cursor of ``route`` positioned after the item whose sort key is ``key``."""
+    """The opaque cursor of ``route`` positioned after the item whose sort key is ``key``.
+
+    A cursor is the keyset position of the last item sent (its sort key and id), tagged with
+    the route that issued it, base64url-encoded JSON. The server reads the next page with
+    ``WHERE (key, id) > (cursor) ORDER BY key, id LIMIT limit + 1`` on an index, so a page
+    costs the same at item 10 and at item 10 million (no ``OFFSET``). A cursor is not secret:
+    forging one only moves the position; a malformed one, or one another route issued, is
+    refused with 422 ``bad_cursor`` and nothing is read (:func:`decode_cursor`).
+    """
     raw = json.dumps([route, *key], separators=(",", ":"), ensure_ascii=True)
     return base64.urlsafe_b64encode(raw.encode()).rstrip(b"=").decode()
 

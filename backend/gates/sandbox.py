@@ -1,16 +1,11 @@
 """The gate's own parsers run out of the server process, under limits.
 
 The built-in checks parse what a PR wrote (compose YAML, Dockerfiles, IAM JSON, YAML and
-HCL), and a few hundred bytes of YAML aliases expand to gigabytes. So each check runs in
-a child interpreter, ``python -P -m backend.gates.sandbox TOOL CPU_S BYTES``, started
-through the scanners' own :func:`~backend.gates.scanners._base.run_tool` (wall-clock
-timeout, output cap), which limits its own CPU time (``RLIMIT_CPU``) and address space
-(``RLIMIT_AS``) before it reads anything. ``-P``: the child runs in the PR's copy, whose
-``yaml.py`` must not be imported. File names go in on stdin, never argv. The child
-prints ``{"reading": file}`` as each file starts and ``{"result": ...}`` at the end.
-
-A check that hits a limit is a blocking ``exceeded-limits`` finding on the file it was
-reading: what the gate could not read is not a pass. Any other failure is ``skipped``.
+HCL), and a few hundred bytes of YAML aliases expand to gigabytes. So each check runs in a
+child interpreter that limits its own CPU time and address space before it reads anything
+(:func:`run_sandboxed` gives the protocol). A check that hits a limit is a blocking
+``exceeded-limits`` finding on the file it was reading: what the gate could not read is not
+a pass. Any other failure is ``skipped``.
 """
 
 from __future__ import annotations
@@ -82,6 +77,13 @@ def sandboxed(tool: str, limits: Limits = LIMITS) -> Callable[[ScanContext], Sca
 
 def run_sandboxed(tool: str, ctx: ScanContext, limits: Limits = LIMITS) -> ScanResult | None:
     """Run the check ``tool`` on the copy in a child under ``limits``.
+
+    The child is ``python -P -m backend.gates.sandbox TOOL CPU_S BYTES``, started through the
+    scanners' own :func:`~backend.gates.scanners._base.run_tool` (wall-clock timeout, output
+    cap); it sets ``RLIMIT_CPU`` and ``RLIMIT_AS`` before it reads anything. ``-P``: the child
+    runs in the PR's copy, whose ``yaml.py`` must not be imported. File names go in on stdin,
+    never argv. The child prints ``{"reading": file}`` as each file starts and
+    ``{"result": ...}`` at the end.
 
     Returns:
         The check's result; ``None`` when nothing in the copy concerns it; ``fail`` with

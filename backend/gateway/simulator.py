@@ -3,14 +3,8 @@
 It honours ``Idempotency-Key`` like a real gateway: the same key returns the first
 response and never debits twice, even for concurrent requests. Figures in ``prove`` and
 the benchmarks come from its journal, never from assumptions. Fault injection
-(:meth:`GatewaySimulator.fail_next`) makes it answer the way a real gateway can:
-
-- ``timeout_after_debit``: debits at once, answers after ``delay_s`` (the client gave up);
-- ``slow_debit``: debits only after ``delay_s``, then answers (a lookup meanwhile: 404);
-- ``drop_after_debit``: debits, then closes the connection without an answer;
-- ``error_500_before_debit``: 500, nothing debited;
-- ``refuse``: a definitive refusal, ``status`` (402 by default) with ``{"reason": ...}``;
-- ``decline``: ``refuse`` with 402 and the issuer's reason.
+(:meth:`GatewaySimulator.fail_next`, the faults listed on :class:`Fault`) makes it answer
+the way a real gateway can.
 """
 
 from __future__ import annotations
@@ -40,7 +34,15 @@ FailureMode = Literal[
 
 @dataclass(frozen=True)
 class Fault:
-    """One injected fault, for the next refund request."""
+    """One injected fault, for the next refund request.
+
+    - ``timeout_after_debit``: debits at once, answers after ``delay_s`` (the client gave up);
+    - ``slow_debit``: debits only after ``delay_s``, then answers (a lookup meanwhile: 404);
+    - ``drop_after_debit``: debits, then closes the connection without an answer;
+    - ``error_500_before_debit``: 500, nothing debited;
+    - ``refuse``: a definitive refusal, ``status`` (402 by default) with ``{"reason": ...}``;
+    - ``decline``: ``refuse`` with 402 and the issuer's reason.
+    """
 
     mode: FailureMode
     delay_s: float = 0.0

@@ -1,16 +1,11 @@
 """Errors of the guard's takeovers and of a conversation's customer.
 
-Tree (under :class:`backend.exceptions.CadenciaError`)::
-
-    ConflictError
-    ├── BlockedByLedgerError   the operator's execute was blocked by the ledger (409)
-    ├── NotExecutedError       the operator's execute ran but did not execute (409)
-    └── CustomerMismatchError  a message names another customer than its conversation's (409)
-    ValidationError
-    └── CustomerMissingError   a conversation's first message names no customer (422)
-
-Both carry ``ledger`` (the :class:`~backend.guard.takeovers.LedgerFacts` as a dict) in
-their context; the API puts it in the error body so the operator sees what the ledger holds.
+Under :mod:`backend.exceptions`: :class:`BlockedByLedgerError`,
+:class:`NotExecutedError` and :class:`CustomerMismatchError` are
+:class:`~backend.exceptions.ConflictError` s (409), :class:`CustomerMissingError` a
+:class:`~backend.exceptions.ValidationError` (422). The two takeover errors carry
+``ledger`` (the :class:`~backend.guard.takeovers.LedgerFacts` as a dict) in their
+context; the API puts it in the error body so the operator sees what the ledger holds.
 """
 
 from __future__ import annotations

@@ -1,16 +1,11 @@
 """The loop orchestrator: the teto de voltas lives here, in code, never in a prompt.
 
-Order inside one call (ARCHITECTURE.md, "Where each rule lives"):
-schema validation (malformed → ``argumentos_invalidos``, nothing counted) → atomic
-ceiling increment (5th+ → ``bloqueado_por_teto``: tool never built, no secret read,
-metric emitted, one human takeover per combination) → ownership (an order or client that
-is not the conversation's customer's is ``falhou`` with an unknown one's words: no claim,
-no tool, no secret; read in the same transaction as the increment) → idempotency claim →
-tool runs with its own credentials → ledger completed. Every attempt becomes a
-``TENTATIVA_DE_FERRAMENTA_REGISTRADA`` event with the seed's fields.
-
-``architecture="minima"`` is Lab 87's Figure 1 (no ceiling, no idempotency, no ownership):
-it exists only so ``cadencia prove`` can show what the production design prevents.
+Every tool call of the customer-service agent is validated, counted against the ceiling,
+checked for ownership, claimed in the idempotency ledger, run with its own credentials and
+recorded as a ``TENTATIVA_DE_FERRAMENTA_REGISTRADA`` event; :class:`Orchestrator` gives
+the order. ``architecture="minima"`` is Lab 87's Figure 1 (no ceiling, no idempotency, no
+ownership): it exists only so ``cadencia prove`` can show what the production design
+prevents.
 """
 
 from __future__ import annotations
@@ -61,6 +56,15 @@ class Orchestrator:
     The ledger decision, the takeover it may open and the attempt's event are written in
     one unit of work (:class:`~backend.store.uow.UnitOfWork` on the event log's database):
     a SQL ledger on that database joins it, so they commit together or not at all.
+
+    Order inside one call (ARCHITECTURE.md, "Where each rule lives"): schema validation
+    (malformed → ``argumentos_invalidos``, nothing counted) → atomic ceiling increment (5th+
+    → ``bloqueado_por_teto``: tool never built, no secret read, metric emitted, one human
+    takeover per combination) → ownership (an order or client that is not the conversation's
+    customer's is ``falhou`` with an unknown one's words: no claim, no tool, no secret; read
+    in the same transaction as the increment) → idempotency claim → tool runs with its own
+    credentials → ledger completed. Every attempt becomes a
+    ``TENTATIVA_DE_FERRAMENTA_REGISTRADA`` event with the seed's fields.
     """
 
     def __init__(

@@ -1,16 +1,10 @@
 """A correction's input, and the author who writes it: a model turn or the rule-based fixer.
 
-After a gate failure or an operator's reject, the PR's findings (the operator's reason is
-stored as a finding of gate ``human``) are what the author is asked to fix. When the
-kind's author has a proposing tool and that agent is bound to a model provider, the
-backend hands the flow a :data:`CorrectionAuthor`: it runs one model turn of that agent
-whose message (:func:`correction_message`) carries the reason, the findings and the files
-at the PR's head, and the model calls its tool again, which commits on the same PR. When
-no author is given, or it answers ``None`` (the rule-based planner is bound), the kind's
-offline fixer applies what it can.
-
-A correction whose files are identical to the PR's head is not a correction: it is not
-committed and not counted (see :meth:`backend.prs.flow.PrFlow.propose`).
+After a gate failure or an operator's reject, the PR's findings (the operator's reason is a
+finding of gate ``human``) are what the author is asked to fix: the agent's model turn
+(:class:`ModelAuthor`) when it is bound to a provider, else the kind's offline fixer. A
+correction whose files are identical to the PR's head is not committed and not counted
+(see :meth:`backend.prs.flow.PrFlow.propose`).
 """
 
 from __future__ import annotations
@@ -126,6 +120,13 @@ class ModelAuthor:
     correction turn race an operator's turn of the same agent and share nothing, so the
     job thread submits the turn to the backend's loop and waits for it (the loop stays
     free: the turn's tools run in worker threads).
+
+    When the kind's author has a proposing tool and that agent is bound to a model provider,
+    the backend hands the flow this :data:`CorrectionAuthor`: it runs one model turn of that
+    agent whose message (:func:`correction_message`) carries the reason, the findings and the
+    files at the PR's head, and the model calls its tool again, which commits on the same PR.
+    When no author is given, or it answers ``None`` (the rule-based planner is bound), the
+    kind's offline fixer applies what it can.
 
     Args:
         team: runs the turn (``None`` back when the agent is on the rule-based planner).

@@ -1,16 +1,10 @@
 """The Infra agent's entry points into the one PR pipeline (ADR 0014 decisions 3 and 4).
 
-``propose_infra_pr`` goes through :func:`decide`; the first call of a session creates its
-branch from ``main`` (``feature/infra-setup`` for the project's first session,
-``feature/infra-setup-<session id>`` for every later one), commits every file in ONE
-commit, opens the PR and inserts it (kind ``infra``) in ``awaiting_qa``. Any later call in
-the same session is a correction: one more commit on the SAME branch and PR, no new row
-(files identical to the PR's head are refused as "no change") — the Infra agent uses the
-same tool either way and the difference lives in :class:`~backend.prs.flow.PrFlow`.
-
-:class:`InfraPipeline` is the whole :class:`~backend.prs.actions.PrPipeline` (gates,
-corrections, operator actions for every kind) plus these entry points, so one backend
-runs one pipeline.
+``propose_infra_pr`` goes through :func:`decide`; the first call of a session opens a PR
+(kind ``infra``) on a branch of its own, any later call in the same session is a
+correction on the same PR. :class:`InfraPipeline` is the whole
+:class:`~backend.prs.actions.PrPipeline` plus these entry points, so one backend runs one
+pipeline.
 """
 
 from __future__ import annotations
@@ -29,7 +23,19 @@ from backend.prs.records import PullRequest
 
 
 class InfraPipeline(PrPipeline):
-    """The PR pipeline with the Infra agent's tool behind it (see the module docstring)."""
+    """The PR pipeline with the Infra agent's tool behind it.
+
+    ``propose_infra_pr``'s first call of a session creates its branch from ``main``
+    (``feature/infra-setup`` for the project's first session,
+    ``feature/infra-setup-<session id>`` for every later one), commits every file in ONE
+    commit, opens the PR and inserts it (kind ``infra``) in ``awaiting_qa``. Any later call in
+    the same session is a correction: one more commit on the SAME branch and PR, no new row
+    (files identical to the PR's head are refused as "no change") — the Infra agent uses the
+    same tool either way and the difference lives in :class:`~backend.prs.flow.PrFlow`.
+
+    It is the whole :class:`~backend.prs.actions.PrPipeline` (gates, corrections, operator
+    actions for every kind) plus these entry points.
+    """
 
     def propose_infra_pr(
         self,

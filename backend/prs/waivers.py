@@ -1,16 +1,10 @@
 """Reviewed waivers: an operator waives one gate finding on one PR, with a reason.
 
-Only the waiver route writes ``gate_waivers``; nothing in a PR's tree or comments can
-(the gate ignores every suppression a PR brings, and a waiver file is just a file). A
-waiver names a finding by its id (:func:`backend.gates.findings.fingerprint`), so it
-keeps applying to later gate runs of the same PR while the flagged line is unchanged,
-and to no other PR.
-
-:func:`waive` records the waiver, a timeline row ("waived by X: reason") and the event
-``gate.finding_waived`` in one transaction. When the waived finding was the last one
-blocking a PR sent back by its gates, the PR is re-evaluated: the state machine's
-``waived`` move puts it back in ``awaiting_qa`` and its gates run again, where the
-waived findings no longer count (:func:`backend.gates.verdicts.verdict_event`).
+Only the waiver route writes ``gate_waivers``; nothing in a PR's tree or comments can (the
+gate ignores every suppression a PR brings, and a waiver file is just a file). A waiver
+names a finding by its id (:func:`backend.gates.findings.fingerprint`), so it keeps
+applying to later gate runs of the same PR while the flagged line is unchanged, and to no
+other PR. :func:`waive` records it and re-evaluates the PR when nothing else blocks it.
 """
 
 from __future__ import annotations
@@ -44,6 +38,12 @@ def waive(
     pipeline: PrPipeline, pr_id: str, finding_id: str, operator: str, reason: str
 ) -> WaiverOutcome:
     """Waive the finding ``finding_id`` of PR ``pr_id`` for ``reason``.
+
+    The waiver, a timeline row ("waived by X: reason") and the event ``gate.finding_waived``
+    are written in one transaction. When the waived finding was the last one blocking a PR
+    sent back by its gates, the PR is re-evaluated: the state machine's ``waived`` move puts
+    it back in ``awaiting_qa`` and its gates run again, where the waived findings no longer
+    count (:func:`backend.gates.verdicts.verdict_event`).
 
     Raises:
         ValidationError: no operator or no reason.

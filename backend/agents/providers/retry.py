@@ -3,14 +3,8 @@ honoured, everything within one per-call deadline.
 
 What is retried is what the provider marked ``retryable`` on its :class:`ProviderError`
 (HTTP 429 and 5xx, transport errors and timeouts, Bedrock's throttling-class errors); a
-4xx other than 429 is the request's fault and is never retried. A wait that would end
-after the deadline is not started: the last error goes to the caller at once, carrying
-the provider's ``Retry-After`` (the API's own ``Retry-After``).
-
-The delay before retry ``n`` (0-based) is ``uniform(0, min(max_s, base_s * 2**n))`` ("full
-jitter": many agents throttled together do not come back in lockstep), or the provider's
-``Retry-After`` when it sent one. ``sleep``, ``clock`` and ``rand`` are injectable so tests
-neither sleep nor depend on chance.
+4xx other than 429 is the request's fault and is never retried. :class:`RetryingProvider`
+gives the delays and the deadline.
 """
 
 from __future__ import annotations
@@ -92,10 +86,17 @@ class RetryPolicy:
 
 
 class RetryingProvider:
-    """A :class:`ModelProvider` that retries another one (see the module docstring).
+    """A :class:`ModelProvider` that retries another one.
 
     Reads of attributes it does not have (``model``, ``url``, ``client``...) go to the
     wrapped provider, so code that inspects a built provider keeps working.
+
+    The delay before retry ``n`` (0-based) is ``uniform(0, min(max_s, base_s * 2**n))`` ("full
+    jitter": many agents throttled together do not come back in lockstep), or the provider's
+    ``Retry-After`` when it sent one. A wait that would end after the deadline is not started:
+    the last error goes to the caller at once, carrying the provider's ``Retry-After`` (the
+    API's own ``Retry-After``). ``sleep``, ``clock`` and ``rand`` are injectable so tests
+    neither sleep nor depend on chance.
 
     Args:
         inner: the provider that talks to the model.

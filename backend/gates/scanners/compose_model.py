@@ -1,16 +1,11 @@
 """A compose project as docker compose would see it: variables, ``extends`` and ``include``.
 
-The checks in ``compose.py`` must judge what compose would run, not the text as
-written: ``"${PORT:-0.0.0.0:5432}:5432"`` publishes on every interface when nobody sets
-``PORT``, and a service that ``extends`` a base from another file inherits its
-``privileged: true``. So every scalar is interpolated the way compose does it (the
-project's ``.env`` first, then the default of the expansion), and ``extends``/``include``
-are followed into the other files of the PR. A reference the gate cannot follow (an
-absolute path, one leaving the PR, a remote include, a missing file, a cycle) is a
-finding: what cannot be read cannot be vouched for.
-
-Each value keeps the file and line where it is written, so a finding inherited from a
-base file points at that file.
+The checks in ``compose.py`` must judge what compose would run, not the text as written
+(:class:`Loader` gives examples), so every scalar is interpolated the way compose does it
+and ``extends``/``include`` are followed into the other files of the PR. A reference the
+gate cannot follow is a finding: what cannot be read cannot be vouched for. Each value
+keeps the file and line where it is written, so a finding inherited from a base file
+points at that file.
 """
 
 from __future__ import annotations
@@ -177,7 +172,16 @@ def parse_dotenv(text: str) -> dict[str, str]:
 
 
 class Loader:
-    """Reads the compose files of one PR, each once, and resolves their services."""
+    """Reads the compose files of one PR, each once, and resolves their services.
+
+    What compose would run, not the text as written: ``"${PORT:-0.0.0.0:5432}:5432"``
+    publishes on every interface when nobody sets ``PORT``, and a service that ``extends`` a
+    base from another file inherits its ``privileged: true``. So every scalar is interpolated
+    the way compose does it (the project's ``.env`` first, then the default of the
+    expansion), and ``extends``/``include`` are followed into the other files of the PR. A
+    reference the gate cannot follow (an absolute path, one leaving the PR, a remote include,
+    a missing file, a cycle) is a :class:`Problem`.
+    """
 
     def __init__(self, read: Reader) -> None:
         self._read = read
