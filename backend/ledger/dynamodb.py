@@ -1,13 +1,9 @@
 """Ledger storage on DynamoDB through an injected boto3 client.
 
-One table, hash key ``pk`` only, TTL attribute ``expira_em``::
-
-    pk = "teto#<conversa>#<entidade>#<ferramenta>"   attempts N, blocked N, expira_em N
-    pk = "<chave de idempotencia>"                   status, payload_hash, lease_until, ...
-
-The ceiling is one bounded increment on the counter item, the claim one conditional put;
-each write commits on its own (a unit of work cannot join DynamoDB) and carries a
-``write_id`` by which a re-sent write recognises itself. Why:
+One table, hash key ``pk`` only, TTL attribute ``expira_em`` (:class:`DynamoLedger` shows
+the items). The ceiling is one bounded increment on the counter item, the claim one
+conditional put; each write commits on its own (a unit of work cannot join DynamoDB) and
+carries a ``write_id`` by which a re-sent write recognises itself. Why:
 docs/decisions/0007-dynamodb-ledger-counter-and-write-ids.md.
 """
 
@@ -42,7 +38,13 @@ class _ConditionFailed(Exception):
 
 
 class DynamoLedger(Ledger):
-    """Storage for :class:`~backend.ledger.base.Ledger` on one DynamoDB table."""
+    """Storage for :class:`~backend.ledger.base.Ledger` on one DynamoDB table.
+
+    Items::
+
+        pk = "teto#<conversa>#<entidade>#<ferramenta>"   attempts N, blocked N, expira_em N
+        pk = "<chave de idempotencia>"                   status, payload_hash, lease_until, ...
+    """
 
     def __init__(
         self,

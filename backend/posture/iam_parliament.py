@@ -1,15 +1,9 @@
 """parliament's general IAM lint, mapped onto our findings.
 
-parliament (with its community auditors) reports on whole policies by line; we
-render the policy one statement per block of lines so each finding can name the
-statement it came from. Which findings fail the audit:
-
-* ``UNKNOWN_ACTION``/``UNKNOWN_PREFIX`` (a typo grants nothing and hides intent),
-  malformed documents, invalid ARNs and actions whose resources match nothing;
-* anything parliament rates MEDIUM or worse, except a finding whose actions are all
-  in the role's expected-actions table (``rds-db:connect`` *is* a credentials call,
-  and it is exactly what the tool needs; our rules already check its resource);
-* everything else (LOW) is reported as a warning.
+parliament (with its community auditors) reports on whole policies by line; we render the
+policy one statement per block of lines so each finding can name the statement it came
+from. Which findings fail the audit and which are warnings is on
+:func:`parliament_findings`.
 """
 
 from __future__ import annotations
@@ -86,7 +80,17 @@ def _short(detail: object) -> str:
 
 
 def parliament_findings(source: PolicySource) -> list[IamFinding]:
-    """Run parliament (community auditors included) on one policy."""
+    """Run parliament (community auditors included) on one policy.
+
+    Which findings fail the audit:
+
+    * ``UNKNOWN_ACTION``/``UNKNOWN_PREFIX`` (a typo grants nothing and hides intent),
+      malformed documents, invalid ARNs and actions whose resources match nothing;
+    * anything parliament rates MEDIUM or worse, except a finding whose actions are all
+      in the role's expected-actions table (``rds-db:connect`` *is* a credentials call,
+      and it is exactly what the tool needs; our rules already check its resource);
+    * everything else (LOW) is reported as a warning.
+    """
     import parliament
 
     _configure()

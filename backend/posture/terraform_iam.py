@@ -1,14 +1,10 @@
 """Finding the IAM policies of a Terraform directory and the roles they attach to.
 
-Supported shapes: ``aws_iam_role_policy``, ``aws_iam_user_policy``,
-``aws_iam_group_policy`` and ``aws_iam_policy`` whose ``policy`` is ``jsonencode({...})``,
-``data.aws_iam_policy_document.X.json`` (``dynamic "statement"`` included), a heredoc or
-``file("x.json")``; ``inline_policy`` blocks and ``managed_policy_arns`` of
-``aws_iam_role``; attachments to roles, users and groups; policy documents and AWS
-managed policy ARNs passed as module inputs. ``for_each``/``count`` over a static
-collection is evaluated element by element; over anything else the policy is reported
-as not evaluated (an error: what cannot be read cannot pass). A role's tool comes from
-its ``ferramenta`` tag, else its names, else the Lambda functions using it.
+Role, user and group policies (``jsonencode``, policy documents, heredocs, files), inline
+and managed policies of roles, attachments and module inputs are read;
+``for_each``/``count`` over a static collection is evaluated element by element, anything
+else is reported as not evaluated (an error: what cannot be read cannot pass).
+:func:`extract_iam` lists the shapes and how a role's tool is found.
 """
 
 from __future__ import annotations
@@ -358,5 +354,16 @@ class _Extractor:
 
 
 def extract_iam(config: TerraformConfig) -> TerraformIam:
-    """Collect every permission policy of ``config`` with the role it attaches to."""
+    """Collect every permission policy of ``config`` with the role it attaches to.
+
+    Supported shapes: ``aws_iam_role_policy``, ``aws_iam_user_policy``,
+    ``aws_iam_group_policy`` and ``aws_iam_policy`` whose ``policy`` is ``jsonencode({...})``,
+    ``data.aws_iam_policy_document.X.json`` (``dynamic "statement"`` included), a heredoc or
+    ``file("x.json")``; ``inline_policy`` blocks and ``managed_policy_arns`` of
+    ``aws_iam_role``; attachments to roles, users and groups; policy documents and AWS
+    managed policy ARNs passed as module inputs. ``for_each``/``count`` over a static
+    collection is evaluated element by element; over anything else the policy is reported
+    as not evaluated (an error: what cannot be read cannot pass). A role's tool comes from
+    its ``ferramenta`` tag, else its names, else the Lambda functions using it.
+    """
     return _Extractor(config).run()

@@ -1,14 +1,10 @@
 """Rebuild the roster projection from the event log (``cadencia projections rebuild``).
 
-The log is read in batches and folded in memory (memory grows with the number of facts,
-not of events), writing a snapshot at every multiple of ``snapshot_every`` on the way; then
-one transaction replaces ``roster_facts`` with the fold and applies the events committed
-meanwhile. It is safe while ``serve`` processes keep appending: their upserts and the
-rebuild's are commutative by event id (see :meth:`RosterProjection.replace`).
-
-A log whose oldest events were archived (``cadencia events archive``) starts after id 1:
-the fold then starts from the newest snapshot that covers the gap, so archiving does not
-make a rebuild forget what the archived events said.
+The log is folded in memory in batches, writing snapshots on the way; then one transaction
+replaces ``roster_facts`` with the fold and applies the events committed meanwhile. It is
+safe while ``serve`` processes keep appending (upserts are commutative by event id), and a
+log whose oldest events were archived starts from the newest covering snapshot:
+:func:`rebuild` gives the details.
 """
 
 from __future__ import annotations
@@ -43,7 +39,18 @@ class RebuildResult:
 def rebuild(
     projection: RosterProjection, *, batch: int = 5000, progress: Progress | None = None
 ) -> RebuildResult:
-    """Rebuild ``projection``'s table and snapshots from its log."""
+    """Rebuild ``projection``'s table and snapshots from its log.
+
+    The log is read in batches and folded in memory (memory grows with the number of facts,
+    not of events), writing a snapshot at every multiple of ``snapshot_every`` on the way; then
+    one transaction replaces ``roster_facts`` with the fold and applies the events committed
+    meanwhile. It is safe while ``serve`` processes keep appending: their upserts and the
+    rebuild's are commutative by event id (see :meth:`RosterProjection.replace`).
+
+    A log whose oldest events were archived (``cadencia events archive``) starts after id 1:
+    the fold then starts from the newest snapshot that covers the gap, so archiving does not
+    make a rebuild forget what the archived events said.
+    """
     started = time.monotonic()
     events, snapshots = projection.events, projection.snapshots
     with projection.db.transaction(write=False) as tx:

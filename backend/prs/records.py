@@ -4,12 +4,8 @@ A PR is born when its author's proposal is committed, already in ``awaiting_qa``
 §4), keyed by the id of the proposed action (``pr_action_id``). ``kind`` says whose flow
 it is: ``infra`` (one per session), ``dev`` (one per dev task) or ``adr``. Files live in
 git; the row keeps their paths, the head commit, the latest findings and the gate columns.
-
-Every gate move goes through :meth:`PullRequests.transition`: one ``UPDATE … WHERE id = …
-AND gate_status = <expected> AND gate_correction_count = <expected>`` plus a
-``gate_history`` row, inside the caller's transaction. A writer that read a stale state
-changes zero rows and gets :class:`ConflictError`, so two operators approving at once
-cannot both win, and no read-then-write race can lose an update.
+Every gate move is one compare-and-set (:meth:`PullRequests.transition`), so no
+read-then-write race can lose an update.
 """
 
 from __future__ import annotations
@@ -192,7 +188,14 @@ class PullRequest:
 
 
 class PullRequests:
-    """Reads and writes of ``pull_requests``; writes happen in the caller's transaction."""
+    """Reads and writes of ``pull_requests``; writes happen in the caller's transaction.
+
+    Every gate move goes through :meth:`transition`: one ``UPDATE … WHERE id = … AND
+    gate_status = <expected> AND gate_correction_count = <expected>`` plus a
+    ``gate_history`` row, inside the caller's transaction. A writer that read a stale state
+    changes zero rows and gets :class:`ConflictError`, so two operators approving at once
+    cannot both win, and no read-then-write race can lose an update.
+    """
 
     def __init__(self, db: Database) -> None:
         self.db = db

@@ -1,15 +1,11 @@
 """Named SQL queries loaded once from ``sql/``.
 
 ``sql/queries.sql`` holds the queries both dialects share; ``sql/<dialect>/queries.sql``
-adds or overrides the ones whose syntax differs. A concern with many queries of its own
-keeps them beside these as ``<concern>_queries.sql`` (``sql/erp_queries.sql``: what the
-tools run as their ERP roles; ``sql/<dialect>/admin_queries.sql``: the migrations table,
-tool roles, ``audit grants`` and ``teardown``); a name defined twice on one level is an
-error, not a silent override. A query starts with ``-- name: NAME``.
-
-Parameters are written ``%(param)s`` (psycopg's style); for SQLite they are rewritten to
-``:param`` once, at load time. A statement that names a role or table the caller chooses
-writes it as ``{placeholder}``; :func:`composed` fills it with ``psycopg.sql.Identifier``.
+adds or overrides the ones whose syntax differs, and a concern with many queries keeps them
+beside these as ``<concern>_queries.sql`` (:func:`level_queries`). A query starts with
+``-- name: NAME``; parameters are written ``%(param)s`` (rewritten to ``:param`` for
+SQLite at load time). A role or table the caller chooses is a ``{placeholder}`` that
+:func:`composed` fills with ``psycopg.sql.Identifier``.
 """
 
 from __future__ import annotations
@@ -47,6 +43,10 @@ def _name(node: Traversable) -> str:
 
 def level_queries(folder: Traversable) -> dict[str, str]:
     """Every query file of one folder (``queries.sql``, ``*_queries.sql``), merged.
+
+    ``sql/erp_queries.sql`` holds what the tools run as their ERP roles;
+    ``sql/<dialect>/admin_queries.sql`` the migrations table, tool roles, ``audit grants`` and
+    ``teardown``. A name defined twice on one level is an error, not a silent override.
 
     Raises:
         RuntimeError: one name is defined in two files of the folder (or twice in one).

@@ -1,15 +1,11 @@
-"""Errors of the customer-service tools.
+"""Errors of the customer-service tools, in the tree of :mod:`backend.exceptions`.
 
-Tree (under :class:`backend.exceptions.CadenciaError`)::
-
-    CadenciaError
-    ├── ToolRefusedError      the tool ran and certainly did nothing irreversible
-    ├── GatewayRefusedError   (backend.gateway.exceptions) the gateway's definitive "no"
-    ├── GatewayUncertainError (backend.exceptions)
-    │   └── DebitUnrecordedError  the gateway debited, recording it afterwards failed
-    └── ValidationError
-        ├── UnknownToolError  a name that is none of the registered tools
-        └── AmountAboveOrderError  an operator's corrected amount above the order's value
+:class:`ToolRefusedError` is a :class:`~backend.exceptions.CadenciaError` leaf (the tool
+ran and certainly did nothing irreversible), like the gateway's definitive "no"
+(:class:`~backend.gateway.exceptions.GatewayRefusedError`).
+:class:`DebitUnrecordedError` is a :class:`~backend.exceptions.GatewayUncertainError`;
+:class:`UnknownToolError` and :class:`AmountAboveOrderError` are
+:class:`~backend.exceptions.ValidationError` s.
 """
 
 from __future__ import annotations

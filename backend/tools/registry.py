@@ -2,14 +2,7 @@
 
 Every per-tool fact lives in its :class:`ToolSpec`; the orchestrator, the takeovers, the
 proof harness, the IAM model and the agent's tool list read it, and nothing outside this
-package compares tool names.
-
-- ``consultar-status-pedido``: read, per pedidoId, no claim (every call re-reads).
-- ``emitir-reembolso``: irreversible, per pedidoId, at most once per pedido across
-  conversations (so also once per (conversa, pedido)); another valor is a conflict,
-  blocked and handed to a human.
-- ``atualizar-cadastro``: reversible, per clienteId; an identical payload in one
-  conversation executes once, another payload executes.
+package compares tool names. :data:`TOOLS` says what each of the three tools claims.
 """
 
 from __future__ import annotations
@@ -233,6 +226,15 @@ _SPECS = (
 )
 
 TOOLS: Mapping[ToolName, ToolSpec] = MappingProxyType({s.name: s for s in _SPECS})
+"""Every tool by name:
+
+- ``consultar-status-pedido``: read, per pedidoId, no claim (every call re-reads).
+- ``emitir-reembolso``: irreversible, per pedidoId, at most once per pedido across
+  conversations (so also once per (conversa, pedido)); another valor is a conflict,
+  blocked and handed to a human.
+- ``atualizar-cadastro``: reversible, per clienteId; an identical payload in one
+  conversation executes once, another payload executes.
+"""
 _BY_NAME: dict[str, ToolSpec] = {s.name: s for s in _SPECS}  # the same, keyed by any str
 
 
