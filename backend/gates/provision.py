@@ -1,14 +1,11 @@
 """Where the gates' scanners come from: the install step, never a download at run time.
 
 detect-secrets, hadolint and parliament are dependencies of the ``cadencia`` distribution.
-semgrep cannot be one: semgrep 1.185 pins ``opentelemetry-api~=1.37`` and recent FastAPI
-(0.165 here) needs ``opentelemetry-api>=1.44``, so pip resolves the two together only by
-holding FastAPI back at 0.141.1 (``pip install --dry-run`` on a fresh venv, 2026-12-01).
-semgrep gets a venv of its own in the tools directory (``CADENCIA_TOOLS_DIR``, default
-``<user data dir>/cadencia/tools``, the same for every ``--data-dir``), created by ONE
-documented step, ``cadencia tools install`` (the README's install line runs it). Nothing
-in the gate path installs anything: a scanner that is not found is reported with why,
-and the gate fails closed (``cadencia gate`` exits 3).
+semgrep cannot be one (its pins would hold FastAPI back): it gets a venv of its own in the
+tools directory, created by ONE documented step, ``cadencia tools install``. Why and the
+figures: docs/decisions/0010-semgrep-in-its-own-venv.md. Nothing in the gate path installs
+anything: a scanner that is not found is reported with why, and the gate fails closed
+(``cadencia gate`` exits 3).
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ copy is scanned as one directory with every skip a directory walk would make swi
 and what semgrep did not read is a blocking finding, not a pass: :func:`command` gives each
 flag's reason. A Dockerfile known only by its content gets the Dockerfile rules too
 (:func:`rule_configs`). The ``--x-`` flag is not semgrep's stable API, one more reason
-semgrep is pinned in ``pyproject.toml``.
+semgrep is pinned (:data:`~backend.gates.provision.SEMGREP_VERSION`).
 """
 
 from __future__ import annotations
