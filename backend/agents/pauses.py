@@ -2,13 +2,7 @@
 
 The state is one row per agent id in ``agent_pauses`` (migration 0012), so every backend
 process sharing the database sees it, and it survives a restart. A pause covers the agent
-id in every project (``dev-api`` paused is paused everywhere). Each change appends its
-``agent.paused`` / ``agent.resumed`` event in the same transaction; the roster reads those
-events (a projection), turns read the table (:meth:`Pauses.check`).
-
-A pause stops *new* turns: a turn already running finishes. Every runtime of the backend
-gets :meth:`Pauses.check` as a turn check (``backend/core.py``); work that runs outside a
-runtime (the rule-based Infra planner, a dev worker) asks :meth:`Pauses.is_paused`.
+id in every project and stops *new* turns only; :class:`Pauses` says who reads what.
 """
 
 from __future__ import annotations
@@ -89,7 +83,17 @@ def known_agent(agent_id: str) -> str:
 
 
 class Pauses:
-    """Pause and resume agents; the turn check every runtime runs."""
+    """Pause and resume agents; the turn check every runtime runs.
+
+    A pause covers the agent id in every project (``dev-api`` paused is paused everywhere).
+    Each change appends its ``agent.paused`` / ``agent.resumed`` event in the same
+    transaction; the roster reads those events (a projection), turns read the table
+    (:meth:`check`).
+
+    A pause stops *new* turns: a turn already running finishes. Every runtime of the backend
+    gets :meth:`check` as a turn check (``backend/core.py``); work that runs outside a runtime
+    (the rule-based Infra planner, a dev worker) asks :meth:`is_paused`.
+    """
 
     def __init__(self, events: EventLog) -> None:
         self.events = events

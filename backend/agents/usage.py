@@ -3,12 +3,8 @@
 :meth:`UsageBook.record` is the runtime's :data:`~backend.agents.runtime.UsageSink`: after
 each turn it adds the turn's tokens to one row of ``agent_usage`` (migration 0011), so the
 roster and ``GET /api/usage`` sum a handful of rows instead of scanning the event log. The
-``agent.turn`` event keeps the same numbers per turn.
-
-Costs are an estimate from the price table (``CADENCIA_MODEL_PRICES``, dollars per million
-tokens), looked up by the full spec (``openai:gpt-4.1-mini@http://h/v1``), the spec without
-its base URL (``openai:gpt-4.1-mini``), then the bare model (``gpt-4.1-mini``). A model
-with no price costs ``None`` — unknown, not free — and so does any sum that includes it.
+``agent.turn`` event keeps the same numbers per turn. Costs are an estimate from the price
+table (:func:`price_keys`); a model with no price costs ``None`` — unknown, not free.
 """
 
 from __future__ import annotations
@@ -50,7 +46,13 @@ def parse_day(value: str | None) -> str | None:
 
 
 def price_keys(spec: str) -> list[str]:
-    """Where a spec's price may be listed, most specific first."""
+    """Where a spec's price may be listed, most specific first.
+
+    The price table is ``CADENCIA_MODEL_PRICES`` (dollars per million tokens), looked up by the
+    full spec (``openai:gpt-4.1-mini@http://h/v1``), the spec without its base URL
+    (``openai:gpt-4.1-mini``), then the bare model (``gpt-4.1-mini``). A model with no price
+    costs ``None`` — unknown, not free — and so does any sum that includes it.
+    """
     spec = spec.strip()
     keys = [spec]
     kind, _, rest = spec.partition(":")

@@ -1,14 +1,10 @@
 """The audit trail: every acting request is recorded, and listed at ``GET /api/audit``.
 
 :class:`AuditTrail` (an ASGI middleware) writes one ``operator.action`` event for every
-non-read ``/api`` request whose token named an operator, after the route ran and before the
-response leaves, so a client that reads the audit after its answer finds it: who (the
-token's operator), what (the route), target (the path's ids), reason (the body's), outcome
-(done; refused for 403/409; failed for 5xx) and when. A refused action is audited like a
-done one. A customer channel posting a customer message is the customer, not an operator:
-not recorded (an operator's token posting one is that operator's action). A request with
-no valid token (401) names nobody and is not recorded, nor is input the API refused as
-malformed (400/404/413/422: nothing was attempted).
+non-read ``/api`` request whose token named an operator, after the route ran and before
+the response leaves, so a client that reads the audit after its answer finds it. A refused
+action is audited like a done one; what is not recorded (a customer channel, no valid
+token, malformed input) is on :class:`AuditTrail`.
 """
 
 from __future__ import annotations
@@ -68,7 +64,15 @@ def outcome_of(status: int) -> str | None:
 
 
 class AuditTrail:
-    """ASGI middleware recording each acting request as an ``operator.action`` event."""
+    """ASGI middleware recording each acting request as an ``operator.action`` event.
+
+    Each event says who (the token's operator), what (the route), target (the path's ids),
+    reason (the body's), outcome (done; refused for 403/409; failed for 5xx) and when. A
+    refused action is audited like a done one. A customer channel posting a customer message
+    is the customer, not an operator: not recorded (an operator's token posting one is that
+    operator's action). A request with no valid token (401) names nobody and is not recorded,
+    nor is input the API refused as malformed (400/404/413/422: nothing was attempted).
+    """
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app

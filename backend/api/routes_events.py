@@ -1,14 +1,9 @@
 """The event log over HTTP: ``GET /api/events`` (raw events) and ``GET /api/activity``
-(one operator line per event), in three bounded forms, each a range scan of the primary key:
+(one operator line per event), in three bounded forms, each a range scan of the primary key.
 
-- ``?after=ID`` (default 0): the events after ID, oldest first — how a reader catches up;
-- ``?tail=N``: the newest N events, oldest first — how a feed starts;
-- ``?before=ID``: the events below ID, newest first — how a feed scrolls back.
-
-Every form answers at most ``limit`` (``tail``: N) events and, when more follow in its
-direction, the cursor of the next page (``X-Next-Cursor``, ``Link``; see
-:mod:`backend.api.paging`). A tail's next page is the older one (``before`` its first
-event), so ``tail`` then cursors walks the whole log backwards.
+``?after=ID`` catches up, ``?tail=N`` starts a feed, ``?before=ID`` scrolls back
+(:func:`read_log`). Every form answers at most ``limit`` events and, when more follow in
+its direction, the cursor of the next page (:mod:`backend.api.paging`).
 """
 
 from __future__ import annotations
@@ -56,7 +51,16 @@ async def read_log(
     cursor: str | None,
     limit: int | None,
 ) -> list[Event]:
-    """One bounded page of the log in the form the query asked for (module docstring).
+    """One bounded page of the log in the form the query asked for.
+
+    - ``?after=ID`` (default 0): the events after ID, oldest first — how a reader catches up;
+    - ``?tail=N``: the newest N events, oldest first — how a feed starts;
+    - ``?before=ID``: the events below ID, newest first — how a feed scrolls back.
+
+    Every form answers at most ``limit`` (``tail``: N) events and, when more follow in its
+    direction, the cursor of the next page (``X-Next-Cursor``, ``Link``; see
+    :mod:`backend.api.paging`). A tail's next page is the older one (``before`` its first
+    event), so ``tail`` then cursors walks the whole log backwards.
 
     Raises:
         ValidationError: two forms at once, or ``limit`` with ``tail``.

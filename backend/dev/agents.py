@@ -1,14 +1,10 @@
 """The ``dev-<module>`` agents: a model (any provider; offline ``dev-offline`` by default)
 working one task in its worktree through five tools, on the shared agent runtime.
 
-A turn's session is the task id, so :meth:`AgentRuntime.history` gives each task its own
-conversation (a restart continues it) and the runtime's per-(session, agent) lock keeps a
-worker's turn and an operator's turn on one task from interleaving. The tools:
-``list_files`` / ``read_file`` / ``write_file`` (:class:`~backend.dev.worktrees.TaskWorkspace`,
-confined to the module's path), ``propose_task_pr`` (the worktree's changes through
-:meth:`DevTasks.propose_task_pr`, the one PR pipeline) and ``report_blocked``. There is no
-shell. Which task a turn works on comes from the turn, never from the model: a tool call
-naming another task is refused.
+A turn's session is the task id, so each task has its own conversation (a restart
+continues it) and one task's turns never interleave. The tools are confined to the
+module's path and there is no shell; which task a turn works on comes from the turn, never
+from the model (:class:`DevAgents` lists the tools).
 """
 
 from __future__ import annotations
@@ -36,6 +32,15 @@ waiting for help, else the next one, else the last one in review."""
 
 class DevAgents:
     """Runs ``dev-<module>`` turns on their tasks.
+
+    A turn's session is the task id, so :meth:`AgentRuntime.history` gives each task its own
+    conversation (a restart continues it) and the runtime's per-(session, agent) lock keeps a
+    worker's turn and an operator's turn on one task from interleaving. The tools:
+    ``list_files`` / ``read_file`` / ``write_file``
+    (:class:`~backend.dev.worktrees.TaskWorkspace`, confined to the module's path),
+    ``propose_task_pr`` (the worktree's changes through :meth:`DevTasks.propose_task_pr`, the
+    one PR pipeline) and ``report_blocked``. There is no shell. Which task a turn works on
+    comes from the turn, never from the model: a tool call naming another task is refused.
 
     Args:
         settings: model bindings and the data dir (worktrees live in ``<data_dir>/worktrees``).

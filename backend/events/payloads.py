@@ -3,12 +3,8 @@
 The models describe what the emitters send today; ``extra="forbid"`` makes a new key a
 deliberate change here rather than a silent drift. The stored payload is the emitter's
 dict as given (not a re-dump of the model), so optional keys that an emitter omits stay
-omitted in the log.
-
-The closed value sets below (``Resultado``, ``Outcome``...) mirror the domain's own
-``Literal`` types; ``tests/unit/agents/test_event_catalog.py`` fails when they drift. They
-are spelled out here because the event log sits below the domain packages (which import
-it) and must not import them back.
+omitted in the log. The closed value sets mirror the domain's own ``Literal`` types without
+importing them (:class:`Payload` says why).
 """
 
 from __future__ import annotations
@@ -39,7 +35,13 @@ Autor = Literal["cliente", "agente", "operador"]  # backend.guard.conversations.
 
 class Payload(BaseModel):
     """Base of every payload model: unknown keys are an error, values are not coerced
-    beyond pydantic's lax defaults."""
+    beyond pydantic's lax defaults.
+
+    The closed value sets in this module (``Resultado``, ``Outcome``...) mirror the domain's
+    own ``Literal`` types; ``tests/unit/agents/test_event_catalog.py`` fails when they drift.
+    They are spelled out here because the event log sits below the domain packages (which
+    import it) and must not import them back.
+    """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 

@@ -1,14 +1,10 @@
 """parliament on IAM policy documents (JSON files with a top-level ``Statement``).
 
-parliament runs through its Python API in a child interpreter (``python -c``), not its
-console script: the 1.6.4 CLI on PyPI appends its argv and every policy's contents to
-``/tmp/parliament.log`` (world-readable). The worker reproduces the CLI's ``--json
---include-community-auditors`` behaviour (community config override, ``enhance_finding``,
-default minimum severity LOW) and keeps a subprocess timeout.
-
-Every finding parliament reports at its default minimum severity (LOW) fails the
-gate — ``RESOURCE_STAR`` on scoped actions is exactly the least-privilege mistake the
-Lab 87 seed shipped — and ``UNKNOWN_*`` (a misspelt action can hide a grant) is an error.
+parliament runs through its Python API in a child interpreter, not its console script,
+which logs every policy to a world-readable file (:func:`command` says why). Every finding
+parliament reports at its default minimum severity (LOW) fails the gate —
+``RESOURCE_STAR`` on scoped actions is exactly the least-privilege mistake the Lab 87 seed
+shipped — and ``UNKNOWN_*`` (a misspelt action can hide a grant) is an error.
 """
 
 from __future__ import annotations
@@ -65,6 +61,11 @@ def command(binary: str, targets: list[str]) -> list[str]:
     Python ends its own options at ``-c`` and passes a ``--`` on to the worker, which skips
     it; the PR's file names also go in as ``./path``: data, whatever they are called.
     ``-P``: the worker runs in the PR's copy, whose ``json.py`` must not be imported.
+
+    Not the console script: the 1.6.4 CLI on PyPI appends its argv and every policy's contents
+    to ``/tmp/parliament.log`` (world-readable). The worker reproduces the CLI's ``--json
+    --include-community-auditors`` behaviour (community config override, ``enhance_finding``,
+    default minimum severity LOW) and keeps a subprocess timeout.
     """
     return [binary, "-P", "-c", _WORKER, "--", *(f"./{target}" for target in targets)]
 
