@@ -1,0 +1,1 @@
+"""Agents: runtime, model providers, the team as data, decide(), roster and customer service."""

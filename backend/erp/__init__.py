@@ -1,0 +1,1 @@
+"""The ERP database: grants spec, per-tool roles and connections, and the seed loader."""

@@ -1,0 +1,1 @@
+"""The payment gateway: its HTTP client, its errors and a loopback simulator."""

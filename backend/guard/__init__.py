@@ -1,0 +1,1 @@
+"""The guard: the orchestrator of tool calls, human takeovers, conversations and ``prove``."""

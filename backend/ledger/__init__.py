@@ -1,0 +1,1 @@
+"""The idempotency ledger: policy in ``base.py``, storage on SQL or DynamoDB."""

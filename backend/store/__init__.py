@@ -1,0 +1,1 @@
+"""Database handles, migrations, named queries, the unit of work, data files, credentials."""

@@ -1,0 +1,1 @@
+"""The three customer-service tools and their registry."""
