@@ -1,14 +1,10 @@
 """Corrections of a PR, a collaborator of :class:`backend.prs.flow.PrFlow`: who corrects,
 and when the loop stops.
 
-:meth:`Corrections.correct` hands the findings (an operator's reason among them) to the
-PR's author: a model turn through the flow's :data:`~backend.prs.authoring.CorrectionAuthor`
-when the author is on a model, else the rule-based fixer the flow was given, through the
-PR's kind (which may decline it). Either way the files go through :meth:`PrFlow.propose`,
-which commits on the same branch/PR, or refuses a correction with no diff
-(:meth:`Corrections.no_change`: not committed, not counted).
-:meth:`Corrections.settle` alternates gates and corrections and stops on a settled PR,
-a correction waiting for approval, or one that changed nothing (instead of spinning).
+The findings go to the PR's author (a model turn when it is on a model, else the
+rule-based fixer through the PR's kind), and the files go through :meth:`PrFlow.propose`
+on the same branch/PR. :meth:`Corrections.settle` alternates gates and corrections and
+stops instead of spinning; :class:`Corrections` gives the rules.
 """
 
 from __future__ import annotations
@@ -52,7 +48,17 @@ class Flow(Protocol):
 
 
 class Corrections:
-    """The corrections of ``flow``'s PRs (see the module docstring)."""
+    """The corrections of ``flow``'s PRs.
+
+    :meth:`correct` hands the findings (an operator's reason among them) to the PR's author:
+    a model turn through the flow's :data:`~backend.prs.authoring.CorrectionAuthor` when the
+    author is on a model, else the rule-based fixer the flow was given, through the PR's kind
+    (which may decline it). Either way the files go through :meth:`PrFlow.propose`, which
+    commits on the same branch/PR, or refuses a correction with no diff (:meth:`no_change`:
+    not committed, not counted). :meth:`settle` alternates gates and corrections and stops on
+    a settled PR, a correction waiting for approval, or one that changed nothing (instead of
+    spinning).
+    """
 
     def __init__(self, flow: Flow) -> None:
         self.flow = flow

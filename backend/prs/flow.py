@@ -1,20 +1,11 @@
 """One "PR through the gates" flow for every kind of PR (ADR 0014 decisions 3 and 4).
 
-:meth:`PrFlow.propose` goes through :func:`decide`; a kind's first proposal creates its
-branch from ``main``, commits every file in ONE commit, opens the PR and inserts it in
-``awaiting_qa``. A later proposal for the same PR (the same session's infra PR, the same
-task's dev PR) is a correction: one more commit on the SAME branch and PR, no new row —
-unless its files are identical to the PR's head, which is refused as "no change" (not
-committed, not counted). A second session's infra PR gets a branch of its own.
-
-:meth:`PrFlow.run_gates` is deterministic: QA on the files read back from git at the
-recorded head, then SecOps only after a QA pass. Each verdict goes through the shared
-state machine (:func:`next_gate_status`) and a conditional UPDATE, with its events in the
-same transaction. :meth:`PrFlow.start_gates` enqueues a ``gates`` job on the job engine
-(:mod:`backend.jobs`); with ``auto`` the job runs the whole correction loop
-(:meth:`settle`, in :mod:`backend.prs.correcting`). The operator actions live in
-:class:`backend.prs.actions.PrPipeline`; what differs per kind lives in
-:mod:`backend.prs.kinds`.
+:meth:`PrFlow.propose` goes through :func:`decide`: a kind's first proposal opens the PR in
+``awaiting_qa``, a later one for the same PR is a correction on the same branch.
+:meth:`PrFlow.run_gates` runs QA then SecOps deterministically, each verdict through the
+shared state machine; :meth:`PrFlow.start_gates` enqueues it as a job. :class:`PrFlow`
+gives the rules. The operator actions live in :class:`backend.prs.actions.PrPipeline`;
+what differs per kind lives in :mod:`backend.prs.kinds`.
 """
 
 from __future__ import annotations
@@ -61,6 +52,20 @@ def gates_key(pr_id: str) -> str:
 
 class PrFlow:
     """Proposals, gates and corrections of every PR over the team store, git and the gates.
+
+    :meth:`propose` goes through :func:`decide`; a kind's first proposal creates its branch
+    from ``main``, commits every file in ONE commit, opens the PR and inserts it in
+    ``awaiting_qa``. A later proposal for the same PR (the same session's infra PR, the same
+    task's dev PR) is a correction: one more commit on the SAME branch and PR, no new row —
+    unless its files are identical to the PR's head, which is refused as "no change" (not
+    committed, not counted). A second session's infra PR gets a branch of its own.
+
+    :meth:`run_gates` is deterministic: QA on the files read back from git at the recorded
+    head, then SecOps only after a QA pass. Each verdict goes through the shared state
+    machine (:func:`next_gate_status`) and a conditional UPDATE, with its events in the same
+    transaction. :meth:`start_gates` enqueues a ``gates`` job on the job engine
+    (:mod:`backend.jobs`); with ``auto`` the job runs the whole correction loop
+    (:meth:`settle`, in :mod:`backend.prs.correcting`).
 
     Args:
         store: projects, sessions, autonomy, approvals, and the event log.
