@@ -42,6 +42,7 @@ from backend.guard.uncertain import HandOutcome, Settled, UncertainOutcomes, cha
 from backend.inbox import Inbox
 from backend.jobs import Backoff, Job, Jobs
 from backend.oncall.gauges import OnCallGauges
+from backend.oncall.notifier import OnCall
 from backend.operators.accounts import Operators
 from backend.projections.rebuild import ensure_current
 from backend.projections.roster_table import RosterProjection
@@ -155,7 +156,9 @@ class Backend:
             roster_facts=self.roster_projection,
         )
         self.team.runtime.install(**self._runtime_hooks())
-        self.inbox = Inbox(self.pipeline, self.store, guard, self.dead_jobs, Slas(settings.sla))
+        slas = Slas(settings.sla)
+        self.inbox = Inbox(self.pipeline, self.store, guard, self.dead_jobs, slas)
+        self.oncall = OnCall(self.db, self.jobs, self.inbox.items, slas, settings)
         self.decisions = Decisions(self.store.approvals, self.pipeline)
         # atendimento is bound like every agent (model_binding → make_provider, per turn).
         self.customer = CustomerService(
@@ -243,6 +246,7 @@ class Backend:
                 self.jobs.every, "reconcile", self.settings.reconcile_interval_s
             )
         await asyncio.to_thread(self.jobs.every, "jobs.prune", JOBS_PRUNE_EVERY_S)
+        await asyncio.to_thread(self.oncall.schedule)
         self.jobs.start(self.spawn)
         await asyncio.to_thread(self.dev_worker.wake)  # tasks a stop or a crash left waiting
         await asyncio.to_thread(self.delivery.resume)  # and deliveries left pending

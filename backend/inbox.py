@@ -378,8 +378,9 @@ class Inbox:
             who = f" (claimed by {i.claimed_by})" if i.claimed_by else ""
             detail = f"{i.motivo} after {i.attempts} attempt(s){who}"
             base = f"/api/interruptions/{i.id}"
+            claim: list[tuple[str, ReasonRule]] = [("claim", "none")] if i.status == "open" else []
             names: list[tuple[str, ReasonRule]] = [
-                *([("claim", "none")] if i.status == "open" else []),
+                *claim,
                 ("resolve", "optional"),
                 ("grant", "required"),
             ]

@@ -163,6 +163,19 @@ class Settings(BaseSettings):
     """``{"<inbox kind>": "90s" | "5m" | "4h" | seconds}`` (env ``CADENCIA_SLA``: JSON): how
     long an item of that kind may wait for a human; the rest keep the defaults
     (:data:`backend.sla.DEFAULT_SLA`)."""
+    pagerduty_routing_key: str | None = None
+    """PagerDuty Events API v2 integration key: items past their SLA page it (``trigger``),
+    a claim acknowledges, leaving the inbox resolves, all with ``dedup_key`` = the item id."""
+    pagerduty_escalation_key: str | None = None
+    """A second integration key paged (``critical``) when an item reaches twice its SLA."""
+    pagerduty_url: str = "https://events.pagerduty.com/v2/enqueue"
+    """Where Events API v2 events go (a test or a proxy may point elsewhere)."""
+    notify_webhook_url: str | None = None
+    """A Slack-compatible incoming webhook told of each new item, its breach, its end."""
+    oncall_sweep_s: float = Field(default=1.0, gt=0, le=60)
+    """How often the on-call sweep compares the inbox with what was sent."""
+    public_url: str | None = None
+    """How people reach this backend (links in pages); default ``http://<host>:<port>``."""
     public_docs: bool = False
     """Serve ``/docs`` and ``/openapi.json`` without a token (default: behind the token)."""
     metrics_access: Literal["open", "loopback", "token"] = "loopback"

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from backend.jobs.engine import Jobs
 from backend.jobs.exceptions import (
+    GiveUpError,
     JobError,
     RetryAfterError,
     SnoozeError,
@@ -23,6 +24,7 @@ from backend.jobs.models import Backoff, Job, JobState, Kind
 
 __all__ = [
     "Backoff",
+    "GiveUpError",
     "Job",
     "JobError",
     "JobState",

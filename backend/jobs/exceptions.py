@@ -10,7 +10,8 @@ Tree::
     Exception
     └── JobError                   base of what a handler raises to steer its job
         ├── RetryAfterError        try again after ``after_s`` seconds, not the backoff's
-        └── SnoozeError            not now: run again after ``after_s``, no attempt counted
+        ├── SnoozeError            not now: run again after ``after_s``, no attempt counted
+        └── GiveUpError            retrying cannot help: the job is dead at once
 
 A ``JobError`` is a signal from a handler to its worker and never leaves the engine, so it
 is not a ``CadenciaError``: no API answer is ever made of one. Any other exception a
@@ -21,7 +22,14 @@ from __future__ import annotations
 
 from backend.exceptions import NotFoundError
 
-__all__ = ["JobError", "RetryAfterError", "SnoozeError", "UnknownJobError", "UnknownKindError"]
+__all__ = [
+    "GiveUpError",
+    "JobError",
+    "RetryAfterError",
+    "SnoozeError",
+    "UnknownJobError",
+    "UnknownKindError",
+]
 
 
 class UnknownKindError(NotFoundError):
@@ -78,3 +86,8 @@ class SnoozeError(JobError):
     def __init__(self, after_s: float, message: str = "not now") -> None:
         super().__init__(message)
         self.after_s = max(0.0, float(after_s))
+
+
+class GiveUpError(JobError):
+    """Retrying cannot help (the remote refused the request as malformed): the job is dead
+    now, whatever attempts it has left, and waits for an operator in the inbox."""

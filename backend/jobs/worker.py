@@ -16,7 +16,7 @@ import inspect
 import logging
 import time
 
-from backend.jobs.exceptions import RetryAfterError, SnoozeError
+from backend.jobs.exceptions import GiveUpError, RetryAfterError, SnoozeError
 from backend.jobs.models import Job, Kind
 from backend.jobs.store import JobStore
 
@@ -160,7 +160,7 @@ def record(store: JobStore, kind: Kind, job: Job, exc: Exception | None) -> bool
         mine = store.succeed(job)
     elif isinstance(exc, SnoozeError):
         mine = store.snooze(job, run_at=time.time() + exc.after_s)
-    elif job.attempts >= job.max_attempts:
+    elif job.attempts >= job.max_attempts or isinstance(exc, GiveUpError):
         log.warning("jobs %s #%d: last attempt failed: %r", job.kind, job.id, exc)
         return store.bury(job, error=describe(exc))
     else:

@@ -1,0 +1,245 @@
+"""Pages and chat messages about inbox items, sent once each from a durable outbox.
+
+A recurring ``oncall.sweep`` job (one process per tick, whatever runs) compares the inbox
+with the ``pages`` table and, in one transaction, records what changed and enqueues one
+job per message to send (``oncall.page``, ``oncall.chat``), so a crash never loses one and
+two processes never send one twice. What is sent, per item (``dedup_key`` = its id):
+
+- first seen: chat "new";
+- past its SLA: PagerDuty ``trigger`` (severity by kind) and chat "breached";
+- at twice its SLA: ``trigger`` at ``critical`` to the escalation key, if one is set;
+- a takeover claimed: ``acknowledge``;
+- gone from the inbox: ``resolve`` (for a triggered one) and chat "resolved".
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+from backend.clock import utcnow_iso
+from backend.jobs import Backoff, Job, Jobs
+from backend.oncall.senders import chat_message, pagerduty_event, post_json
+from backend.settings import Settings
+from backend.sla import Slas
+from backend.store.db import Database, Tx
+
+log = logging.getLogger(__name__)
+
+SWEEP, PAGE, CHAT = "oncall.sweep", "oncall.page", "oncall.chat"
+SEVERITY = {
+    "interruption": "critical",
+    "unanswered": "critical",
+    "uncertain": "critical",
+    "job_dead": "error",
+    "pr_stuck": "error",
+}
+"""PagerDuty severity per inbox kind; the rest page as ``warning``."""
+
+
+class OnCall:
+    """The on-call outbox of one backend (see the module docstring).
+
+    Args:
+        db: the state database (``pages``, and the jobs).
+        jobs: the engine the three kinds are registered on.
+        inbox_items: the inbox now, with each item's ``sla_state``.
+        slas: each kind's SLA (escalation comes at twice it).
+        settings: the PagerDuty keys and URL, the chat webhook, the sweep's period.
+    """
+
+    def __init__(
+        self,
+        db: Database,
+        jobs: Jobs,
+        inbox_items: Callable[[], list[Any]],
+        slas: Slas,
+        settings: Settings,
+    ) -> None:
+        self.db = db
+        self.jobs = jobs
+        self.inbox_items = inbox_items
+        self.slas = slas
+        self.settings = settings
+        base = settings.public_url or f"http://{settings.host}:{settings.port}"
+        self.base_url = base.rstrip("/")
+        self.source = settings.public_url or f"cadencia@{socket.gethostname()}"
+        retry = Backoff(base_s=1.0, max_s=60.0)
+        jobs.register(SWEEP, self.sweep, max_attempts=3)
+        # One at a time, oldest first: a trigger goes before its acknowledge and resolve.
+        jobs.register(PAGE, self._page, max_attempts=20, backoff=retry)
+        jobs.register(CHAT, self._chat, max_attempts=20, backoff=retry)
+
+    @property
+    def enabled(self) -> bool:
+        """Whether anything is configured to be told."""
+        return bool(self.settings.pagerduty_routing_key or self.settings.notify_webhook_url)
+
+    def schedule(self) -> None:
+        """Start the recurring sweep (when something is configured to be told)."""
+        if self.enabled:
+            self.jobs.every(SWEEP, self.settings.oncall_sweep_s)
+
+    # -- the sweep ---------------------------------------------------------------------------
+
+    def sweep(self, job: Job | None = None) -> int:
+        """Compare the inbox with what was sent and enqueue what is due; how many messages."""
+        items = self.inbox_items()
+        with self.db.transaction(write=False) as tx:
+            known = {str(r["item_id"]): r for r in tx.all("pages_open")}
+        now = datetime.now(UTC)
+        changes: list[Callable[[Tx], int]] = []
+        for item in items:
+            row = known.get(item.id)
+            changes += self._changes(item, row, now)
+        current = {i.id for i in items}
+        changes += [self._gone(item_id) for item_id in known if item_id not in current]
+        if not changes:
+            return 0
+        with self.db.transaction() as tx:
+            sent = sum(change(tx) for change in changes)
+        for kind in (PAGE, CHAT):
+            self.jobs.wake(kind)
+        return sent
+
+    def _changes(self, item: Any, row: Any, now: datetime) -> list[Callable[[Tx], int]]:
+        out: list[Callable[[Tx], int]] = []
+        if row is None:
+            out.append(lambda tx: self._seen(tx, item))
+        breached = item.sla_state == "breached"
+        if breached and (row is None or row["triggered_at"] is None):
+            out.append(lambda tx: self._breached(tx, item))
+        if (
+            breached
+            and self.settings.pagerduty_escalation_key
+            and item.age_s >= 2 * self.slas.of(item.kind)
+            and (row is None or row["escalated_at"] is None)
+        ):
+            out.append(lambda tx: self._escalated(tx, item))
+        claimed = item.kind == "interruption" and item.state == "claimed"
+        if claimed and (row is None or row["acknowledged_at"] is None):
+            out.append(lambda tx: self._claimed(tx, item))
+        return out
+
+    def _seen(self, tx: Tx, item: Any) -> int:
+        row = tx.one(
+            "page_seen",
+            {"item_id": item.id, "kind": item.kind, "title": item.title, "now": utcnow_iso()},
+        )
+        return self._tell(tx, "new", item) if row is not None else 0
+
+    def _breached(self, tx: Tx, item: Any) -> int:
+        if tx.one("page_triggered", {"item_id": item.id, "now": utcnow_iso()}) is None:
+            return 0
+        sent = self._tell(tx, "breached", item)
+        if self.settings.pagerduty_routing_key:
+            sent += self._enqueue_page(tx, "trigger", item, escalation=False)
+        return sent
+
+    def _escalated(self, tx: Tx, item: Any) -> int:
+        if tx.one("page_escalated", {"item_id": item.id, "now": utcnow_iso()}) is None:
+            return 0
+        return self._enqueue_page(tx, "trigger", item, escalation=True)
+
+    def _claimed(self, tx: Tx, item: Any) -> int:
+        row = tx.one("page_acknowledged", {"item_id": item.id, "now": utcnow_iso()})
+        if row is None or not self.settings.pagerduty_routing_key:
+            return 0
+        return self._enqueue_page(tx, "acknowledge", item, escalation=False)
+
+    def _gone(self, item_id: str) -> Callable[[Tx], int]:
+        def resolve(tx: Tx) -> int:
+            row = tx.one("page_resolved", {"item_id": item_id})
+            if row is None:
+                return 0
+            item = _Gone(item_id, str(row["kind"]), str(row["title"]))
+            sent = self._tell(tx, "resolved", item)
+            if row["triggered_at"] is not None and self.settings.pagerduty_routing_key:
+                sent += self._enqueue_page(tx, "resolve", item, escalation=False)
+            if row["escalated_at"] is not None and self.settings.pagerduty_escalation_key:
+                sent += self._enqueue_page(tx, "resolve", item, escalation=True)
+            return sent
+
+        return resolve
+
+    # -- the outbox --------------------------------------------------------------------------
+
+    def _link(self, kind: str) -> str:
+        return f"{self.base_url}/api/inbox?kind={kind}"
+
+    def _enqueue_page(self, tx: Tx, action: str, item: Any, *, escalation: bool) -> int:
+        severity = "critical" if escalation else SEVERITY.get(item.kind, "warning")
+        payload = {
+            "action": action,
+            "dedup_key": item.id,
+            "escalation": escalation,
+            "summary": f"{item.kind} waiting past its SLA: {item.title}",
+            "severity": severity,
+            "details": _details(item),
+            "link": self._link(item.kind),
+        }
+        key = f"page:{item.id}:{action}:{'escalation' if escalation else 'main'}"
+        self.jobs.enqueue(PAGE, payload, unique_key=key, tx=tx)
+        return 1
+
+    def _tell(self, tx: Tx, event: str, item: Any) -> int:
+        if not self.settings.notify_webhook_url:
+            return 0
+        payload = {"event": event, "item": _details(item), "link": self._link(item.kind)}
+        self.jobs.enqueue(CHAT, payload, unique_key=f"chat:{item.id}:{event}", tx=tx)
+        return 1
+
+    def _page(self, job: Job) -> None:
+        p = job.payload
+        key = (
+            self.settings.pagerduty_escalation_key
+            if p["escalation"]
+            else self.settings.pagerduty_routing_key
+        )
+        if not key:
+            log.warning("oncall: page %s dropped, no routing key is set any more", p["dedup_key"])
+            return
+        event = pagerduty_event(
+            key,
+            str(p["action"]),
+            str(p["dedup_key"]),
+            summary=str(p["summary"]),
+            source=self.source,
+            severity=str(p["severity"]),
+            details=p["details"],
+            link=p["link"],
+        )
+        post_json(self.settings.pagerduty_url, event)
+
+    def _chat(self, job: Job) -> None:
+        url = self.settings.notify_webhook_url
+        if not url:
+            return
+        p = job.payload
+        post_json(url, chat_message(str(p["event"]), p["item"], p["link"]))
+
+
+class _Gone:
+    """What is left of an item that left the inbox: enough to say it did."""
+
+    def __init__(self, item_id: str, kind: str, title: str) -> None:
+        self.id, self.kind, self.title = item_id, kind, title
+        self.since = self.due_at = self.sla_state = self.state = ""
+        self.age_s = 0.0
+        self.project_id = None
+
+
+def _details(item: Any) -> dict[str, Any]:
+    return {
+        "id": item.id,
+        "kind": item.kind,
+        "title": item.title,
+        "since": item.since,
+        "due_at": item.due_at,
+        "sla_state": item.sla_state,
+        "state": item.state,
+        "project_id": item.project_id,
+    }
