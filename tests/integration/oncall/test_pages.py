@@ -27,7 +27,7 @@ class Receiver:
     """PagerDuty's enqueue endpoint and a chat webhook on loopback: every body is kept, and
     the next answers can be scripted (status, headers)."""
 
-    def __init__(self) -> None:
+    def __init__(self, port: int = 0) -> None:
         self.events: list[dict[str, Any]] = []
         self.chat: list[dict[str, Any]] = []
         self.answers: list[tuple[int, dict[str, str]]] = []
@@ -59,7 +59,7 @@ class Receiver:
             def log_message(self, *args: Any) -> None:
                 pass
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
         self.base = f"http://127.0.0.1:{self.server.server_port}"
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
