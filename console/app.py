@@ -24,6 +24,7 @@ from textual.binding import Binding, BindingType
 from textual.notifications import SeverityLevel
 from textual.screen import Screen
 from textual.signal import Signal
+from textual.timer import Timer
 from textual.worker import Worker
 
 from console.client import ConsoleClient
@@ -53,7 +54,8 @@ from console.state import (
 from console.takeover import Outcome
 
 FLUSH_INTERVAL_S = 0.1
-"""Events are applied to widgets in batches at most this often: bursts cost one redraw."""
+"""Events are applied to widgets in batches at most this often: bursts cost one redraw. The
+timer runs only while something waits to be shown, so an idle console wakes for nothing."""
 FEED_TAIL = 200
 """Feed lines loaded at start (the newest); the live stream follows from the last of them."""
 PERSISTENT_TOAST_S = 24 * 3600.0
@@ -152,6 +154,7 @@ class CadenciaConsole(App[int]):
         self._refetch_roster = False
         self._refetch_approvals = False
         self._refetching: Worker[None] | None = None
+        self._flush_timer: Timer | None = None
         self.roster_changed: Signal[None] = Signal(self, "roster_changed")
         self.approvals_changed: Signal[None] = Signal(self, "approvals_changed")
         """Published after Approvals *and* the Inbox were refetched (they move together)."""
@@ -181,7 +184,6 @@ class CadenciaConsole(App[int]):
 
     def on_mount(self) -> None:
         """Load snapshots and backlog, then follow the stream."""
-        self.set_interval(FLUSH_INTERVAL_S, self._flush_pending)
         self.set_interval(1.0, self._tick)
         self._bootstrap()
         self.learn_role()
@@ -270,8 +272,9 @@ class CadenciaConsole(App[int]):
         self._refetch_approvals |= approvals
         idle = self._refetching is None or self._refetching.is_finished
         if idle and (self._refetch_roster or self._refetch_approvals):
-            # Wishes left by a worker that ended just now are picked up by the next flush.
             self._refetching = self._refetch_worker()
+        elif self._refetch_roster or self._refetch_approvals:
+            self._flush_soon()  # a worker ending just now leaves them to the next flush
 
     def notify(
         self,
@@ -386,6 +389,7 @@ class CadenciaConsole(App[int]):
                             self.stream_connects += 1
                             if failures:
                                 await self._load_snapshots()
+                                self._flush_soon()
                             failures = 0
                             self._set_connection("live")
                         elif isinstance(item, Malformed):
@@ -404,6 +408,7 @@ class CadenciaConsole(App[int]):
                             )
                             self.last_event_id = item.last_id
                             await self._load_snapshots()
+                            self._flush_soon()
                             resync = True
                         else:
                             self._on_event(item)
@@ -546,6 +551,16 @@ class CadenciaConsole(App[int]):
         self._touched |= touched_items(event.type, event.payload)
         if self.paused:
             self.paused_count += 1
+        self._flush_soon()
+
+    def _flush_soon(self) -> None:
+        """Apply what is pending within :data:`FLUSH_INTERVAL_S` (one timer per batch)."""
+        if self._flush_timer is None:
+            self._flush_timer = self.set_timer(FLUSH_INTERVAL_S, self._timed_flush)
+
+    def _timed_flush(self) -> None:
+        self._flush_timer = None
+        self._flush_pending()
 
     def _flush_pending(self) -> None:
         if self._refetch_roster or self._refetch_approvals:

@@ -11,7 +11,7 @@ from console.models_agents import AgentPause, AgentTurn
 
 
 class AgentCalls:
-    """The off switch and turn inspection (issue 13)."""
+    """The off switch and turn inspection."""
 
     async def _get(self, shape: Any, path: str, **kwargs: Any) -> Any:
         raise NotImplementedError  # provided by ConsoleClient

@@ -39,7 +39,7 @@ their own: :mod:`console.operator_actions`)."""
 
 
 class InboxCalls:
-    """Inbox, approvals, handoffs, rerun: the routes of issue 12."""
+    """The Inbox and the routes its items name: approvals, handoffs."""
 
     async def _get(self, shape: Any, path: str, **kwargs: Any) -> Any:
         raise NotImplementedError  # provided by ConsoleClient

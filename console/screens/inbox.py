@@ -201,7 +201,7 @@ class InboxScreen(InboxKeysScreen):
         item = self.current_item()
         box = self.query_one("#item-detail", Static)
         if item is None:
-            box.update(Text("Nothing waits on you.", style="dim"))
+            box.update(Text("Nothing waits on you.", style="dim"), layout=False)
             return
         box.update(
             Text.assemble(
@@ -210,5 +210,6 @@ class InboxScreen(InboxKeysScreen):
                 (inert(item.detail), ""),
                 ("  since ", "dim"),
                 inert(item.since),
-            )
+            ),
+            layout=False,
         )

@@ -237,7 +237,7 @@ class TeamScreen(ConsoleScreen):
         entry = self.selected_agent()
         box = self.query_one("#agent-detail", Static)
         if entry is None:
-            box.update("")
+            box.update("", layout=False)
             return
         autonomy = entry.autonomy_text()
         box.update(
@@ -250,7 +250,8 @@ class TeamScreen(ConsoleScreen):
                 entry.detail or "—",
                 ("\nautonomy: " if autonomy else "", "dim"),
                 autonomy,
-            )
+            ),
+            layout=False,
         )
 
     def _unhighlight(self, key: str) -> None:
