@@ -41,6 +41,7 @@ from backend.guard.takeovers import Action, LedgerFacts, Resolved, Takeovers
 from backend.guard.uncertain import HandOutcome, Settled, UncertainOutcomes, chave_of, item_id
 from backend.inbox import Inbox
 from backend.jobs import Backoff, Job, Jobs
+from backend.oncall.expiry import Expiries
 from backend.oncall.gauges import OnCallGauges
 from backend.oncall.notifier import OnCall
 from backend.operators.accounts import Operators
@@ -159,6 +160,14 @@ class Backend:
         slas = Slas(settings.sla)
         self.inbox = Inbox(self.pipeline, self.store, guard, self.dead_jobs, slas)
         self.oncall = OnCall(self.db, self.jobs, self.inbox.items, slas, settings)
+        self.expiries = Expiries(
+            self.jobs,
+            self.inbox.items,
+            settings.expire,
+            lambda ident, who, why: self.decisions.reject(ident, who, why),
+            self.store.decline_handoff,
+            period_s=settings.oncall_sweep_s,
+        )
         self.decisions = Decisions(self.store.approvals, self.pipeline)
         # atendimento is bound like every agent (model_binding → make_provider, per turn).
         self.customer = CustomerService(
@@ -247,6 +256,7 @@ class Backend:
             )
         await asyncio.to_thread(self.jobs.every, "jobs.prune", JOBS_PRUNE_EVERY_S)
         await asyncio.to_thread(self.oncall.schedule)
+        await asyncio.to_thread(self.expiries.schedule)
         self.jobs.start(self.spawn)
         await asyncio.to_thread(self.dev_worker.wake)  # tasks a stop or a crash left waiting
         await asyncio.to_thread(self.delivery.resume)  # and deliveries left pending

@@ -391,7 +391,12 @@ class Inbox:
                 detail = f"{facts.motivo}; {detail}"
             if i.status == "claimed":
                 # The holder finishes the takeover: each way out is its own key.
-                names += [("execute", "none"), ("deny", "optional"), ("hand_back", "none")]
+                names += [
+                    ("execute", "none"),
+                    ("deny", "optional"),
+                    ("hand_back", "none"),
+                    ("release", "optional"),
+                ]
                 if spec.amount_limit:
                     names.append(("edit", "required"))
             elif refused:

@@ -142,6 +142,19 @@ class Settings(BaseSettings):
     def _absolute_data_dir(cls, value: Path) -> Path:
         return Path(os.path.abspath(value.expanduser()))
 
+    @field_validator("expire", mode="before")
+    @classmethod
+    def _expire_durations(cls, value: Any) -> Any:
+        if not isinstance(value, dict):
+            return value
+        never = sorted(str(k) for k in value if k not in ("action_approval", "handoff"))
+        if never:
+            raise ValueError(
+                f"{never} cannot expire: only action_approval and handoff do (a refund, a "
+                "takeover and a PR escalate instead)"
+            )
+        return {k: parse_duration(v) for k, v in value.items()}
+
     @field_validator("sla", mode="before")
     @classmethod
     def _sla_durations(cls, value: Any) -> Any:
@@ -163,6 +176,10 @@ class Settings(BaseSettings):
     """``{"<inbox kind>": "90s" | "5m" | "4h" | seconds}`` (env ``CADENCIA_SLA``: JSON): how
     long an item of that kind may wait for a human; the rest keep the defaults
     (:data:`backend.sla.DEFAULT_SLA`)."""
+    expire: dict[str, float] = Field(default_factory=dict)
+    """``{"action_approval" | "handoff": duration}`` (env ``CADENCIA_EXPIRE``: JSON): a held
+    action or an offered handoff undecided that long is denied by ``system`` ("expired").
+    Off by default; a refund, a takeover and a PR never expire."""
     pagerduty_routing_key: str | None = None
     """PagerDuty Events API v2 integration key: items past their SLA page it (``trigger``),
     a claim acknowledges, leaving the inbox resolves, all with ``dedup_key`` = the item id."""

@@ -113,6 +113,11 @@ FROM interruptions WHERE status <> 'resolved' ORDER BY id
 UPDATE interruptions SET status = 'claimed', claimed_by = %(operator)s, updated_at = %(now)s
 WHERE id = %(id)s AND status = 'open'
 
+-- name: interruption_release
+-- The holder gives the takeover back to the queue: open again, nobody's.
+UPDATE interruptions SET status = 'open', claimed_by = NULL, updated_at = %(now)s
+WHERE id = %(id)s AND status = 'claimed' AND claimed_by = %(operator)s
+
 -- name: interruption_resolve
 UPDATE interruptions
 SET status = 'resolved', resolution = %(resolution)s, reply = %(reply)s, outcome = %(outcome)s,

@@ -256,6 +256,10 @@ RENDERERS: dict[str, Callable[[Payload], str]] = {
     E.INTERRUPCAO_ASSUMIDA: lambda p: (
         f"interruption {p.s('interrupcao_id')} claimed by {p.s('operator')}"
     ),
+    E.INTERRUPCAO_LIBERADA: lambda p: (
+        f"interruption {p.s('interrupcao_id')} released by {p.s('operator')}"
+        f"{p.suffix('reason', ': ')}"
+    ),
     E.INTERRUPCAO_RESOLVIDA: lambda p: (
         f"interruption {p.s('interrupcao_id')} resolved by {p.s('operator')}: {p.s('action')}"
     ),

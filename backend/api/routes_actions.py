@@ -19,6 +19,7 @@ from backend.api.models import (
     HandoffBody,
     Ident,
     InterruptionId,
+    OperatorBody,
     ProjectBody,
     ResolveBody,
     SessionBody,
@@ -81,6 +82,16 @@ async def claim(request: Request, ident: InterruptionId, body: ClaimBody) -> Int
     """Take the conversation over (one operator at a time)."""
     got = await asyncio.to_thread(
         _b(request).guard.interruptions.claim, ident, acting(request, body)
+    )
+    return InterruptionItem.of(got)
+
+
+@router.post("/interruptions/{ident}/release")
+async def release(request: Request, ident: InterruptionId, body: OperatorBody) -> InterruptionItem:
+    """Give a claimed takeover back to the queue (its holder only; 409 otherwise), e.g. when
+    going off shift. It is open again, and paged again if it is past its SLA."""
+    got = await asyncio.to_thread(
+        _b(request).guard.interruptions.release, ident, acting(request, body), body.reason
     )
     return InterruptionItem.of(got)
 

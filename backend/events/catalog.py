@@ -66,6 +66,7 @@ class EventType(StrEnum):
     TENTATIVA_DE_FERRAMENTA_REGISTRADA = p.TENTATIVA_NAME
     INTERRUPCAO_ABERTA = "interrupcao.aberta"
     INTERRUPCAO_ASSUMIDA = "interrupcao.assumida"
+    INTERRUPCAO_LIBERADA = "interrupcao.liberada"
     INTERRUPCAO_RESOLVIDA = "interrupcao.resolvida"
     INTERRUPCAO_CONCEDIDA = "interrupcao.concedida"
     INTERRUPCAO_VALOR_CORRIGIDO = "interrupcao.valor_corrigido"
@@ -190,6 +191,9 @@ EVENTS: dict[EventType, EventSpec] = {
         p.InterrupcaoAberta,
     ),
     E.INTERRUPCAO_ASSUMIDA: EventSpec("an operator claimed an interruption", p.InterrupcaoAssumida),
+    E.INTERRUPCAO_LIBERADA: EventSpec(
+        "the holder released a claimed interruption back to the queue", p.InterrupcaoLiberada
+    ),
     E.INTERRUPCAO_RESOLVIDA: EventSpec(
         "an operator resolved an interruption", p.InterrupcaoResolvida
     ),

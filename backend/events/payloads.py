@@ -333,6 +333,12 @@ class InterrupcaoAssumida(Payload):
     operator: str
 
 
+class InterrupcaoLiberada(Payload):
+    interrupcao_id: int
+    operator: str
+    reason: str | None = None  # e.g. going off shift
+
+
 class InterrupcaoResolvida(Payload):
     interrupcao_id: int
     operator: str

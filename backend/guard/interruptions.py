@@ -186,6 +186,34 @@ class Interruptions:
         self.events.publish([event])
         return Interruption.from_row(row)
 
+    def release(self, ident: int, operator: str, reason: str | None = None) -> Interruption:
+        """Give a claimed takeover back to the queue (only its holder may): open again, and
+        the conversation returns to the bot until someone claims it."""
+        with self.db.transaction() as tx:
+            changed = tx.execute(
+                "interruption_release", {"id": ident, "operator": operator, "now": utcnow_iso()}
+            )
+            row = tx.one("interruption_get", {"id": ident})
+            if row is None:
+                raise NotFoundError(f"no interruption with id {ident}", id=ident)
+            if not changed:
+                current = Interruption.from_row(row)
+                held = f" by {current.claimed_by}" if current.claimed_by else ""
+                raise ConflictError(
+                    f"interruption {ident} is {current.status}{held}: only its holder releases it",
+                    id=ident,
+                )
+            Conversations(self.db).hand_back(row["conversa_id"], tx=tx)
+            event = self.events.append_in(
+                tx,
+                EventType.INTERRUPCAO_LIBERADA,
+                {"interrupcao_id": ident, "operator": operator, "reason": reason},
+                session_id=row["conversa_id"],
+                agent="operador",
+            )
+        self.events.publish([event])
+        return Interruption.from_row(row)
+
     def close(
         self,
         ident: int,

@@ -8,7 +8,7 @@ two processes never send one twice. What is sent, per item (``dedup_key`` = its 
 - first seen: chat "new";
 - past its SLA: PagerDuty ``trigger`` (severity by kind) and chat "breached";
 - at twice its SLA: ``trigger`` at ``critical`` to the escalation key, if one is set;
-- a takeover claimed: ``acknowledge``;
+- a takeover claimed: ``acknowledge``; released by its holder: ``trigger`` again if late;
 - gone from the inbox: ``resolve`` (for a triggered one) and chat "resolved".
 """
 
@@ -110,7 +110,15 @@ class OnCall:
         if row is None:
             out.append(lambda tx: self._seen(tx, item))
         breached = item.sla_state == "breached"
-        if breached and (row is None or row["triggered_at"] is None):
+        released = (
+            row is not None
+            and item.kind == "interruption"
+            and item.state == "open"
+            and row["acknowledged_at"] is not None
+        )
+        if released:
+            out.append(lambda tx: self._released(tx, item))
+        elif breached and (row is None or row["triggered_at"] is None):
             out.append(lambda tx: self._breached(tx, item))
         if (
             breached
@@ -138,6 +146,12 @@ class OnCall:
         if self.settings.pagerduty_routing_key:
             sent += self._enqueue_page(tx, "trigger", item, escalation=False)
         return sent
+
+    def _released(self, tx: Tx, item: Any) -> int:
+        """A claimed takeover went back to the queue: page it again if it is past its SLA."""
+        if tx.one("page_released", {"item_id": item.id}) is None:
+            return 0
+        return self._breached(tx, item) if item.sla_state == "breached" else 0
 
     def _escalated(self, tx: Tx, item: Any) -> int:
         if tx.one("page_escalated", {"item_id": item.id, "now": utcnow_iso()}) is None:

@@ -186,9 +186,9 @@ def deterministic(mp: pytest.MonkeyPatch) -> Iterator[None]:
     import backend.agents.approvals
     import backend.core
     import backend.demo.runner
+    import backend.dev.tasks
     import backend.erp.seed
     import backend.events
-    import backend.dev.tasks
     import backend.ledger.base
 
     del backend  # imported so every module that copied utcnow_iso is loaded now

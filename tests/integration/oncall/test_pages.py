@@ -176,3 +176,33 @@ def test_two_backends_on_one_postgres_send_one_trigger_per_item(
             time.sleep(1.5)  # many sweeps in both processes
     triggers = [e for e in receiver.events if e["event_action"] == "trigger"]
     assert [t["dedup_key"] for t in triggers] == [dedup_key]
+
+
+def test_release_by_the_holder_reopens_the_takeover_and_pages_it_again(
+    live: Live, receiver: Receiver
+) -> None:
+    item = _takeover(live, "conv-release")
+    target = item["target_id"]
+    _until(lambda: receiver.actions(item["id"]), "the trigger")
+    assert live.http.post(f"/api/interruptions/{target}/claim", json={"operator": "ana"}).is_success
+    _until(lambda: "acknowledge" in receiver.actions(item["id"]), "the acknowledge")
+    claimed = next(i for i in live.http.get("/api/inbox").json() if i["id"] == item["id"])
+    assert ("release", f"/api/interruptions/{target}/release") in [
+        (a["name"], a["path"]) for a in claimed["actions"]
+    ]
+
+    other = live.http.post(f"/api/interruptions/{target}/release", json={"operator": "bia"})
+    assert other.status_code == 409, other.text  # only its holder releases it
+    released = live.http.post(
+        f"/api/interruptions/{target}/release", json={"operator": "ana", "reason": "fim do turno"}
+    )
+
+    assert released.status_code == 200, released.text
+    assert released.json()["status"] == "open"
+    _until(lambda: receiver.actions(item["id"]).count("trigger") == 2, "the page again")
+    assert receiver.actions(item["id"]) == ["trigger", "acknowledge", "trigger"]
+    events = live.http.get("/api/events", params={"limit": 1000}).json()
+    [event] = [e for e in events if e["type"] == "interrupcao.liberada"]
+    assert (event["payload"]["operator"], event["payload"]["reason"]) == ("ana", "fim do turno")
+    again = live.http.post(f"/api/interruptions/{target}/release", json={"operator": "ana"})
+    assert again.status_code == 409  # open now: nothing to release
