@@ -155,7 +155,11 @@ class PrPipeline(PrFlow):
             "head": pr.head,
             "base": DEFAULT_BRANCH,
             "files": [{"path": p, "content": c} for p, c in sorted(contents.items())],
-            "diff": git.diff(DEFAULT_BRANCH, pr.head),
+            "diff": (
+                git.merged_diff(DEFAULT_BRANCH, pr.head)
+                if pr.gate_status == "merged"
+                else git.diff(DEFAULT_BRANCH, pr.head)
+            ),
         }
 
     def findings(self, pr_id: str) -> list[Finding]:

@@ -167,6 +167,24 @@ class GitProvider:
             "diff", "--no-color", "--no-ext-diff", f"{self.head(base)}...{self.head(head)}"
         ).stdout
 
+    def merged_diff(self, base: str, head: str) -> str:
+        """The diff a merged pull request showed: ``head`` against where ``base`` stood when
+        the merge commit that brought ``head`` in was made (``head`` is in ``base`` now, so
+        the plain three-dot diff is empty). Not merged: the plain diff."""
+        merges = self._git(
+            "rev-list",
+            "--ancestry-path",
+            "--merges",
+            "--reverse",
+            f"{self.head(head)}..{self.head(base)}",
+        ).stdout.split()
+        if not merges:
+            return self.diff(base, head)
+        before = f"{merges[0]}^1"
+        return self._git(
+            "diff", "--no-color", "--no-ext-diff", f"{before}...{self.head(head)}"
+        ).stdout
+
     def merge(self, branch: str, into: str = DEFAULT_BRANCH, message: str | None = None) -> str:
         """Merge ``branch`` into ``into`` with a real merge commit; returns ``into``'s sha.
 

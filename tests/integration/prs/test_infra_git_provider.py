@@ -104,6 +104,22 @@ def test_merge_creates_real_merge_commit_and_updates_checkout(repo: GitProvider,
     assert git(root, "status", "--porcelain") == ""
 
 
+def test_a_merged_pr_still_shows_the_diff_it_was_merged_with(repo: GitProvider) -> None:
+    repo.create_branch(BRANCH)
+    head = repo.commit_files(BRANCH, FILES, "infra: proposal")
+    before = repo.diff("main", BRANCH)
+    repo.commit_files("main", {"NOTES.md": "moving main\n"}, "docs")
+    repo.merge(BRANCH)
+    repo.commit_files("main", {"LATER.md": "after the merge\n"}, "docs")
+
+    assert repo.diff("main", head) == ""  # head is in main now: the three-dot diff is empty
+    assert repo.merged_diff("main", head) == before  # what the PR was merged with
+    assert "NOTES.md" not in before and "LATER.md" not in before
+    repo.create_branch("feature/open")
+    open_head = repo.commit_files("feature/open", {"x.txt": "x\n"}, "open")
+    assert repo.merged_diff("main", open_head) == repo.diff("main", open_head)  # not merged
+
+
 def test_merge_conflict_leaves_nothing_half_done(repo: GitProvider, git: Git) -> None:
     repo.create_branch(BRANCH)
     repo.commit_files(BRANCH, {"README.md": "# from branch\n"}, "branch edit")
