@@ -114,7 +114,8 @@ def test_a_merged_pr_still_shows_the_diff_it_was_merged_with(repo: GitProvider) 
 
     assert repo.diff("main", head) == ""  # head is in main now: the three-dot diff is empty
     assert repo.merged_diff("main", head) == before  # what the PR was merged with
-    assert "NOTES.md" not in before and "LATER.md" not in before
+    assert "NOTES.md" not in before
+    assert "LATER.md" not in before
     repo.create_branch("feature/open")
     open_head = repo.commit_files("feature/open", {"x.txt": "x\n"}, "open")
     assert repo.merged_diff("main", open_head) == repo.diff("main", open_head)  # not merged

@@ -417,7 +417,10 @@ CASES: list[tuple[dict[str, Any], str]] = [
         "interruption i1 opened in c2 (consultar-status-pedido, pedido 9): teto de voltas reached",
     ),
     (
-        ev("interrupcao.liberada", {"interrupcao_id": 7, "operator": "ana", "reason": "fim do turno"}),
+        ev(
+            "interrupcao.liberada",
+            {"interrupcao_id": 7, "operator": "ana", "reason": "fim do turno"},
+        ),
         "interruption 7 released by ana: fim do turno",
     ),
     (
