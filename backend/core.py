@@ -105,6 +105,11 @@ def _channel(settings: Settings) -> tuple[ChannelSimulator | None, Channel]:
     return simulator, WebhookChannel(simulator.url, timeout_s=settings.channel_timeout_s)
 
 
+HOLDING_MESSAGE = (
+    "Uma pessoa da nossa equipe vai responder a sua mensagem em breve. Obrigado por aguardar."
+)
+"""What a customer whose takeover nobody claimed by its SLA is told, once."""
+
 JOBS_KEPT_S = 7 * 24 * 3600.0
 """How long a done or dropped job stays readable before ``jobs.prune`` deletes it."""
 JOBS_PRUNE_EVERY_S = 3600.0
@@ -159,7 +164,9 @@ class Backend:
         self.team.runtime.install(**self._runtime_hooks())
         slas = Slas(settings.sla)
         self.inbox = Inbox(self.pipeline, self.store, guard, self.dead_jobs, slas)
-        self.oncall = OnCall(self.db, self.jobs, self.inbox.items, slas, settings)
+        self.oncall = OnCall(
+            self.db, self.jobs, self.inbox.items, slas, settings, hold=self._hold_message
+        )
         self.expiries = Expiries(
             self.jobs,
             self.inbox.items,
@@ -386,6 +393,17 @@ class Backend:
         return self._uncertain_outcomes().settle(
             chave_of(ident), outcome, operator=operator, reason=reason
         )
+
+    def _hold_message(self, interruption_id: str) -> bool:
+        """Tell a customer whose takeover nobody claimed in time that a person will answer
+        (once: the on-call outbox sends it once per takeover); not if it was claimed."""
+        interruption = self.guard.interruptions.get(int(interruption_id))
+        if interruption.status != "open":
+            return False
+        self.guard.conversations.say(
+            interruption.conversa_id, "agente", HOLDING_MESSAGE, agent="oncall"
+        )
+        return True
 
     def _agent_statuses(self) -> list[str]:
         """Every agent's status once (``cadencia_agents``): a dev agent per project, the

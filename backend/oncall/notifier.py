@@ -9,6 +9,7 @@ two processes never send one twice. What is sent, per item (``dedup_key`` = its 
 - past its SLA: PagerDuty ``trigger`` (severity by kind) and chat "breached";
 - at twice its SLA: ``trigger`` at ``critical`` to the escalation key, if one is set;
 - a takeover claimed: ``acknowledge``; released by its holder: ``trigger`` again if late;
+- a takeover nobody claimed by its SLA: one holding message to the customer (``oncall.hold``);
 - gone from the inbox: ``resolve`` (for a triggered one) and chat "resolved".
 """
 
@@ -29,7 +30,7 @@ from backend.store.db import Database, Tx
 
 log = logging.getLogger(__name__)
 
-SWEEP, PAGE, CHAT = "oncall.sweep", "oncall.page", "oncall.chat"
+SWEEP, PAGE, CHAT, HOLD = "oncall.sweep", "oncall.page", "oncall.chat", "oncall.hold"
 SEVERITY = {
     "interruption": "critical",
     "unanswered": "critical",
@@ -49,6 +50,8 @@ class OnCall:
         inbox_items: the inbox now, with each item's ``sla_state``.
         slas: each kind's SLA (escalation comes at twice it).
         settings: the PagerDuty keys and URL, the chat webhook, the sweep's period.
+        hold: tells the customer of a takeover (by id) that a person will answer, unless
+            someone claimed it meanwhile; whether it told.
     """
 
     def __init__(
@@ -58,8 +61,10 @@ class OnCall:
         inbox_items: Callable[[], list[Any]],
         slas: Slas,
         settings: Settings,
+        hold: Callable[[str], bool] | None = None,
     ) -> None:
         self.db = db
+        self.hold = hold
         self.jobs = jobs
         self.inbox_items = inbox_items
         self.slas = slas
@@ -72,16 +77,12 @@ class OnCall:
         # One at a time, oldest first: a trigger goes before its acknowledge and resolve.
         jobs.register(PAGE, self._page, max_attempts=20, backoff=retry)
         jobs.register(CHAT, self._chat, max_attempts=20, backoff=retry)
-
-    @property
-    def enabled(self) -> bool:
-        """Whether anything is configured to be told."""
-        return bool(self.settings.pagerduty_routing_key or self.settings.notify_webhook_url)
+        jobs.register(HOLD, self._hold, max_attempts=5, backoff=retry)
 
     def schedule(self) -> None:
-        """Start the recurring sweep (when something is configured to be told)."""
-        if self.enabled:
-            self.jobs.every(SWEEP, self.settings.oncall_sweep_s)
+        """Start the recurring sweep (a customer waiting on a takeover is told even when
+        no pager is configured)."""
+        self.jobs.every(SWEEP, self.settings.oncall_sweep_s)
 
     # -- the sweep ---------------------------------------------------------------------------
 
@@ -101,7 +102,7 @@ class OnCall:
             return 0
         with self.db.transaction() as tx:
             sent = sum(change(tx) for change in changes)
-        for kind in (PAGE, CHAT):
+        for kind in (PAGE, CHAT, HOLD):
             self.jobs.wake(kind)
         return sent
 
@@ -143,6 +144,11 @@ class OnCall:
         if tx.one("page_triggered", {"item_id": item.id, "now": utcnow_iso()}) is None:
             return 0
         sent = self._tell(tx, "breached", item)
+        if item.kind == "interruption" and item.state == "open" and self.hold is not None:
+            self.jobs.enqueue(
+                HOLD, {"interruption": item.target_id}, unique_key=f"hold:{item.id}", tx=tx
+            )
+            sent += 1
         if self.settings.pagerduty_routing_key:
             sent += self._enqueue_page(tx, "trigger", item, escalation=False)
         return sent
@@ -227,6 +233,10 @@ class OnCall:
             link=p["link"],
         )
         post_json(self.settings.pagerduty_url, event)
+
+    def _hold(self, job: Job) -> None:
+        if self.hold is not None:
+            self.hold(str(job.payload["interruption"]))
 
     def _chat(self, job: Job) -> None:
         url = self.settings.notify_webhook_url

@@ -206,3 +206,20 @@ def test_release_by_the_holder_reopens_the_takeover_and_pages_it_again(
     assert (event["payload"]["operator"], event["payload"]["reason"]) == ("ana", "fim do turno")
     again = live.http.post(f"/api/interruptions/{target}/release", json={"operator": "ana"})
     assert again.status_code == 409  # open now: nothing to release
+
+
+def test_a_customer_nobody_took_by_the_sla_is_told_once_that_a_person_will_answer(
+    live: Live, receiver: Receiver
+) -> None:
+    from backend.core import HOLDING_MESSAGE
+
+    _takeover(live, "conv-hold")
+
+    def holding() -> list[dict[str, Any]]:
+        messages = live.http.get("/api/conversations/conv-hold").json()["messages"]
+        return [m for m in messages if m["texto"] == HOLDING_MESSAGE]
+
+    [told] = _until(holding, "the holding message")
+    time.sleep(1.0)  # more sweeps: still one
+    assert len(holding()) == 1
+    assert told["delivery"] is not None  # it goes out through the channel like any reply
