@@ -23,6 +23,7 @@ from typing import Any, Literal
 
 from backend.agents.approvals import iso_utc
 from backend.agents.store import TeamStore
+from backend.agents.team import CUSTOMER_SERVICE
 from backend.clock import utc_iso
 from backend.dead_jobs import DeadJobs
 from backend.exceptions import CadenciaError
@@ -41,6 +42,7 @@ InboxKind = Literal[
     "pr_blocked",
     "pr_stuck",
     "job_dead",
+    "unanswered",
     "action_approval",
     "handoff",
     "interruption",
@@ -51,6 +53,7 @@ ReasonRule = Literal["required", "optional", "none"]
 WEIGHTS: dict[str, int] = {
     "interruption": 0,
     "uncertain": 1,
+    "unanswered": 1,
     "pr_stuck": 2,
     "job_dead": 2,
     "action_approval": 3,
@@ -164,6 +167,7 @@ class Inbox:
             "pr_blocked": self._blocked,
             "pr_stuck": self._stuck,
             "job_dead": self._dead_jobs,
+            "unanswered": self._unanswered,
             "action_approval": self._approvals,
             "handoff": self._handoffs,
             "interruption": self._interruptions,
@@ -257,6 +261,26 @@ class Inbox:
                 )
             )
         return items
+
+    def _unanswered(self, project_id: str | None) -> list[InboxItem]:
+        """Customers whose message no agent will answer (atendimento paused or over
+        budget): resume the agent, or answer them as a person."""
+        if project_id is not None:
+            return []
+        resume = (InboxAction("resume", f"/api/agents/{CUSTOMER_SERVICE}/resume", "optional"),)
+        return [
+            InboxItem(
+                kind="unanswered",
+                target_id=str(row["conversa_id"]),
+                project_id=None,
+                title=_one_line(f"customer waiting in {row['conversa_id']}: no agent will answer"),
+                detail=_one_line(str(row["reason"])),
+                since=iso_utc(row["since"]),
+                state="waiting",
+                actions=resume,
+            )
+            for row in self.guard.conversations.unanswered()
+        ]
 
     def _dead_jobs(self, project_id: str | None) -> list[InboxItem]:
         """Jobs that ran out of attempts: rerun them (fresh attempts) or drop them."""

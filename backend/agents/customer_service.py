@@ -23,7 +23,13 @@ from backend.agents.runtime import (
 )
 from backend.agents.team import CUSTOMER_SERVICE
 from backend.events import EventLog
-from backend.exceptions import AgentPausedError, ConfigError, UnavailableError, unavailable_cause
+from backend.exceptions import (
+    AgentPausedError,
+    BudgetExceededError,
+    ConfigError,
+    UnavailableError,
+    unavailable_cause,
+)
 from backend.guard.conversations import Conversations, Role
 from backend.guard.orchestrator import Attempt, Orchestrator
 from backend.store.uow import Work
@@ -193,8 +199,13 @@ class CustomerService:
             await self._say_unsaid(conversa_id, text, cliente_id, said)
             await self._say(conversa_id, "agente", UNAVAILABLE_REPLY)
             raise
-        except AgentPausedError:  # the turn check refused it: nothing ran, nobody answered
+        except (AgentPausedError, BudgetExceededError) as exc:
+            # The turn check refused it: nothing ran and nobody will answer, so the message
+            # waits in the inbox (unanswered) until someone replies.
             await self._say_unsaid(conversa_id, text, cliente_id, said)
+            await asyncio.to_thread(self.conversations.mark_unanswered, conversa_id, exc.message)
+            if isinstance(exc, BudgetExceededError):
+                raise
             return {"state": "paused", "operator": None, "reply": None, "attempts": []}
         except Exception:
             await self._say_unsaid(conversa_id, text, cliente_id, said)
@@ -203,6 +214,40 @@ class CustomerService:
             self._stopped.discard(id(ctx))
             attempts = self._attempts.pop(id(ctx), [])
         return {"state": "bot", "operator": None, "reply": replied[-1], "attempts": attempts}
+
+    async def answer_waiting(self) -> list[str]:
+        """Answer every customer whose message no agent answered (``unanswered``), now that
+        ``atendimento`` runs again: one turn on each one's latest message, recorded once
+        already, so only the reply is written. A conversation a person holds is theirs."""
+        answered = []
+        for row in await asyncio.to_thread(self.conversations.unanswered):
+            conversa_id = str(row["conversa_id"])
+            held = await asyncio.to_thread(self.conversations.state, conversa_id)
+            if held.state == "human":
+                continue
+            recent = await asyncio.to_thread(self.conversations.newest_messages, conversa_id, 20)
+            asked = [m for m in recent if m.autor == "cliente"]
+            if not asked:
+                continue
+            ctx = TurnContext(None, conversa_id, CUSTOMER_SERVICE)
+
+            def closing(work: Work, result: TurnResult, conversa_id: str = conversa_id) -> None:
+                reply = result.text or "Certo."
+                self.conversations.say(
+                    conversa_id, "agente", reply, agent=CUSTOMER_SERVICE, tx=work
+                )
+
+            try:
+                await self.runtime.run_turn(
+                    ctx, asked[-1].texto, opening=lambda work: None, closing=closing
+                )
+            except (AgentPausedError, BudgetExceededError):
+                break  # refused again: they keep waiting in the inbox
+            finally:
+                self._stopped.discard(id(ctx))
+                self._attempts.pop(id(ctx), None)
+            answered.append(conversa_id)
+        return answered
 
     async def _say_unsaid(
         self, conversa_id: str, text: str, cliente_id: str | None, said: list[bool]

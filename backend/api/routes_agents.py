@@ -7,6 +7,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query, Request, Response
 
+from backend.agents.team import CUSTOMER_SERVICE
 from backend.agents.turns import recent_turns
 from backend.api.auth import acting, require_token
 from backend.api.models import Ident, PauseBody, ResumeBody
@@ -41,8 +42,12 @@ async def pause(request: Request, agent_id: Ident, body: PauseBody) -> AgentPaus
 
 @router.post("/agents/{agent_id}/resume")
 async def resume(request: Request, agent_id: Ident, body: ResumeBody) -> AgentPauseOut:
-    """Resume a paused agent (in every project). Unknown agent: 404; not paused: 409."""
-    got = await asyncio.to_thread(_b(request).pauses.resume, agent_id, acting(request, body))
+    """Resume a paused agent (in every project). Unknown agent: 404; not paused: 409.
+    Resuming ``atendimento`` answers the customers whose messages it left unanswered."""
+    backend = _b(request)
+    got = await asyncio.to_thread(backend.pauses.resume, agent_id, acting(request, body))
+    if agent_id == CUSTOMER_SERVICE:  # the customers it left unanswered are answered now
+        backend.spawn(backend.customer.answer_waiting(), "answer-waiting-customers")
     return AgentPauseOut.model_validate(got.to_dict())
 
 

@@ -14,6 +14,7 @@ InboxKindOut = Literal[
     "pr_blocked",
     "pr_stuck",
     "job_dead",
+    "unanswered",
     "action_approval",
     "handoff",
     "interruption",

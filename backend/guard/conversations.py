@@ -284,6 +284,7 @@ class Conversations:
         ident = self._append_in(tx, conversa_id, autor, text, ts)
         delivery = None
         if autor in OUTBOUND:
+            tx.execute("unanswered_clear", {"conversa_id": conversa_id})  # someone answers
             delivery = dict(status="pending", attempts=0, last_error=None, delivered_at=None)
             tx.execute(
                 "delivery_enqueue",
@@ -319,6 +320,20 @@ class Conversations:
     def _tell(self, message_id: int) -> None:
         for listener in list(self._outbound):
             listener(message_id)
+
+    def mark_unanswered(self, conversa_id: str, reason: str) -> None:
+        """A customer's message no agent will answer (paused, over budget): the inbox's
+        ``unanswered`` until someone replies in the conversation."""
+        with self.db.transaction() as tx:
+            tx.execute(
+                "unanswered_mark",
+                {"conversa_id": conversa_id, "reason": reason, "now": utcnow_iso()},
+            )
+
+    def unanswered(self) -> list[dict[str, Any]]:
+        """Conversations waiting for an answer no agent will give, oldest first."""
+        with self.db.transaction(write=False) as tx:
+            return tx.all("unanswered_all")
 
     def transcript(self, conversa_id: str, *, newest: int | None = None) -> list[dict[str, Any]]:
         """Every message of a conversation (with ``newest``: only that many of the latest),

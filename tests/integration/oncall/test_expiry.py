@@ -63,3 +63,34 @@ def test_a_held_action_and_a_handoff_expire_as_a_recorded_system_decision(live: 
 def test_what_must_escalate_cannot_be_set_to_expire(kind: str) -> None:
     with pytest.raises(ConfigError, match="cannot expire"):
         load_settings(expire={kind: "5m"})
+
+
+def test_a_message_no_agent_will_answer_waits_in_the_inbox_until_resume_answers_it(
+    live: Live,
+) -> None:
+    from backend.erp.seed import upsert_pedidos
+
+    upsert_pedidos(
+        live.backend.db, [{"pedidoId": "4821", "valorPedido": "129.90", "clienteId": "c-1"}]
+    )
+    paused = live.http.post("/api/agents/atendimento/pause", json={"reason": "model upgrade"})
+    assert paused.status_code == 200, paused.text
+    sent = live.http.post(
+        "/api/conversations/conv-wait/messages", json={"text": "oi, alguém?", "cliente_id": "c-1"}
+    )
+    assert sent.json()["state"] == "paused"
+
+    [item] = [i for i in live.http.get("/api/inbox").json() if i["kind"] == "unanswered"]
+    assert item["target_id"] == "conv-wait"
+    assert item["sla_state"] in ("ok", "warning", "breached")
+    assert item["due_at"]
+    [resume] = item["actions"]
+    assert (resume["name"], resume["path"]) == ("resume", "/api/agents/atendimento/resume")
+
+    assert live.http.post(resume["path"], json={}).status_code == 200
+    deadline = time.monotonic() + 30
+    while [i for i in live.http.get("/api/inbox").json() if i["kind"] == "unanswered"]:
+        assert time.monotonic() < deadline, "the waiting customer was not answered"
+        time.sleep(0.1)
+    messages = live.http.get("/api/conversations/conv-wait").json()["messages"]
+    assert [m["autor"] for m in messages] == ["cliente", "agente"]  # answered once, not re-asked
