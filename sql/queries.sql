@@ -101,21 +101,25 @@ WHERE conversa_id = %(conversa_id)s AND entidade_id = %(entidade_id)s
 
 -- name: interruption_get
 SELECT id, conversa_id, entidade_id, ferramenta, motivo, argumentos, attempts, status,
-       claimed_by, resolution, reply, outcome, grant_total, grant_used, opened_at, updated_at
+       claimed_by, resolution, reply, outcome, grant_total, grant_used, opened_at, updated_at,
+       claimed_at
 FROM interruptions WHERE id = %(id)s
 
 -- name: interruptions_unresolved
 SELECT id, conversa_id, entidade_id, ferramenta, motivo, argumentos, attempts, status,
-       claimed_by, resolution, reply, outcome, grant_total, grant_used, opened_at, updated_at
+       claimed_by, resolution, reply, outcome, grant_total, grant_used, opened_at, updated_at,
+       claimed_at
 FROM interruptions WHERE status <> 'resolved' ORDER BY id
 
 -- name: interruption_claim
-UPDATE interruptions SET status = 'claimed', claimed_by = %(operator)s, updated_at = %(now)s
+UPDATE interruptions SET status = 'claimed', claimed_by = %(operator)s, claimed_at = %(now)s,
+    updated_at = %(now)s
 WHERE id = %(id)s AND status = 'open'
 
 -- name: interruption_release
 -- The holder gives the takeover back to the queue: open again, nobody's.
-UPDATE interruptions SET status = 'open', claimed_by = NULL, updated_at = %(now)s
+UPDATE interruptions SET status = 'open', claimed_by = NULL, claimed_at = NULL,
+    updated_at = %(now)s
 WHERE id = %(id)s AND status = 'claimed' AND claimed_by = %(operator)s
 
 -- name: interruption_resolve
@@ -126,7 +130,8 @@ WHERE id = %(id)s AND status = 'claimed' AND claimed_by = %(operator)s
 
 -- name: interruption_latest_for
 SELECT id, conversa_id, entidade_id, ferramenta, motivo, argumentos, attempts, status,
-       claimed_by, resolution, reply, outcome, grant_total, grant_used, opened_at, updated_at
+       claimed_by, resolution, reply, outcome, grant_total, grant_used, opened_at, updated_at,
+       claimed_at
 FROM interruptions
 WHERE conversa_id = %(conversa_id)s AND entidade_id = %(entidade_id)s
   AND ferramenta = %(ferramenta)s

@@ -16,6 +16,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from backend.agents.approvals import iso_utc
 from backend.agents.roster import Status as AgentStatus
 from backend.api.schemas_ledger import LedgerFacts, UncertainItem, UncertainOut
 from backend.api.schemas_prs import FindingOut, PullRequestOut
@@ -319,6 +320,9 @@ class InterruptionItem(_Out):
     status: InterruptionStatus
     since: str
     claimed_by: str | None
+    claimed_at: str | None = Field(
+        default=None, description="ISO 8601 UTC: when its holder claimed it (None while open)"
+    )
     resolution: str | None
     reply: str | None
     outcome: Resultado | None = Field(
@@ -341,6 +345,7 @@ class InterruptionItem(_Out):
             status=item.status,  # type: ignore[arg-type]
             since=item.opened_at,
             claimed_by=item.claimed_by,
+            claimed_at=iso_utc(item.claimed_at) if item.claimed_at else None,
             resolution=item.resolution,
             reply=item.reply,
             outcome=item.outcome,  # type: ignore[arg-type]

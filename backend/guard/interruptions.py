@@ -38,6 +38,7 @@ class Interruption:
     reply: str | None
     opened_at: str
     updated_at: str
+    claimed_at: str | None = None
     outcome: str | None = None
     """The ledger's ``resultado`` of the operator's action (None: nothing ran)."""
     grant_total: int = 0
@@ -72,6 +73,7 @@ class Interruption:
             "status": self.status,
             "since": self.opened_at,
             "claimed_by": self.claimed_by,
+            "claimed_at": self.claimed_at,
             "resolution": self.resolution,
             "reply": self.reply,
             "outcome": self.outcome,
