@@ -42,6 +42,7 @@ from console.screens.approvals import ApprovalsScreen
 from console.screens.help import HelpScreen, binding_rows
 from console.screens.inbox import InboxScreen
 from console.screens.team import TeamScreen
+from console.sla import BreachWatch, breached_ids
 from console.state import (
     awaiting_counts,
     backoff_delay,
@@ -133,7 +134,10 @@ class CadenciaConsole(App[int]):
         self.inbox_problem = ""
         """Why the Inbox could not be fetched (an older backend without the route)."""
         self.bells = 0
-        """Bells rung for arrivals (``--bell``); tests and the operator's log read it."""
+        """Bells rung for arrivals and new breaches (``--bell``); tests read it."""
+        self.breached: set[str] = set()
+        """Inbox items past their deadline by the console's clock (the header counts them)."""
+        self._breaches = BreachWatch()
         self._inbox_known: set[str] | None = None
         self.last_event_id: int | None = None
         self.connection = "connecting"
@@ -255,6 +259,10 @@ class CadenciaConsole(App[int]):
             return awaiting_counts(self.approvals)
         return inbox_awaiting_counts(self.inbox)
 
+    def breached_count(self) -> int:
+        """How many Inbox items are past their deadline now."""
+        return len(self.breached)
+
     def inbox_is_new(self, item: InboxItem) -> bool:
         """True while the operator has not opened ``item`` nor read it on the list."""
         return item.id not in self.inbox_seen
@@ -302,12 +310,27 @@ class CadenciaConsole(App[int]):
         self._flush_pending()
 
     def apply_inbox(self, items: list[InboxItem]) -> None:
-        """Take a fresh Inbox; ring the bell once if something arrived since the last one."""
+        """Take a fresh Inbox; ring the bell once if something arrived since the last one
+        or breached its deadline (an item arriving breached rings once, not twice)."""
         arrived = arrivals(self._inbox_known, items)
         self._inbox_known = {i.id for i in items}
         self.inbox = items
         self.inbox_problem = ""
-        if arrived and self.settings.bell:
+        breached = self._watch_deadlines()
+        if arrived or breached:
+            self._ring()
+
+    def _watch_deadlines(self) -> set[str]:
+        """Recount the breached items by the clock; the ones never reported before."""
+        now = self.now()
+        current = breached_ids(self.inbox, now)
+        if current != self.breached:
+            self.breached = current
+            self.status_changed.publish(None)
+        return self._breaches.new(self.inbox, now)
+
+    def _ring(self) -> None:
+        if self.settings.bell:
             self.bells += 1
             self.bell()
 
@@ -594,6 +617,8 @@ class CadenciaConsole(App[int]):
                 self._set_connection("stale")
             elif self.connection == "stale":
                 self._set_connection("live")
+        if self._watch_deadlines():
+            self._ring()  # a deadline passed with no event: nothing else would say so
         if self.paused:
             self.status_changed.publish(None)
         else:

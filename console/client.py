@@ -183,6 +183,16 @@ class ConsoleClient(InboxCalls, AgentCalls, OperatorCalls):
         body = await self._request("POST", path, json={"operator": operator})
         return parse(Interruption, body, f"POST {path}")
 
+    async def release(self, interruption_id: int, operator: str, reason: str = "") -> Interruption:
+        """Give a claimed takeover back to the queue (its holder only; the reason is
+        optional and audited): it is open again, the conversation back with the bot."""
+        path = f"/api/interruptions/{interruption_id}/release"
+        body: dict[str, str] = {"operator": operator}
+        if reason.strip():
+            body["reason"] = reason.strip()
+        answer = await self._request("POST", path, json=body)
+        return parse(Interruption, answer, f"POST {path}")
+
     async def reply(self, interruption_id: int, operator: str, text: str) -> Message:
         """Send the customer a message from the operator (any number of times while claimed)."""
         path = f"/api/interruptions/{interruption_id}/reply"

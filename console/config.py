@@ -27,7 +27,8 @@ class ConsoleSettings(BaseModel):
     readonly: bool = False
     operator: str = Field(default_factory=default_operator)
     bell: bool = False
-    """Ring the terminal bell when an Inbox item the console has not seen before arrives."""
+    """Ring the terminal bell when an Inbox item the console has not seen before arrives, and
+    once when an item breaches its deadline (or arrives breached)."""
     feed_max_lines: int = Field(default=5_000, ge=100)
     stale_after_s: float = Field(default=20.0, gt=0)
     """No byte (not even a heartbeat) for this long shows the connection as stale."""

@@ -149,6 +149,8 @@ class Interruption(_Model):
     status: InterruptionStatus = "open"
     since: str = ""
     claimed_by: str | None = None
+    claimed_at: str | None = None
+    """ISO 8601 UTC: when its holder claimed it (None while open, or from an older server)."""
     resolution: str | None = None
     reply: str | None = None
     outcome: Resultado | None = None

@@ -13,12 +13,14 @@ InboxKind = Literal[
     "pr_blocked",
     "pr_stuck",
     "job_dead",
+    "unanswered",
     "action_approval",
     "handoff",
     "interruption",
     "uncertain",
 ]
 ApprovalStatus = Literal["pending", "approved", "rejected", "failed"]
+SlaState = Literal["ok", "warning", "breached"]
 HandoffStatus = Literal["offered", "accepted", "declined"]
 
 
@@ -48,6 +50,12 @@ class InboxItem(_Model):
     detail: str = ""
     since: str = ""
     age_s: float = 0
+    due_at: str | None = None
+    """ISO 8601 UTC: when its SLA runs out. None from a server older than SLAs: no deadline."""
+    sla_state: SlaState | None = None
+    """The server's verdict when it answered (``warning`` past 75% of the SLA); None from
+    an older server. The console recomputes it from ``due_at`` on its own clock
+    (:mod:`console.sla`)."""
     state: str = ""
     pr_kind: Literal["infra", "dev", "adr"] | None = None
     session_id: str | None = None

@@ -50,6 +50,7 @@ ITEM_KEY_PREFIX = {
     "handoff": "handoff",
     "interruption": "int",
     "uncertain": "unc",
+    "unanswered": "conv",
 }
 """Inbox kind → the prefix of the key detail screens listen on (``pr:<id>``...)."""
 VERB = {
@@ -69,6 +70,7 @@ VERB = {
     "reconcile": "Reconcile",
     "settle": "Settle",
     "drop": "Drop",
+    "release": "Release",
 }
 NOUN = {
     "pr": "PR",
@@ -79,6 +81,7 @@ NOUN = {
     "handoff": "handoff",
     "interruption": "takeover",
     "uncertain": "uncertain refund",
+    "unanswered": "unanswered customer",
 }
 RESOLVE_AS: dict[str, Literal["execute", "deny", "hand_back"]] = {
     "execute": "execute",
@@ -88,6 +91,7 @@ RESOLVE_AS: dict[str, Literal["execute", "deny", "hand_back"]] = {
 }
 """A takeover key → the resolve it sends (an edit is an execute with a corrected valor)."""
 SETTLE_OUTCOMES = ("executado", "falhou")
+RELEASED = "released: open again, back in the queue"
 
 
 def item_key(item: InboxItem) -> str:
@@ -183,6 +187,8 @@ class OperatorActions:
                 )
             elif name == "grant":
                 self._grant(item, ident)
+            elif name == "release":
+                self._release(item, ident)
             elif name in ("execute", "edit", "deny", "hand_back"):
                 self.app.run_worker(
                     self._takeover_form(ident, name),
@@ -339,6 +345,35 @@ class OperatorActions:
         self.app.push_screen(
             FormScreen(f"Grant attempts on takeover #{ident}", escape(item.title), fields),
             confirm,
+        )
+
+    def _release(self, item: InboxItem, ident: int) -> None:
+        """Ask (the reason is optional), then give the takeover back to the queue."""
+        label = f"Release {target_name(item)}"
+
+        def answered(reason: str | None) -> None:
+            if reason is None:
+                self.app.notify(_cancelled("Release"), timeout=2)
+                return
+            self._send(
+                item_key(item),
+                label,
+                lambda: self.client.release(ident, self.operator, reason),
+                lambda _: Outcome(
+                    "released: open again, back in the queue", "information", "green"
+                ),
+            )
+
+        self.app.push_screen(
+            PromptScreen(
+                f"{label} back to the queue?",
+                f"{item.title}\n{item.detail}\nIt is open again and the conversation goes back "
+                "to the bot until someone takes it over.",
+                placeholder="reason (optional, audited)",
+                submit_label="Release",
+                required=False,
+            ),
+            answered,
         )
 
     def _settle(self, item: InboxItem) -> None:

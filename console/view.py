@@ -54,6 +54,10 @@ class ConsoleView(Protocol):
         """(PRs awaiting a human, unclaimed takeovers) for the header."""
         ...
 
+    def breached_count(self) -> int:
+        """How many Inbox items are past their deadline now (the header's count)."""
+        ...
+
     def inbox_is_new(self, item: InboxItem) -> bool:
         """True while the operator has not opened ``item`` nor read it on the list."""
         ...

@@ -103,6 +103,7 @@ class ConsoleScreen(Screen[None]):
             bar.stale_seconds = app.stale_seconds
             bar.prs_waiting, bar.interruptions_waiting = app.awaiting()
             bar.inbox_waiting = len(app.inbox)
+            bar.breached = app.breached_count()
             bar.paused = app.paused_count if app.paused else None
             bar.readonly = app.actions.readonly
             bar.operator = app.actions.operator

@@ -29,6 +29,7 @@ INBOX_ACTION_BINDINGS: list[BindingType] = [
     Binding("g", "act('rerun')", "Rerun gates", tooltip="run the PR's gates again (asks y/n)"),
     Binding("g", "act('grant')", "Grant", tooltip="more attempts for the agent (reason)"),
     Binding("t", "act('claim')", "Take over", tooltip="claim the interruption (asks y/n)"),
+    Binding("l", "act('release')", "Release", tooltip="give the takeover back to the queue (asks)"),
     Binding("s", "act('settle')", "Settle", tooltip="settle by hand (reason required)"),
     Binding("v", "act('edit')", "Edit valor", tooltip="execute with a corrected valor (reason)"),
     Binding("d", "act('deny')", "Deny", tooltip="deny the held call (reply, then y/n)"),

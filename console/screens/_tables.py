@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
 
+from rich.text import Text
 from textual.widgets import DataTable
 
 from console.layout import Column, fit_widths
@@ -18,7 +19,8 @@ def reconcile(
     """Make ``table`` show ``rows`` (key, cells) in order, touching only what changed.
 
     ``shown`` is the caller's memo of the cells last written per key; it is updated in
-    place. Cells are compared by ``str()`` so Rich ``Text`` values diff by content. The
+    place. Cells are compared by ``str()`` so Rich ``Text`` values diff by content, and a
+    ``Text`` by its style too (a row that turns breached changes colour, not words). The
     cursor stays on the same item (by key) when rows move.
     """
     cursor_key = _cursor_key(table)
@@ -27,7 +29,7 @@ def reconcile(
         table.remove_row(gone)
         del shown[gone]
     for key, cells in rows:
-        memo = tuple(str(c) for c in cells)
+        memo = tuple(_signature(c) for c in cells)
         old = shown.get(key)
         if old is None:
             table.add_row(*cells, key=key)
@@ -46,6 +48,12 @@ def reconcile(
             table.add_row(*cells, key=key)
     if cursor_key is not None and cursor_key in wanted:
         table.move_cursor(row=table.get_row_index(cursor_key), animate=False)
+
+
+def _signature(cell: object) -> str:
+    if isinstance(cell, Text):
+        return f"{cell.plain}\x00{cell.style}"
+    return str(cell)
 
 
 def _cursor_key(table: DataTable[object]) -> str | None:

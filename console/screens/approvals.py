@@ -20,6 +20,7 @@ from console.messages import InboxSeen
 from console.models_inbox import InboxItem
 from console.screens._inbox_keys import InboxKeysScreen
 from console.screens._tables import add_columns, fit_columns, reconcile
+from console.sla import due_cell, paint_row, sla_state
 from console.state import age_text, matches
 from console.widgets.footer import KeysFooter
 from console.widgets.status_bar import StatusBar
@@ -36,10 +37,12 @@ GROUPS = (
 COLUMNS = (
     Column("id", 10, 1),
     Column("project", 10, 1),
-    Column("title", 24, 6),
+    Column("title", 20, 6),
     Column("age", 5),
+    Column("due", 8),
     Column("state", 14, 1),
 )
+"""``due``: the Inbox's time left before the item's deadline, or past it."""
 STATE_STYLE = {
     "awaiting_human": "bold reverse red",
     "open": "bold red",
@@ -195,10 +198,13 @@ class ApprovalsScreen(InboxKeysScreen):
     def _cells(self, item: InboxItem, labels: dict[str, str]) -> tuple[object, ...]:
         ident = item.target_id if item.kind != "interruption" else f"#{item.target_id}"
         kind = f" {item.pr_kind}" if item.pr_kind else ""
-        return (
+        now = self.view.now()
+        cells = (
             inert_text(ident + kind),
             inert_text(project_label(item, labels)),
             inert_text(item.title),
-            age_text(item.since, self.view.now(), item.age_s),
+            age_text(item.since, now, item.age_s),
+            due_cell(item, now),
             Text(item.state, style=STATE_STYLE.get(item.state, "dim")),
         )
+        return paint_row(cells, sla_state(item, now))

@@ -25,21 +25,24 @@ from console.messages import InboxSeen
 from console.models_inbox import InboxItem
 from console.screens._inbox_keys import InboxKeysScreen
 from console.screens._tables import add_columns, fit_columns, reconcile
+from console.sla import due_cell, due_text, paint_row, sla_state
 from console.state import age_text
 from console.widgets.footer import KeysFooter
 from console.widgets.status_bar import StatusBar
 
 COLUMNS = (
     Column("new", 3),
-    Column("kind", 12),
-    Column("project", 10, 1),
+    Column("kind", 11),
+    Column("project", 9, 1),
     Column("session", 7),
-    Column("title", 16, 6),
-    Column("age", 5),
-    Column("state", 12, 1),
+    Column("title", 11, 6),
+    Column("age", 4),
+    Column("due", 8),
+    Column("state", 10, 1),
 )
 """Minimum widths fill 80 columns; a wider terminal gives the rest mostly to the title.
-The highlighted item's full text is shown under the list."""
+The highlighted item's full text is shown under the list. ``due``: time left before its
+deadline, or past it (``4m left``, ``12s over``)."""
 KIND_LABEL = {
     "pr": "PR",
     "pr_blocked": "PR blocked",
@@ -187,15 +190,18 @@ class InboxScreen(InboxKeysScreen):
     def _cells(self, item: InboxItem, labels: dict[str, str]) -> tuple[object, ...]:
         new = self.view.inbox_is_new(item)
         state_style = "bold reverse red" if needs_attention(item) else "dim"
-        return (
+        now = self.view.now()
+        cells = (
             Text("●" if new else "", style="bold yellow"),
             kind_text(item),
             inert_text(project_label(item, labels)),
             inert_text(session_label(item.session_id), "dim"),
             inert_text(item.title, "bold" if new else ""),
-            age_text(item.since, self.view.now(), item.age_s),
+            age_text(item.since, now, item.age_s),
+            due_cell(item, now),
             Text(item.state, style=state_style),
         )
+        return paint_row(cells, sla_state(item, now))
 
     def _show_detail(self) -> None:
         item = self.current_item()
@@ -203,6 +209,11 @@ class InboxScreen(InboxKeysScreen):
         if item is None:
             box.update(Text("Nothing waits on you.", style="dim"), layout=False)
             return
+        due = (
+            ("  due ", "dim"),
+            inert(item.due_at or ""),
+            (f" ({due_text(item, self.view.now())})", "dim"),
+        )
         box.update(
             Text.assemble(
                 (inert(item.title), "bold"),
@@ -210,6 +221,7 @@ class InboxScreen(InboxKeysScreen):
                 (inert(item.detail), ""),
                 ("  since ", "dim"),
                 inert(item.since),
+                *(due if item.due_at else ()),
             ),
             layout=False,
         )

@@ -32,6 +32,8 @@ class StatusBar(Widget):
     """Interruptions nobody claimed yet."""
     inbox_waiting: reactive[int] = reactive(0)
     """Items on the Inbox (every kind)."""
+    breached: reactive[int] = reactive(0)
+    """Inbox items past their deadline (shown only when there are any)."""
     paused: reactive[int | None] = reactive(None)
     """None when live; else how many events arrived while paused."""
     readonly: reactive[bool] = reactive(False)
@@ -65,6 +67,8 @@ class StatusBar(Widget):
             )
         )
         parts += ["  ", (f"Inbox {self.inbox_waiting}", "bold" if self.inbox_waiting else "dim")]
+        if self.breached:
+            parts += [" ", (f"{self.breached} breached", "bold reverse red")]
         if self.paused is not None:
             parts += ["  ", (f"⏸ PAUSED (+{self.paused})", "bold reverse yellow")]
         if self.readonly:

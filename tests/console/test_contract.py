@@ -56,6 +56,7 @@ ROUTES: list[tuple[str, str, Any]] = [
     ("post", "/api/interruptions/{}/resolve", ResolveResult),
     ("post", "/api/interruptions/{}/reply", Message),
     ("post", "/api/interruptions/{}/grant", Interruption),
+    ("post", "/api/interruptions/{}/release", Interruption),
     ("get", "/api/conversations/{}", Conversation),
     ("post", "/api/uncertain/{}/reconcile", UncertainOut),
     ("post", "/api/uncertain/{}/settle", UncertainOut),
