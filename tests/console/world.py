@@ -33,9 +33,14 @@ import uvicorn
 
 from backend.api.app import create_app
 from backend.settings import Settings, load_settings
+from backend.sla import DEFAULT_SLA
 
 TOKEN = "console-test-token"
 T0 = datetime(2025, 11, 29, 12, 0, 0, tzinfo=UTC)
+WORLD_SLA = {kind: "36500d" for kind in DEFAULT_SLA}
+"""The world's clock is a year behind the wall clock, so on the default SLAs every item
+would be breached, paged and (a takeover) told to wait, at whatever moment a background
+sweep comes round. Nothing breaches here unless a test asks for it."""
 FROZEN_NOW = datetime(2025, 11, 29, 12, 20, 0, tzinfo=UTC)
 """The console's wall clock in tests: a little after everything in the world happened."""
 
@@ -133,7 +138,7 @@ def serve(app: Any) -> Iterator[str]:
 @contextlib.contextmanager
 def live_backend(data_dir: Path) -> Iterator[Live]:
     """``create_app(settings)`` on ``data_dir``, served on loopback, with a client."""
-    settings = load_settings(data_dir=data_dir, token=TOKEN)
+    settings = load_settings(data_dir=data_dir, token=TOKEN, sla=WORLD_SLA)
     app = create_app(settings)
     with (
         serve(app) as url,
@@ -203,12 +208,13 @@ def deterministic(mp: pytest.MonkeyPatch) -> Iterator[None]:
         return clock().isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
     real = sys.modules["backend.events"].utcnow_iso
-    # The job engine's own row stamps are shown nowhere, and its workers read the clock
-    # whenever a tick comes due: on the fixed clock they would shift every time shown.
+    # The job engine's and the on-call sweep's own row stamps are shown nowhere, and they
+    # read the clock whenever a tick comes due: on the fixed clock they would shift every
+    # time shown.
     stamped = [
         m
         for name, m in sys.modules.items()
-        if name.startswith("backend.") and not name.startswith("backend.jobs")
+        if name.startswith("backend.") and not name.startswith(("backend.jobs", "backend.oncall"))
     ]
     for module in stamped:
         if getattr(module, "utcnow_iso", None) is real:
