@@ -1,17 +1,11 @@
 """The operator's inbox: every item waiting for a human, one list, most urgent first.
 
-:class:`Inbox` reads the owners of each kind of waiting thing — the PR pipeline (PRs
-awaiting a human, blocked PRs), the team store (``decide()`` → ask approvals, offered
-handoffs) and the guard (teto de voltas takeovers, uncertain refund outcomes) — and turns
-each into one :class:`InboxItem` with the routes that act on it. One small builder per
-kind (:attr:`Inbox.builders`), so a new kind is one method and one entry.
-
-A refund takeover whose amount the gateway refused for good says why, and also offers
-``edit`` (execute with a corrected valor) and ``deny``, both through its resolve route.
-
-Order: the kind's weight (:data:`WEIGHTS`: a customer waiting on a takeover first, a
-handoff offer last), then the oldest first. Items of the customer service (takeovers,
-uncertain refunds) belong to no project: a ``project_id`` filter leaves them out.
+:class:`Inbox` reads the owners of each kind of waiting thing (the PR pipeline, the team
+store, the guard, the job engine's dead jobs) and turns each into one :class:`InboxItem`
+with the routes that act on it and its deadline (:mod:`backend.sla`): one builder per kind
+(:attr:`Inbox.builders`), so a new kind is one method and one entry. Order: past its SLA
+first, then the kind's weight (:data:`WEIGHTS`), then the oldest. Items of the customer
+service belong to no project: a ``project_id`` filter leaves them out.
 """
 
 from __future__ import annotations

@@ -1,14 +1,7 @@
-"""Errors raised by outbound channels.
-
-Tree::
-
-    CadenciaError                     (backend/exceptions.py)
-    └── UnavailableError
-        └── ChannelError              the channel did not take the message
-            └── RetryableChannelError connection error, timeout, 5xx or 429: try again
-
-They never reach an API caller: delivery runs in the background and records the error in
-the delivery journal (``last_error``), where the conversation shows it.
+"""Errors raised by outbound channels: :class:`ChannelError` (the channel did not take the
+message) and :class:`RetryableChannelError` (connection error, timeout, 5xx or 429: try
+again), both ``UnavailableError``. They never reach an API caller: delivery runs in the
+background and records the error in the delivery journal, where the conversation shows it.
 """
 
 from __future__ import annotations

@@ -1,16 +1,11 @@
 """Deliveries as one ``deliver`` job on the job engine: the journal's pending messages out.
 
-Recording an outbound message enqueues the job in the message's own transaction, so a
-committed message always has a run coming. One run takes every pending delivery that is
-due: a conversation's go out in order, one at a time; conversations do not wait for each
-other. A transient failure is counted and given a ``next_at`` from
-:class:`~backend.channel.base.RetryPolicy` (honouring ``Retry-After``), the run moves on,
-and the job snoozes until the earliest ``next_at``; past the deadline the delivery is
-``failed``. Every attempt reuses the delivery's idempotency key.
-
-Closing a delivery is a commit (an fsync on SQLite), so closings are group committed: the
-first one is written at once, and those that finish meanwhile go together in the next.
-A crash before a closing commits leaves the delivery pending, sent again with its key.
+Recording an outbound message enqueues the job in the message's own transaction. A run
+sends every due delivery: a conversation's in order, conversations side by side. A
+transient failure gets a ``next_at`` from :class:`~backend.channel.base.RetryPolicy`
+(honouring ``Retry-After``) and the job snoozes until the earliest; past the deadline the
+delivery is ``failed``. Every attempt reuses the delivery's idempotency key. Closings are
+group committed; a crash before one commits leaves its delivery pending, sent again.
 """
 
 from __future__ import annotations

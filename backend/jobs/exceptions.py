@@ -1,21 +1,9 @@
-"""Errors of the job engine.
-
-Tree::
-
-    CadenciaError                  (backend/exceptions.py)
-    └── NotFoundError
-        ├── UnknownKindError       no handler is registered for a job's kind
-        └── UnknownJobError        no job has this id
-
-    Exception
-    └── JobError                   base of what a handler raises to steer its job
-        ├── RetryAfterError        try again after ``after_s`` seconds, not the backoff's
-        ├── SnoozeError            not now: run again after ``after_s``, no attempt counted
-        └── GiveUpError            retrying cannot help: the job is dead at once
-
-A ``JobError`` is a signal from a handler to its worker and never leaves the engine, so it
-is not a ``CadenciaError``: no API answer is ever made of one. Any other exception a
-handler raises is a failed attempt retried with backoff.
+"""Errors of the job engine. ``UnknownKindError`` and ``UnknownJobError`` are ``NotFoundError``
+(an API answer can be made of them). A handler steers its job by raising a ``JobError``:
+:class:`RetryAfterError` (retry after ``after_s``), :class:`SnoozeError` (not now, no
+attempt spent) or :class:`GiveUpError` (dead at once). A ``JobError`` never leaves the
+engine, so it is not a ``CadenciaError``; any other exception is a failed attempt retried
+with backoff.
 """
 
 from __future__ import annotations

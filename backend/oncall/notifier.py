@@ -1,16 +1,12 @@
 """Pages and chat messages about inbox items, sent once each from a durable outbox.
 
-A recurring ``oncall.sweep`` job (one process per tick, whatever runs) compares the inbox
-with the ``pages`` table and, in one transaction, records what changed and enqueues one
-job per message to send (``oncall.page``, ``oncall.chat``), so a crash never loses one and
-two processes never send one twice. What is sent, per item (``dedup_key`` = its id):
-
-- first seen: chat "new";
-- past its SLA: PagerDuty ``trigger`` (severity by kind) and chat "breached";
-- at twice its SLA: ``trigger`` at ``critical`` to the escalation key, if one is set;
-- a takeover claimed: ``acknowledge``; released by its holder: ``trigger`` again if late;
-- a takeover nobody claimed by its SLA: one holding message to the customer (``oncall.hold``);
-- gone from the inbox: ``resolve`` (for a triggered one) and chat "resolved".
+A recurring ``oncall.sweep`` job (one process per tick) compares the inbox with the
+``pages`` table and, in one transaction, records what changed and enqueues one job per
+message. Per item (``dedup_key`` = its id): chat "new" when first seen; past its SLA, a
+PagerDuty ``trigger`` (severity by kind), chat "breached" and, for an unclaimed takeover,
+one holding message to the customer; at twice the SLA a ``critical`` trigger to the
+escalation key; ``acknowledge`` on a claim (a release pages again); ``resolve`` and chat
+"resolved" when it leaves the inbox.
 """
 
 from __future__ import annotations
