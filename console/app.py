@@ -41,6 +41,7 @@ from console.operator_actions import OperatorActions
 from console.screens.approvals import ApprovalsScreen
 from console.screens.help import HelpScreen, binding_rows
 from console.screens.inbox import InboxScreen
+from console.screens.shift import ShiftScreen
 from console.screens.team import TeamScreen
 from console.sla import BreachWatch, breached_ids
 from console.state import (
@@ -64,12 +65,24 @@ PERSISTENT_TOAST_S = 24 * 3600.0
 ROSTER_ROUTE = "GET /api/roster"
 APPROVALS_ROUTE = "GET /api/approvals"
 INBOX_ROUTE = "GET /api/inbox"
-MODE_SCREENS = {"team": TeamScreen, "inbox": InboxScreen, "approvals": ApprovalsScreen}
+MODE_SCREENS = {
+    "team": TeamScreen,
+    "inbox": InboxScreen,
+    "approvals": ApprovalsScreen,
+    "shift": ShiftScreen,
+}
 """The top-level screens (number keys), each built with the App as its view."""
 SCREENS_DIR = Path(__file__).parent / "screens"
 SCREEN_CSS: list[str | PurePath] = [
     SCREENS_DIR / name
-    for name in ("team.tcss", "inbox.tcss", "approvals.tcss", "detail.tcss", "fetched.tcss")
+    for name in (
+        "team.tcss",
+        "inbox.tcss",
+        "approvals.tcss",
+        "shift.tcss",
+        "detail.tcss",
+        "fetched.tcss",
+    )
 ]
 """Every screen's stylesheet, read once at start: a screen's own ``CSS_PATH`` read on first
 show re-parses the whole stylesheet and restyles every widget of every screen."""
@@ -100,6 +113,7 @@ class CadenciaConsole(App[int]):
         Binding("1", "show('team')", "Team"),
         Binding("2", "show('inbox')", "Inbox"),
         Binding("3", "show('approvals')", "Approvals"),
+        Binding("4", "show('shift')", "Shift"),
         Binding("question_mark", "help", "Help"),
         # Declaring any command_palette binding stops Textual adding its ctrl+p one, so
         # both keys are named here; ctrl+p has priority (it types nothing in an Input).

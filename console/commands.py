@@ -37,6 +37,11 @@ class ConsoleCommands(Provider):
                 "the Inbox by kind: PRs, takeovers, refunds, held actions, handoffs (3)",
             ),
             (
+                "Go to Shift",
+                partial(app.run_action, "show('shift')"),
+                "open for the next person: breached first, who holds each takeover (4)",
+            ),
+            (
                 "Audit trail",
                 lambda: app.push_screen(AuditScreen(view)),
                 "every operator action: who, what, target, reason, outcome",

@@ -191,3 +191,12 @@ def test_approval_detail(snap_compare, make_app: Factory, world: World) -> None:
 
 def test_terminal_too_small(snap_compare, make_app: Factory) -> None:
     assert snap_compare(_app(make_app), terminal_size=(79, 23), run_before=_settled)
+
+
+def test_shift_screen(snap_compare, make_app: Factory) -> None:
+    async def run_before(pilot: Pilot) -> None:
+        await _settled(pilot)
+        await pilot.press("4")
+        await pilot.pause(0.3)
+
+    assert snap_compare(_app(make_app), terminal_size=SIZE, run_before=run_before)

@@ -136,9 +136,10 @@ def serve(app: Any) -> Iterator[str]:
 
 
 @contextlib.contextmanager
-def live_backend(data_dir: Path) -> Iterator[Live]:
-    """``create_app(settings)`` on ``data_dir``, served on loopback, with a client."""
-    settings = load_settings(data_dir=data_dir, token=TOKEN, sla=WORLD_SLA)
+def live_backend(data_dir: Path, sla: dict[str, str] | None = None) -> Iterator[Live]:
+    """``create_app(settings)`` on ``data_dir``, served on loopback, with a client; ``sla``
+    overrides some of :data:`WORLD_SLA` (a test that wants items breached)."""
+    settings = load_settings(data_dir=data_dir, token=TOKEN, sla={**WORLD_SLA, **(sla or {})})
     app = create_app(settings)
     with (
         serve(app) as url,
