@@ -261,7 +261,7 @@ class Inbox:
         budget): resume the agent, or answer them as a person."""
         if project_id is not None:
             return []
-        resume = (InboxAction("resume", f"/api/agents/{CUSTOMER_SERVICE}/resume", "optional"),)
+        resume = (InboxAction("resume", f"/api/agents/{CUSTOMER_SERVICE}/resume", "none"),)
         return [
             InboxItem(
                 kind="unanswered",

@@ -16,6 +16,7 @@ from pydantic import BaseModel
 from console.client_decode import parse
 from console.exceptions import ApiError
 from console.models import PullRequest
+from console.models_agents import AgentPause
 from console.models_inbox import (
     ApprovalDecisionOut,
     ApprovalOut,
@@ -25,7 +26,7 @@ from console.models_inbox import (
     JobOut,
 )
 
-ActResult = PullRequest | ApprovalDecisionOut | HandoffOut | JobOut
+ActResult = PullRequest | ApprovalDecisionOut | HandoffOut | JobOut | AgentPause
 RESULT_SHAPE: dict[str, type[BaseModel]] = {
     "pr": PullRequest,
     "pr_blocked": PullRequest,
@@ -33,6 +34,7 @@ RESULT_SHAPE: dict[str, type[BaseModel]] = {
     "action_approval": ApprovalDecisionOut,
     "handoff": HandoffOut,
     "job_dead": JobOut,
+    "unanswered": AgentPause,
 }
 """What each kind's action routes answer (takeovers and uncertain refunds send bodies of
 their own: :mod:`console.operator_actions`)."""

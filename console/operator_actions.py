@@ -28,6 +28,7 @@ from console.exceptions import (
 )
 from console.messages import ActionReported
 from console.models import InterruptionDetail, PullRequest, ResolveResult, RosterEntry
+from console.models_agents import AgentPause
 from console.models_inbox import ApprovalDecisionOut, HandoffOut, InboxItem, JobOut
 from console.models_operators import Role
 from console.takeover import (
@@ -71,6 +72,7 @@ VERB = {
     "settle": "Settle",
     "drop": "Drop",
     "release": "Release",
+    "resume": "Resume the agent for",
 }
 NOUN = {
     "pr": "PR",
@@ -122,6 +124,9 @@ def describe(result: Any) -> Outcome:
         return Outcome(f"handoff {result.status}", "information", "green")
     if isinstance(result, JobOut):
         return Outcome(f"job {result.state}", "information", "green")
+    if isinstance(result, AgentPause):
+        state = "paused" if result.paused else "running: waiting customers are answered now"
+        return Outcome(f"{result.agent} {state}", "information", "green")
     return Outcome("done", "information", "green")
 
 

@@ -30,8 +30,18 @@ ROSTER_EVENTS = frozenset(
 """Events after which the roster may gain members or change status: refetch it."""
 
 APPROVAL_EVENT_PREFIXES = ("infra.", "artifact.", "interrupcao.", "ledger.")
-INBOX_EVENT_PREFIXES = (*APPROVAL_EVENT_PREFIXES, "pr.", "dev.", "handoff.", "approval.")
-"""The Inbox also lists dev and ADR PRs, held actions and offered handoffs."""
+INBOX_EVENT_PREFIXES = (
+    *APPROVAL_EVENT_PREFIXES,
+    "pr.",
+    "dev.",
+    "handoff.",
+    "approval.",
+    "job.",
+    "conversa.sem_resposta",
+    "conversa.respondida",
+)
+"""The Inbox also lists dev and ADR PRs, held actions, offered handoffs, dead jobs and
+customers no agent will answer."""
 _TOUCH_KEYS = (
     ("pr_action_id", "pr"),
     ("pr_id", "pr"),

@@ -256,6 +256,10 @@ RENDERERS: dict[str, Callable[[Payload], str]] = {
     E.INTERRUPCAO_ASSUMIDA: lambda p: (
         f"interruption {p.s('interrupcao_id')} claimed by {p.s('operator')}"
     ),
+    E.CONVERSA_SEM_RESPOSTA: lambda p: (
+        f"customer in {p.s('conversaId')} waits: no agent will answer ({p.s('reason')})"
+    ),
+    E.CONVERSA_RESPONDIDA: lambda p: f"the waiting customer in {p.s('conversaId')} got a reply",
     E.INTERRUPCAO_LIBERADA: lambda p: (
         f"interruption {p.s('interrupcao_id')} released by {p.s('operator')}"
         f"{p.suffix('reason', ': ')}"

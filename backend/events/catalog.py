@@ -72,6 +72,8 @@ class EventType(StrEnum):
     INTERRUPCAO_VALOR_CORRIGIDO = "interrupcao.valor_corrigido"
     LEDGER_RECONCILIADO = "ledger.reconciliado"
     CONVERSA_MENSAGEM = "conversa.mensagem"
+    CONVERSA_SEM_RESPOSTA = "conversa.sem_resposta"
+    CONVERSA_RESPONDIDA = "conversa.respondida"
     TOOLS_PROVISIONING = "tools.provisioning"
     TOOLS_READY = "tools.ready"
     TOOLS_FAILED = "tools.failed"
@@ -210,6 +212,12 @@ EVENTS: dict[EventType, EventSpec] = {
         p.LedgerReconciliado,
     ),
     E.CONVERSA_MENSAGEM: EventSpec("a message in a customer conversation", p.ConversaMensagem),
+    E.CONVERSA_SEM_RESPOSTA: EventSpec(
+        "a customer message no agent will answer (the inbox's unanswered)", p.ConversaSemResposta
+    ),
+    E.CONVERSA_RESPONDIDA: EventSpec(
+        "an unanswered customer got a reply (leaves the inbox)", p.ConversaRespondida
+    ),
     E.TOOLS_PROVISIONING: EventSpec(
         "the backend is installing a missing scanner", system.ToolProvisioning
     ),

@@ -373,6 +373,15 @@ class LedgerReconciliado(Payload):
     reason: str | None = None
 
 
+class ConversaSemResposta(Payload):
+    conversaId: str
+    reason: str
+
+
+class ConversaRespondida(Payload):
+    conversaId: str
+
+
 class ConversaMensagem(Payload):
     conversaId: str
     autor: Autor

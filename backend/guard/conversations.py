@@ -284,7 +284,13 @@ class Conversations:
         ident = self._append_in(tx, conversa_id, autor, text, ts)
         delivery = None
         if autor in OUTBOUND:
-            tx.execute("unanswered_clear", {"conversa_id": conversa_id})  # someone answers
+            if tx.execute("unanswered_clear", {"conversa_id": conversa_id}):  # answered now
+                self.events.append(
+                    EventType.CONVERSA_RESPONDIDA,
+                    {"conversaId": conversa_id},
+                    session_id=conversa_id,
+                    tx=work,
+                )
             delivery = dict(status="pending", attempts=0, last_error=None, delivered_at=None)
             tx.execute(
                 "delivery_enqueue",
@@ -324,10 +330,19 @@ class Conversations:
     def mark_unanswered(self, conversa_id: str, reason: str) -> None:
         """A customer's message no agent will answer (paused, over budget): the inbox's
         ``unanswered`` until someone replies in the conversation."""
-        with self.db.transaction() as tx:
+        assert self.events is not None, "Conversations needs the event log to mark_unanswered()"
+        with UnitOfWork(self.db).begin() as work:
+            tx = work.tx_for(self.db)
+            assert tx is not None
             tx.execute(
                 "unanswered_mark",
                 {"conversa_id": conversa_id, "reason": reason, "now": utcnow_iso()},
+            )
+            self.events.append(
+                EventType.CONVERSA_SEM_RESPOSTA,
+                {"conversaId": conversa_id, "reason": reason},
+                session_id=conversa_id,
+                tx=work,
             )
 
     def unanswered(self) -> list[dict[str, Any]]:

@@ -36,6 +36,7 @@ INBOX_ACTION_BINDINGS: list[BindingType] = [
     Binding("e", "act('execute')", "Execute", tooltip="run the held call (reply, then y/n)"),
     Binding("x", "act('drop')", "Drop", tooltip="drop the stopped job (asks y/n)"),
     Binding("h", "act('hand_back')", "Hand back", tooltip="give the conversation to the bot"),
+    Binding("o", "act('resume')", "Resume agent", tooltip="resume atendimento (asks y/n)"),
 ]
 _KEYS = {b.key for b in INBOX_ACTION_BINDINGS if isinstance(b, Binding)}
 

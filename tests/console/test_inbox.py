@@ -378,3 +378,32 @@ async def test_g_reruns_and_x_drops_a_stopped_job(
             assert proxy.calls("POST", path)[0]["operator"] == "alice"
             await wait_for(pilot, lambda item=item: item not in _rows(app), timeout=20)
         assert store.get(ids[1]).state != "dead"
+
+
+async def test_o_resumes_atendimento_for_a_customer_no_agent_would_answer(
+    make_app: Factory, proxy: FaultProxy, live: Live
+) -> None:
+    live.http.post("/api/agents/atendimento/pause", json={"reason": "upgrade"}).raise_for_status()
+    conversa = live.http.get("/api/inbox", params={"kind": "interruption"}).json()[0]
+    customer = live.backend.guard.conversations.state(conversa["title"].split(" in ")[-1])
+    sent = live.http.post(
+        "/api/conversations/conv-quiet/messages",
+        json={"text": "alguém aí?", "cliente_id": customer.cliente_id or "c-1"},
+    )
+    assert sent.json()["state"] == "paused", sent.text
+    item = "unanswered:conv-quiet"
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await _inbox(pilot)
+        await wait_for(pilot, lambda: item in _rows(app))
+        await _select(pilot, screen, item)
+        assert "o:act('resume')" in _active(app)
+        await pilot.press("o")
+        assert isinstance(app.screen, ConfirmScreen)
+        assert "conv-quiet" in str(app.screen.query_one(".title", Label).content)
+        await pilot.press("y")
+        path = "/api/agents/atendimento/resume"
+        await wait_for(pilot, lambda: proxy.calls("POST", path), timeout=20)
+        await wait_for(pilot, lambda: item not in _rows(app), timeout=30)
+    messages = live.http.get("/api/conversations/conv-quiet").json()["messages"]
+    assert [m["autor"] for m in messages] == ["cliente", "agente"]  # answered after resume

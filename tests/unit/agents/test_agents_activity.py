@@ -471,6 +471,14 @@ CASES: list[tuple[dict[str, Any], str]] = [
         "background task reconcile failed: LedgerError('down')",
     ),
     (
+        ev("conversa.sem_resposta", {"conversaId": "c-9", "reason": "atendimento is paused"}),
+        "customer in c-9 waits: no agent will answer (atendimento is paused)",
+    ),
+    (
+        ev("conversa.respondida", {"conversaId": "c-9"}),
+        "the waiting customer in c-9 got a reply",
+    ),
+    (
         ev(
             "job.dead",
             {"job_id": 7, "kind": "gates", "attempts": 3, "error": "GitError: gone"},
