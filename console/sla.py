@@ -27,6 +27,10 @@ ROW_STYLE: dict[SlaState, str] = {"ok": "", "warning": "", "breached": "on #3a0d
 time-left cell (:data:`DUE_STYLE`), so a long list is not a wall of colour."""
 
 
+LONG_S = 99 * 86400.0
+"""Beyond this, time left is shown as ``>99d``: it fits the column and says enough."""
+
+
 def _moment(stamp: str | None) -> datetime | None:
     if not stamp:
         return None
@@ -58,6 +62,8 @@ def due_text(item: InboxItem, now: datetime) -> str:
     if due is None:
         return "overdue" if item.sla_state == "breached" else "—"
     left = (due - now).total_seconds()
+    if left > LONG_S:
+        return ">99d"  # a deadline that far is none an operator plans by
     if left > 0:
         return f"{since_text(left)} left"
     return f"{since_text(-left)} over"

@@ -82,3 +82,31 @@ def test_the_time_left_column_still_fits_80_columns() -> None:
     for columns in (INBOX, APPROVALS):
         assert "due" in [c.key for c in columns]
         assert sum(c.min_width + CELL_PADDING for c in columns) < MIN_WIDTH
+
+
+def test_a_deadline_months_away_fits_the_column() -> None:
+    from datetime import UTC, datetime, timedelta
+
+    from console.models_inbox import InboxItem
+    from console.sla import due_text
+
+    now = datetime(2026, 12, 5, tzinfo=UTC)
+    far = (now + timedelta(days=36500)).isoformat().replace("+00:00", "Z")
+    item = InboxItem.model_validate(
+        {
+            "id": "pr:a",
+            "kind": "pr",
+            "target_id": "a",
+            "project_id": None,
+            "project_name": None,
+            "title": "t",
+            "detail": "d",
+            "since": now.isoformat(),
+            "age_s": 0,
+            "state": "awaiting_human",
+            "due_at": far,
+            "sla_state": "ok",
+            "actions": [],
+        }
+    )
+    assert due_text(item, now) == ">99d"
