@@ -137,9 +137,11 @@ def _serve(data_dir: Path, url: str, receiver: Receiver) -> Iterator[str]:
     }
     log = (data_dir / "serve.log").open("w")
     proc = subprocess.Popen(
+        # Each value bound to its option with "=": a path or URL starting with "-" stays a
+        # value (serve takes no positional argument, so a "--" would change nothing).
         [
-            *(sys.executable, "-m", "backend.cli", "serve", "--data-dir", str(data_dir)),
-            *("--database", url, "--port", str(port), "--log-level", "WARNING"),
+            *(sys.executable, "-m", "backend.cli", "serve", f"--data-dir={data_dir}"),
+            *(f"--database={url}", f"--port={port}", "--log-level=WARNING"),
         ],
         env=env,
         stdout=log,

@@ -80,6 +80,8 @@ def _hadolint(path: str, content: str, timeout_s: float) -> ScanResult:
         )
     try:
         proc = subprocess.run(
+            # The file comes on stdin ("-"), after the "--" that hadolint.command ends its
+            # options with: the model's file name is never on the command line at all.
             hadolint.command(binary, ["-"]),
             input=content,
             capture_output=True,

@@ -53,7 +53,7 @@ def _serve(data_dir: Path, log: Path, receiver_port: int) -> tuple[subprocess.Po
     }
     with log.open("ab") as out:
         proc = subprocess.Popen(
-            [*SERVE, "--port", str(port), "--data-dir", str(data_dir)],
+            [*SERVE, f"--port={port}", f"--data-dir={data_dir}"],  # a path is never an option
             env=env,
             stdout=out,
             stderr=subprocess.STDOUT,
