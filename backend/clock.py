@@ -17,6 +17,19 @@ def utc_iso(moment: datetime) -> str:
     return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
+def parse_moment(value: object) -> datetime | None:
+    """A stored or received stamp (PostgreSQL's datetime, or ISO 8601 text with ``Z`` or an
+    offset; a naive one is UTC) as an aware datetime; ``None`` when it cannot be read."""
+    if isinstance(value, datetime):
+        moment = value
+    else:
+        try:
+            moment = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+        except ValueError:
+            return None
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment
+
+
 def utcnow_iso() -> str:
     """Now, UTC, ISO-8601 with milliseconds and a ``Z`` like the seed's events."""
     return utc_iso(datetime.now(UTC))

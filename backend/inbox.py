@@ -18,7 +18,7 @@ from typing import Any, Literal
 from backend.agents.approvals import iso_utc
 from backend.agents.store import TeamStore
 from backend.agents.team import CUSTOMER_SERVICE
-from backend.clock import utc_iso
+from backend.clock import parse_moment, utc_iso
 from backend.dead_jobs import DeadJobs
 from backend.exceptions import CadenciaError
 from backend.guard.assembly import Guard
@@ -128,11 +128,7 @@ def _actions(base: str, *names: tuple[str, ReasonRule]) -> tuple[InboxAction, ..
 
 def _moment(since: str, now: datetime) -> datetime:
     """``since`` as a UTC datetime (an unreadable stamp counts as now)."""
-    try:
-        moment = datetime.fromisoformat(since.replace("Z", "+00:00"))
-    except ValueError:
-        return now
-    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment
+    return parse_moment(since) or now
 
 
 def _one_line(text: Any, limit: int = 200) -> str:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal, cast
 
-from backend.clock import utc_iso
+from backend.clock import parse_moment, utc_iso
 from backend.events import Event, EventLog, EventType, utcnow_iso
 from backend.exceptions import ConflictError, NotFoundError
 from backend.store.db import Row, dumps, loads
@@ -28,14 +28,8 @@ CLAIM_LEASE_S = 300.0
 
 def iso_utc(value: Any) -> str:
     """A stored timestamp (SQLite text, PostgreSQL datetime) as ISO 8601 UTC with ``Z``."""
-    if isinstance(value, datetime):
-        moment = value
-    else:
-        try:
-            moment = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
-        except ValueError:
-            return str(value)
-    return utc_iso(moment)
+    moment = parse_moment(value)
+    return str(value) if moment is None else utc_iso(moment)
 
 
 def _stale_before() -> str:

@@ -15,11 +15,11 @@ import logging
 import random
 import time
 from collections import defaultdict
-from datetime import datetime
 from typing import Any
 
 from backend.channel.base import Channel, OutboundMessage, RetryPolicy
 from backend.channel.exceptions import ChannelError, RetryableChannelError
+from backend.clock import parse_moment
 from backend.guard.conversations import Conversations
 from backend.jobs import Backoff, Job, Jobs, SnoozeError
 from backend.store.db import Tx
@@ -158,10 +158,6 @@ class DeliveryWorker:
 
 
 def _epoch(stamp: Any) -> float:
-    """A stored timestamp (SQLite text, PostgreSQL datetime) as epoch seconds."""
-    if isinstance(stamp, datetime):
-        return stamp.timestamp()
-    try:
-        return datetime.fromisoformat(str(stamp).replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return time.time()
+    """A stored timestamp as epoch seconds (an unreadable one counts as now)."""
+    moment = parse_moment(stamp)
+    return time.time() if moment is None else moment.timestamp()

@@ -15,6 +15,8 @@ import sys
 from datetime import UTC, datetime
 from typing import Any
 
+from backend.clock import parse_moment
+
 
 def register(subparsers: Any) -> None:
     """Add the ``shift`` command."""
@@ -30,10 +32,8 @@ def register(subparsers: Any) -> None:
 
 
 def _seconds(stamp: str | None, now: datetime) -> float | None:
-    if not stamp:
-        return None
-    moment = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
-    return (now - moment).total_seconds()
+    moment = parse_moment(stamp) if stamp else None
+    return None if moment is None else (now - moment).total_seconds()
 
 
 def inert(text: str) -> str:
