@@ -43,7 +43,7 @@ class OnCall:
     Args:
         db: the state database (``pages``, and the jobs).
         jobs: the engine the three kinds are registered on.
-        inbox_items: the inbox now, with each item's ``sla_state``.
+        inbox_items: the inbox now (of one kind, given one), with each item's ``sla_state``.
         slas: each kind's SLA (escalation comes at twice it).
         settings: the PagerDuty keys and URL, the chat webhook, the sweep's period.
         hold: tells the customer of a takeover (by id) that a person will answer, unless
@@ -54,7 +54,7 @@ class OnCall:
         self,
         db: Database,
         jobs: Jobs,
-        inbox_items: Callable[[], list[Any]],
+        inbox_items: Callable[[str | None, str | None], list[Any]],
         slas: Slas,
         settings: Settings,
         hold: Callable[[str], bool] | None = None,
@@ -84,7 +84,10 @@ class OnCall:
 
     def sweep(self, job: Job | None = None) -> int:
         """Compare the inbox with what was sent and enqueue what is due; how many messages."""
-        items = self.inbox_items()
+        # With no pager and no chat, only a takeover's holding message is left to send:
+        # the sweep reads that kind alone, not the whole inbox every tick.
+        told = self.settings.pagerduty_routing_key or self.settings.notify_webhook_url
+        items = self.inbox_items(None, None if told else "interruption")
         with self.db.transaction(write=False) as tx:
             known = {str(r["item_id"]): r for r in tx.all("pages_open")}
         now = datetime.now(UTC)

@@ -90,3 +90,21 @@ def test_durations_and_inert_text() -> None:
         "2d 2h",
     ]
     assert inert("pedido \x1b[31m4821\x07") == "pedido \ufffd[31m4821\ufffd"
+
+
+def test_with_no_pager_a_late_takeover_still_gets_its_holding_message(live: Live) -> None:
+    import time
+
+    from backend.core import HOLDING_MESSAGE
+
+    for text in ASKS:
+        live.http.post(
+            "/api/conversations/conv-nopager/messages", json={"text": text, "cliente_id": "c-1"}
+        )
+    deadline = time.monotonic() + 30
+    while True:
+        messages = live.http.get("/api/conversations/conv-nopager").json()["messages"]
+        if any(m["texto"] == HOLDING_MESSAGE for m in messages):
+            break
+        assert time.monotonic() < deadline, "no holding message without a pager"
+        time.sleep(0.2)
