@@ -10,6 +10,7 @@ a pass. Any other failure is ``skipped``.
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import resource
@@ -18,9 +19,9 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from backend.gates.findings import Finding, ScanResult
-from backend.gates.scanners import compose, dockerfile, iam_floor
 from backend.gates.scanners._base import (
     DEFAULT_TIMEOUT_S,
     OutputExceeded,
@@ -32,16 +33,13 @@ from backend.gates.scanners._base import (
 )
 
 RULE = "exceeded-limits"
-_CHECKS: dict[str, Callable[[ScanContext], ScanResult | None]] = {
-    compose.TOOL: compose.scan,
-    dockerfile.TOOL: dockerfile.scan,
-    iam_floor.TOOL: iam_floor.scan,
+CHECKS: dict[str, str] = {
+    "compose": "backend.gates.scanners.compose",
+    "dockerfile": "backend.gates.scanners.dockerfile",
+    "iam-floor": "backend.gates.scanners.iam_floor",
 }
-_TARGETS: dict[str, Callable[[ScanContext], list[str]]] = {
-    compose.TOOL: compose.targets,
-    dockerfile.TOOL: dockerfile.targets,
-    iam_floor.TOOL: iam_floor.targets,
-}
+"""Each check's tool name and module (with ``targets`` and ``scan``). The child imports only
+the module of the check it runs: all three cost about 0.45 s of start-up, one 0.1-0.3 s."""
 _EXIT_MEMORY = 86
 _EXIT_NESTING = 87
 
@@ -90,7 +88,7 @@ def run_sandboxed(tool: str, ctx: ScanContext, limits: Limits = LIMITS) -> ScanR
         an ``exceeded-limits`` finding when the child hit a limit; ``skipped`` when it
         failed otherwise.
     """
-    if not _TARGETS[tool](ctx):
+    if not _check(tool, "targets")(ctx):
         return None
     cpu_s = max(1, int(limits.cpu_s * ctx.timeout_s / DEFAULT_TIMEOUT_S))
     cmd = [
@@ -199,7 +197,7 @@ def main(argv: list[str]) -> int:
         reading=_say_reading,
     )
     try:
-        result = _CHECKS[tool](ctx)
+        result = _check(tool, "scan")(ctx)
         out = None if result is None else _result_json(result)
         sys.stdout.write(json.dumps({"result": out}) + "\n")
         sys.stdout.flush()
@@ -208,6 +206,12 @@ def main(argv: list[str]) -> int:
     except RecursionError:
         os._exit(_EXIT_NESTING)
     return 0
+
+
+def _check(tool: str, attr: str) -> Callable[[ScanContext], Any]:
+    """The check's ``targets`` or ``scan`` function, importing its module on first use."""
+    function: Callable[[ScanContext], Any] = getattr(importlib.import_module(CHECKS[tool]), attr)
+    return function
 
 
 def _result_json(result: ScanResult) -> dict[str, object]:
