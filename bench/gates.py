@@ -29,7 +29,14 @@ from rich.console import Console
 from rich.table import Table
 
 from backend.gates.runner import resolve_semgrep, run_gates
-from backend.gates.scanners import detect_secrets, hadolint, parliament, semgrep, terraform
+from backend.gates.scanners import (
+    detect_secrets,
+    hadolint,
+    parliament,
+    semgrep,
+    terraform,
+    zizmor,
+)
 from backend.gates.scanners._base import find_binary, tool_env
 from backend.gates.targets import is_dockerfile
 from bench.corpus import score_all
@@ -97,13 +104,18 @@ SAMPLE: dict[str, str] = {
 
 
 def direct_commands(root: Path) -> list[list[str]]:
-    """The scanner command lines ``run_gates`` runs, for the same tree, resolved once."""
+    """The scanner command lines ``run_gates`` runs, for the same tree, resolved once.
+
+    Every third-party scanner the gate runs is here; the gate's own checks (Dockerfile,
+    compose, IAM floor, the regex floor) are not: they are what the gate adds.
+    """
     files = sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file())
     needed = {
         "hadolint": find_binary("hadolint"),
         "terraform": find_binary("terraform", Path("/usr/local/bin/terraform")),
         "detect-secrets": find_binary("detect-secrets"),
         "semgrep": resolve_semgrep(),
+        "zizmor": find_binary("zizmor"),
     }
     missing = [k for k, v in needed.items() if v is None]
     if missing:
@@ -115,6 +127,7 @@ def direct_commands(root: Path) -> list[list[str]]:
         detect_secrets.command(bins["detect-secrets"]),
         semgrep.command(bins["semgrep"], files),
         parliament.command(sys.executable, ["deploy/iam/policy.json"]),
+        zizmor.command(bins["zizmor"], [f for f in files if zizmor.is_workflow(f)]),
     ]
 
 
@@ -205,8 +218,9 @@ def main(argv: list[str] | None = None) -> int:
         table.add_row(name, f"{med[name]:.3f}", f"{min(values):.3f}", f"{max(values):.3f}")
     console.print(table)
     console.print(
-        f"overhead: gate/direct = [bold]{result['overhead_ratio']}x[/] "
-        f"(gate/direct-parallel = {result['overhead_vs_parallel_ratio']}x; target <= 1.2x)"
+        f"gate / scanners run directly in parallel = "
+        f"[bold]{result['overhead_vs_parallel_ratio']}x[/] (target <= 1.2x); "
+        f"gate / scanners one after another = {result['overhead_ratio']}x"
     )
     if args.json_path:
         Path(args.json_path).write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
