@@ -27,6 +27,7 @@ from backend.gates.scanners import (
     dockerfile,
     hadolint,
     iam_floor,
+    kubernetes,
     parliament,
     regex_secrets,
     semgrep,
@@ -51,6 +52,7 @@ GATES: dict[GateName, tuple[tuple[str, Scanner], ...]] = {
         (hadolint.TOOL, hadolint.scan),
         (dockerfile.TOOL, sandboxed(dockerfile.TOOL)),
         (compose.TOOL, sandboxed(compose.TOOL)),
+        (kubernetes.TOOL, sandboxed(kubernetes.TOOL)),
         (terraform.TOOL, terraform.scan),
     ),
     "secops": (

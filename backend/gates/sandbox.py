@@ -37,6 +37,7 @@ CHECKS: dict[str, str] = {
     "compose": "backend.gates.scanners.compose",
     "dockerfile": "backend.gates.scanners.dockerfile",
     "iam-floor": "backend.gates.scanners.iam_floor",
+    "kubernetes": "backend.gates.scanners.kubernetes",
 }
 """Each check's tool name and module (with ``targets`` and ``scan``). The child imports only
 the module of the check it runs: all three cost about 0.45 s of start-up, one 0.1-0.3 s."""

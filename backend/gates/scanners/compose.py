@@ -1,9 +1,10 @@
-"""Built-in compose checks: what a service can do to the host it runs on.
+"""Built-in compose checks: what a service can do to the host it runs on, and what it runs.
 
 privileged, host network/pid/ipc namespaces, ports on every interface, dangerous
 capabilities (however spelled: ``SYS_ADMIN``, ``cap_sys_admin``, ``ALL``), unconfined
-seccomp/apparmor, and bind mounts of the docker socket or of host directories that
-hold it or the host itself (``/``, ``/var/run``...; ``:ro`` does not make them safe).
+seccomp/apparmor, bind mounts of a runtime socket or of any folder above one (``/``,
+``/var``, ``/var/run``...; ``:ro`` does not make them safe) or of the host's system
+folders, and images with no tag or ``:latest``. Compose files are found by content too.
 
 They judge the project as compose would run it (``compose_model``): variables
 interpolated with their defaults and the project's ``.env``, ``extends`` and
@@ -15,11 +16,13 @@ from __future__ import annotations
 import ipaddress
 import posixpath
 import re
+from pathlib import PurePosixPath
+from typing import Literal
 
 from backend.gates.findings import Finding, ScanResult, Severity
 from backend.gates.scanners._base import ScanContext
 from backend.gates.scanners.compose_model import Loader, Reader, Value
-from backend.gates.targets import is_compose
+from backend.gates.targets import compose_targets
 
 TOOL = "compose"
 _TRUE = {"true", "yes", "on", "y", "1"}
@@ -35,20 +38,37 @@ _DANGEROUS_CAPS = frozenset(
         "BPF",
     }
 )
-_SOCKETS = ("docker.sock", "containerd.sock", "podman.sock", "crio.sock")
-# Host directories whose mount gives the container the host: the root, the runtime
-# sockets' directories, the kernel's interfaces, the host's configuration and images.
-_HOST_DIRS = frozenset(
-    {"/", "/run", "/var/run", "/var/lib/docker", "/proc", "/sys", "/dev", "/etc", "/root", "/boot"}
+_SOCKETS = ("docker.sock", "containerd.sock", "podman.sock", "crio.sock", "docker_engine")
+RUNTIME_SOCKETS = (
+    "/var/run/docker.sock",
+    "/run/docker.sock",
+    "/run/containerd/containerd.sock",
+    "/var/run/containerd/containerd.sock",
+    "/run/k3s/containerd/containerd.sock",
+    "/run/podman/podman.sock",
+    "/var/run/podman/podman.sock",
+    "/var/run/crio/crio.sock",
+    "/run/crio/crio.sock",
+    "/var/run/cri-dockerd.sock",
+    "/run/buildkit/buildkitd.sock",
+    "/run/user/0/docker.sock",
 )
+"""Where container runtimes put their API socket (rootless docker: ``/run/user/UID``)."""
+_SOCKET_PARENTS = frozenset(
+    str(parent) for sock in RUNTIME_SOCKETS for parent in PurePosixPath(sock).parents
+)
+_ROOTLESS = re.compile(r"^/run/user(?:/\d+)?$")
+# Host directories whose mount gives the container the host: the kernel's interfaces, the
+# host's configuration, its images (the sockets' folders are socket exposure).
+HOST_DIRS = frozenset({"/var/lib/docker", "/proc", "/sys", "/dev", "/etc", "/root", "/boot"})
 _UNCONFINED = re.compile(
     r"^(seccomp|apparmor|systempaths)\s*[:=]\s*unconfined$|^label\s*[:=]\s*disable$", re.I
 )
 
 
 def targets(ctx: ScanContext) -> list[str]:
-    """The compose files of the copy."""
-    return [f for f in ctx.files if is_compose(f)]
+    """The compose files of the copy, by name or by content (whatever they are called)."""
+    return compose_targets(ctx.root, ctx.files)
 
 
 def scan(ctx: ScanContext) -> ScanResult | None:
@@ -92,6 +112,17 @@ def _check(loader: Loader, file: str, text: str | None = None) -> list[Finding]:
 
 def _check_service(name: str, service: Value, volumes: dict[str, Value]) -> list[Finding]:
     findings: list[Finding] = []
+    image = service.get("image")
+    if image is not None and image.text is not None and service.get("build") is None:
+        problem = image_problem(image.text)
+        if problem is not None:
+            findings.append(
+                _at(
+                    image,
+                    f"compose-image-{problem}",
+                    image_message(f"service {name!r}", image.text, problem),
+                )
+            )
     privileged = service.get("privileged")
     if privileged is not None and (privileged.text or "").strip().lower() in _TRUE:
         findings.append(
@@ -156,7 +187,7 @@ def _check_caps(name: str, service: Value) -> list[Finding]:
     findings: list[Finding] = []
     for cap in _entries(service, "cap_add"):
         spelled = (cap.text or "").strip()
-        if capability(spelled) in _DANGEROUS_CAPS:
+        if dangerous_capability(spelled):
             findings.append(
                 _at(
                     cap,
@@ -166,6 +197,11 @@ def _check_caps(name: str, service: Value) -> list[Finding]:
                 )
             )
     return findings
+
+
+def dangerous_capability(spelled: str) -> bool:
+    """True for a capability that lets a container escape (``SYS_ADMIN``, ``ALL``...)."""
+    return capability(spelled) in _DANGEROUS_CAPS
 
 
 def capability(spelled: str) -> str:
@@ -183,16 +219,17 @@ def _check_volumes(name: str, service: Value, volumes: dict[str, Value]) -> list
         path = _bind_path(volume.file, source, volumes)
         if path is None:
             continue
-        if path.endswith(_SOCKETS):
+        if exposes_socket(path):
+            what = "socket" if path.endswith(_SOCKETS) else f"socket's folder {path}"
             findings.append(
                 _at(
                     volume,
                     "compose-docker-socket",
-                    f"service {name!r} mounts the container runtime's socket ({source}): "
+                    f"service {name!r} mounts the container runtime's {what} ({source}): "
                     "root on the host, read-only or not",
                 )
             )
-        elif path in _HOST_DIRS or path.startswith(".."):
+        elif path in HOST_DIRS or path.startswith(".."):
             where = "a host path outside the project" if path.startswith("..") else path
             findings.append(
                 _at(
@@ -220,6 +257,46 @@ def _bind_path(file: str, source: str, volumes: dict[str, Value]) -> str | None:
     if device is not None and device.text and "bind" in (options.text or ""):
         return _bind_path(file, device.text, {})
     return None
+
+
+def exposes_socket(path: str) -> bool:
+    """True when a normalised host path is a runtime socket or a folder above one: ``/``,
+    ``/var``, ``/var/run``, ``/run/containerd``, ``/run/user/1000``..."""
+    return path.endswith(_SOCKETS) or path in _SOCKET_PARENTS or bool(_ROOTLESS.match(path))
+
+
+ImageProblem = Literal["untagged", "latest"]
+
+
+def image_problem(ref: str) -> ImageProblem | None:
+    """What is wrong with an image reference as it will be pulled, if anything.
+
+    ``nginx`` and ``registry:5000/app`` have no tag (the runtime pulls ``:latest``);
+    ``nginx:latest`` says it. A digest (``@sha256:...``) or any other tag passes. Variables
+    are already interpolated with their defaults, so ``nginx:${TAG:-latest}`` is ``latest``;
+    a tag (or a whole image) left to a variable with no default (``${TAG}``, ``${TAG:?}``)
+    is the operator's required choice and passes. A Go template (``{{ }}``) is not judged.
+    """
+    ref = ref.strip()
+    if not ref or "@" in ref or "{{" in ref:
+        return None
+    last = ref.rsplit("/", 1)[-1]
+    _name, colon, tag = last.partition(":")
+    if colon and tag == "latest":
+        return "latest"
+    if (colon and tag) or "${" in last:
+        return None  # a tag, or a variable that may carry one
+    return "untagged"
+
+
+def image_message(owner: str, ref: str, problem: ImageProblem) -> str:
+    """The message of an image finding for ``owner`` (a service, a container)."""
+    said = "no tag (pulled as :latest)" if problem == "untagged" else "the tag :latest"
+    return (
+        f"{owner} runs image {ref.strip()!r} with {said}: what runs changes whenever the "
+        "image is pushed; pin a version tag or a digest (@sha256:...). A tag left to a "
+        "variable with no default (${TAG}, ${TAG:?}) passes; ${TAG:-latest} does not"
+    )
 
 
 def host_path(source: str) -> str:

@@ -321,13 +321,25 @@ def _include_paths(entry: Value) -> list[Value]:
     return path.items if path is not None else []
 
 
-def _value(node: yaml.Node, file: str, env: dict[str, str]) -> Value:
+def _value(node: yaml.Node, file: str, env: dict[str, str] | None) -> Value:
     line = int(node.start_mark.line) + 1
     if isinstance(node, yaml.MappingNode):
         return Value({str(k.value): _value(v, file, env) for k, v in _pairs(node)}, file, line)
     if isinstance(node, yaml.SequenceNode):
         return Value([_value(item, file, env) for item in node.value], file, line)
-    return Value(interpolate(str(node.value), env), file, line)
+    text = str(node.value)
+    return Value(text if env is None else interpolate(text, env), file, line)
+
+
+def documents(text: str, file: str) -> list[Value]:
+    """Every YAML document of ``text`` as values, as written (no interpolation): what a
+    Kubernetes manifest holds.
+
+    Raises:
+        yaml.YAMLError: the text is not YAML.
+    """
+    nodes = yaml.compose_all(text, Loader=yaml.SafeLoader)
+    return [_value(node, file, None) for node in nodes if node is not None]
 
 
 def _pairs(node: yaml.MappingNode) -> list[tuple[yaml.Node, yaml.Node]]:
