@@ -175,6 +175,15 @@ def compose_targets(root: Path, files: Iterable[str]) -> list[str]:
     return found
 
 
+def is_template(root: Path, rel: str, files: Collection[str]) -> bool:
+    """True for a Helm chart's template or a YAML file with Go template actions: not YAML
+    until rendered, so a YAML parser's error about it is no finding."""
+    if helm_chart_of(rel, files) is not None:
+        return True
+    head = read_head(root / rel) if _YAML.search(rel) else None
+    return head is not None and has_go_template(head)
+
+
 def looks_like_manifest(text: str) -> bool:
     """By content: a Kubernetes object (top-level ``apiVersion`` and ``kind``), not a template."""
     keys = top_level_keys(text)

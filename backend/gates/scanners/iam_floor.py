@@ -16,7 +16,7 @@ from pathlib import Path, PurePosixPath
 from backend.exceptions import CadenciaError
 from backend.gates.findings import Finding, ScanResult
 from backend.gates.scanners._base import ScanContext
-from backend.gates.targets import is_iam_policy
+from backend.gates.targets import is_iam_policy, is_template
 from backend.posture.iam_documents import POLICY_SUFFIXES, load_file, read_text
 from backend.posture.iam_model import IamFinding, PolicySource
 
@@ -35,7 +35,11 @@ def targets(ctx: ScanContext) -> list[str]:
 def _targets(ctx: ScanContext) -> tuple[list[str], list[str]]:
     terraform_dirs = sorted({str(PurePosixPath(f).parent) for f in ctx.files if f.endswith(".tf")})
     documents = [
-        f for f in ctx.files if f.endswith(POLICY_SUFFIXES) and _mentions_iam(ctx.root / f)
+        f
+        for f in ctx.files
+        if f.endswith(POLICY_SUFFIXES)
+        and _mentions_iam(ctx.root / f)
+        and not is_template(ctx.root, f, ctx.files)  # Helm: not YAML until rendered
     ]
     return terraform_dirs, documents
 
