@@ -21,10 +21,15 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser = subparsers.add_parser(
         "grants",
         help="diff the live PostgreSQL privileges of the tool roles against the grants spec",
-        description="Read the live privileges of the three tool roles (table and column ACLs, "
-        "role attributes and memberships, ownership, default privileges, grants on any other "
-        "object, grants to PUBLIC, CONNECT/TEMPORARY on every database, EXECUTE on functions) "
-        "and diff them against the grants spec. Exit 1 on any drift.",
+        description="Two sections. Drift: the live privileges of the three tool roles (table "
+        "and column ACLs, role attributes and memberships, ownership, default privileges, "
+        "grants on any other object, grants to PUBLIC, CONNECT/TEMPORARY on every database, "
+        "EXECUTE on functions) against the grants spec. Exposure: the other databases of the "
+        "cluster a tool role can reach through PUBLIC's CONNECT that pg_hba.conf does not "
+        "reject (read from pg_hba_file_rules when this role may: superusers); `cadencia db "
+        "confine` fixes it. Exit 0: both pass; 1: drift (with or without exposure); 2: the "
+        "database cannot be read; 3: no drift, exposure; 4: no drift, exposure not "
+        "verifiable (PUBLIC may connect elsewhere and pg_hba.conf is unreadable).",
     )
     add_database(parser)
     add_data_dir(parser)
@@ -32,15 +37,16 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument(
         "--this-database-only",
         action="store_true",
-        help="leave out what the tool roles may do in the cluster's other databases (when "
-        "pg_hba.conf already rejects them there: the audit cannot read it)",
+        help="leave out the cluster's other databases: exposure is 'skipped' and the tool "
+        "roles' own grants elsewhere are not drift (e.g. pg_hba.conf rejects them there and "
+        "this role cannot read it)",
     )
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    """0 when the live privileges match the spec exactly, 1 on drift."""
-    from backend.posture.grants_audit import audit_grants
+    """0 pass, 1 drift, 3 exposure only, 4 exposure unverifiable (see ``exit_code``)."""
+    from backend.posture.grants_audit import audit_grants, exit_code
     from backend.settings import load_settings
 
     settings = load_settings(data_dir=args.data_dir, database_url=args.database)
@@ -50,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(report.model_dump(mode="json"), indent=2, ensure_ascii=False))
     else:
         print_report(report)
-    return 1 if report.verdict == "fail" else 0
+    return exit_code(report)
 
 
 def print_report(report: GrantsReport) -> None:
@@ -106,15 +112,45 @@ def print_report(report: GrantsReport) -> None:
             table.add_row(escape(label), kind, table_privs, escape(col_text))
         console.print(table)
     lines = [d.line() for d in report.drifts]
+    drift = report.drift.status
+    console.print(
+        "\n[bold]drift from the grants spec[/]: "
+        + ("[green]pass[/]" if drift == "pass" else f"[bold red]FAIL[/] ({len(lines)})")
+    )
     for text in lines:
         console.print(f"[bold red]{escape(text)}[/]")
-    if report.verdict == "fail":
+    exp = report.exposure
+    shown = {"pass": "[green]pass[/]", "fail": "[bold red]FAIL[/]", "skipped": "skipped"}
+    console.print(
+        f"[bold]cluster exposure[/]: {shown.get(exp.status, '[bold yellow]not verified[/]')} "
+        f"(pg_hba.conf {escape(exp.hba)})"
+    )
+    for f in exp.findings:
+        style = "bold red" if f.kind == "exposed" else "bold yellow"
+        console.print(f"[{style}]{escape(f.line())}[/]")
+    db = escape(snap.database)
+    if drift == "fail":
         console.print(
             f"[bold red]audit grants: FAIL[/] — {len(lines)} drift(s) from the grants spec "
-            f"on {escape(snap.database)}"
+            f"on {db}" + ("; the cluster exposes the tool roles too" if exp.findings else "")
+        )
+    elif exp.status == "fail":
+        console.print(
+            f"[bold red]audit grants: FAIL[/] — no drift on {db}, but the tool roles can "
+            f"reach other databases: run {escape(exp.fix)}"
+        )
+    elif exp.status == "unverified":
+        console.print(
+            f"[bold yellow]audit grants: not verified[/] — no drift on {db}; whether "
+            "pg_hba.conf keeps the tool roles out of the other databases is unknown "
+            f"({escape(exp.fix)} revokes PUBLIC's CONNECT instead, or audit as a superuser)"
         )
     else:
+        rest = (
+            " (other databases not checked: --this-database-only)"
+            if exp.status == "skipped"
+            else " and the tool roles reach no other database"
+        )
         console.print(
-            f"[bold green]audit grants: pass[/] — {escape(snap.database)} "
-            "matches the grants spec exactly"
+            f"[bold green]audit grants: pass[/] — {db} matches the grants spec exactly{rest}"
         )

@@ -4,6 +4,8 @@ Idempotent: a second run applies no migration and leaves roles and privileges ex
 they were (the command compares a privilege snapshot taken before and after and says so).
 Roles are cluster-wide, so on a database where another one already created them they are
 reused; their grants in *this* database are rendered from the grants spec.
+``cadencia db confine`` then keeps the tool roles out of the cluster's other databases
+(:mod:`backend.posture.confine`).
 """
 
 from __future__ import annotations
@@ -15,13 +17,16 @@ from typing import TYPE_CHECKING
 from backend.commands._common import add_data_dir, add_database
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
+    from backend.posture.confine import ConfineReport
     from backend.posture.grants_audit import Drift, Snapshot
     from backend.settings import Settings
     from backend.store.db import PostgresDatabase
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add ``db`` and its ``migrate`` sub-command."""
+    """Add ``db`` and its ``migrate`` and ``confine`` sub-commands."""
     parser = sub.add_parser("db", help="database set-up (migrations, tool roles, grants)")
     dsub = parser.add_subparsers(dest="db_command", metavar="ACTION", required=True)
     m = dsub.add_parser(
@@ -41,6 +46,127 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "GRANT rds_iam when present",
     )
     m.set_defaults(handler=run_migrate)
+    register_confine(dsub)
+
+
+def register_confine(dsub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``db confine --database URL [--shared-cluster | --owned-cluster] …``."""
+    c = dsub.add_parser(
+        "confine",
+        help="keep the tool roles out of every database of the cluster but this one",
+        description="PostgreSQL gives PUBLIC CONNECT on every database, so the tool roles "
+        "can log in to postgres, template1 and any other database. On a cluster this "
+        "deployment owns, revoke PUBLIC's CONNECT on every other database (each login role "
+        "that had CONNECT only through PUBLIC gets it explicitly first: nobody else loses "
+        "access; superusers need none; databases this role cannot change are listed), in "
+        "one transaction. On a shared cluster change nothing cluster-wide and print the "
+        "pg_hba.conf lines that reject the tool roles elsewhere, and how to reload. "
+        "Without a flag the cluster counts as owned only when the connecting role is a "
+        "superuser or owns every other database and no other login role exists besides "
+        "superusers and the tool roles; else as shared. Exit 0 done (or nothing to do); 1 "
+        "PostgreSQL refused (nothing changed) or a database could not be confined; 2 usage "
+        "(not PostgreSQL, tool roles missing: run db migrate first).",
+    )
+    add_database(c)
+    add_data_dir(c)
+    which = c.add_mutually_exclusive_group()
+    which.add_argument(
+        "--owned-cluster",
+        dest="cluster",
+        action="store_const",
+        const="owned",
+        default=None,
+        help="the cluster is this deployment's: revoke PUBLIC's CONNECT elsewhere",
+    )
+    which.add_argument(
+        "--shared-cluster",
+        dest="cluster",
+        action="store_const",
+        const="shared",
+        help="others use the cluster: print pg_hba.conf lines, change nothing cluster-wide",
+    )
+    c.add_argument(
+        "--address",
+        default=None,
+        help="address (CIDR) the tool roles connect from, for the pg_hba.conf lines "
+        "(default: this connection's client address, or the Unix socket)",
+    )
+    c.add_argument("--dry-run", action="store_true", help="print the SQL, change nothing")
+    c.add_argument("--json", action="store_true", help="print the report as JSON")
+    c.set_defaults(handler=run_confine)
+
+
+def run_confine(args: argparse.Namespace) -> int:
+    """Confine the tool roles; 0 done, 1 refused or incomplete (2: usage, from the CLI)."""
+    import json
+
+    from rich.console import Console
+    from rich.markup import escape
+
+    from backend.posture.confine import ConfineError, confine
+    from backend.settings import load_settings
+
+    settings = load_settings(data_dir=args.data_dir, database_url=args.database)
+    console = Console(soft_wrap=True)
+    try:
+        report = confine(
+            settings.resolved_database_url(),
+            settings.role_prefix,
+            mode=args.cluster,
+            dry_run=args.dry_run,
+            address=args.address,
+            iam_auth=settings.iam_auth,
+        )
+    except ConfineError as exc:
+        Console(stderr=True, soft_wrap=True).print(f"[bold red]error:[/] {escape(exc.message)}")
+        return 1
+    code = 1 if report.blocked else 0
+    if args.json:
+        print(json.dumps(report.model_dump(mode="json"), indent=2, ensure_ascii=False))
+        return code
+    console.print(f"[bold]mode[/]: {report.mode} cluster — {escape(report.reason)}")
+    verb = "would run" if report.dry_run else "ran"
+    if report.statements:
+        console.print(f"[bold]changes[/] ({len(report.statements)}, {verb}, one transaction):")
+        for st in report.statements:
+            console.print(f"  [dim]-- {escape(st.why)}[/]")
+            console.print(f"  {escape(st.sql)};")
+    else:
+        console.print("[bold]changes[/]: none")
+    for b in report.blocked:
+        console.print(f"[bold red]not confined[/] {escape(b)}")
+    if report.mode == "shared":
+        _print_hba(console, report)
+    for note in report.notes:
+        console.print(f"[dim]note: {escape(note)}[/]")
+    return code
+
+
+def _print_hba(console: Console, report: ConfineReport) -> None:
+    """The pg_hba.conf lines, where they go, and how to reload."""
+    from rich.markup import escape
+
+    if report.hba_status == "applied":
+        console.print(
+            "[bold]pg_hba.conf[/]: already rejects the tool roles outside "
+            f"{escape(report.database)} — nothing to add"
+        )
+        return
+    state = {
+        "missing": f"not applied yet: {report.hba_note}",
+        "unverifiable": f"cannot be checked from here ({report.hba_note})",
+    }.get(report.hba_status, "")
+    console.print(
+        f"[bold]pg_hba.conf[/] ({escape(report.hba_file or 'SHOW hba_file')}): add these "
+        "lines in this order, ABOVE any broader line that "
+        "could match the tool roles (`host all all …`, `local all all …`: the first "
+        f"matching line wins); {escape(state)}"
+    )
+    for line in report.hba_lines:
+        console.print(f"  {escape(line)}")
+    console.print("[bold]then reload[/] (any one):")
+    for cmd in report.reload:
+        console.print(f"  {escape(cmd)}")
 
 
 @dataclass

@@ -4,18 +4,23 @@ The snapshot is read from the catalogs (``aclexplode`` over ``pg_class.relacl`` 
 ``pg_attribute.attacl``, as ``\\dp`` does), not from ``information_schema``, which cannot
 tell a table-level grant from one on every column (:func:`read_snapshot` says why). The
 queries are ``audit_*`` in ``sql/postgres/admin_queries.sql``; the command line is
-``backend.commands._audit_grants``. What counts as drift is listed on :func:`diff`.
+``backend.commands._audit_grants``. What counts as drift is listed on :func:`diff`; what
+the cluster lets the tool roles reach beyond it (exposure, which ``db confine`` fixes) on
+:func:`exposure`. Exit codes: :func:`exit_code`.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel
 
 from backend.erp.grants import DEFAULT_ROLE_PREFIX, ERP_TABLES, GRANTS, TOOL_ROLES, deployed_role
 from backend.exceptions import ConfigError, StorageError
 from backend.store.queries import load_queries
+
+if TYPE_CHECKING:
+    from backend.posture.confine import HbaView
 
 ALLOWED_MEMBERSHIPS = frozenset({"rds_iam"})
 """The only role a tool role may belong to (RDS IAM authentication)."""
@@ -90,12 +95,66 @@ class Drift(BaseModel):
         return f"{self.kind.upper()}: {self.message}"
 
 
-class GrantsReport(BaseModel):
-    """The audit's result: ``verdict`` is ``fail`` on any drift."""
+class DriftSection(BaseModel):
+    """Differences from the grants spec: ``fail`` on any."""
 
-    verdict: Literal["pass", "fail"]
+    status: Literal["pass", "fail"]
+    findings: list[Drift]
+
+
+class Exposure(BaseModel):
+    """A tool role that can reach another database through PUBLIC (not a grant of its own)."""
+
+    kind: Literal["exposed", "unverified"]
+    role: str
+    database: str
+    message: str
+    fix: str
+
+    def line(self) -> str:
+        """``EXPOSED: … (fix: cadencia db confine …)`` / ``UNVERIFIED: …``."""
+        return f"{self.kind.upper()}: {self.message} (fix: {self.fix})"
+
+
+class ExposureSection(BaseModel):
+    """What the cluster lets the tool roles reach besides this database.
+
+    ``fail``: some other database lets one in (PUBLIC's CONNECT, and a ``pg_hba.conf`` line
+    that accepts it, or unread); ``unverified``: only ``pg_hba.conf`` could keep it out and
+    this role cannot read it; ``skipped``: ``--this-database-only``.
+    """
+
+    status: Literal["pass", "fail", "unverified", "skipped"]
+    findings: list[Exposure] = []
+    hba: str
+    """How ``pg_hba.conf`` was taken into account (read, or why not)."""
+    fix: str
+
+
+class GrantsReport(BaseModel):
+    """The audit's result: ``verdict`` is ``pass`` only when both sections pass.
+
+    ``drifts`` (the drift section's findings) is kept for readers of the earlier report.
+    """
+
+    verdict: Literal["pass", "fail", "unverified"]
     drifts: list[Drift]
+    drift: DriftSection
+    exposure: ExposureSection
     snapshot: Snapshot
+
+
+EXIT_PASS, EXIT_DRIFT, EXIT_EXPOSURE, EXIT_UNVERIFIED = 0, 1, 3, 4
+"""2 is left to the command line: the database could not be read (or not PostgreSQL)."""
+
+
+def exit_code(report: GrantsReport) -> int:
+    """0 pass; 1 drift (whatever the exposure); 3 exposure only; 4 exposure unverifiable."""
+    if report.drift.status == "fail":
+        return EXIT_DRIFT
+    return {"fail": EXIT_EXPOSURE, "unverified": EXIT_UNVERIFIED}.get(
+        report.exposure.status, EXIT_PASS
+    )
 
 
 def read_snapshot(conn: Any, prefix: str = DEFAULT_ROLE_PREFIX) -> Snapshot:
@@ -160,9 +219,9 @@ def object_label(snapshot: Snapshot, schema: str | None, name: str, kind: str) -
 def diff(snapshot: Snapshot, *, other_databases: bool = True) -> list[Drift]:
     """Every extra or missing privilege of every tool role (and of PUBLIC on relations).
 
-    ``other_databases=False`` leaves out what the tool roles may do in the cluster's other
-    databases (for a cluster whose ``pg_hba.conf`` already rejects them there, which the
-    audit cannot read, and for ``db migrate``, which only repairs this database).
+    ``other_databases=False`` leaves out the tool roles' own grants in the cluster's other
+    databases (``--this-database-only``, and ``db migrate``, which only repairs this
+    database). What PUBLIC's CONNECT lets them reach there is :func:`exposure`, not drift.
 
     Besides privileges on every relation, schema, function and the database, drift is: a
     missing role, a role attribute (SUPERUSER, CREATEROLE, …), LOGIN missing, membership in
@@ -222,17 +281,66 @@ def _diff_databases(snapshot: Snapshot, role: str, other_databases: bool) -> lis
                         "(TEMPORARY, its own or PUBLIC's)",
                     )
                 )
-        elif other_databases and (d["can_connect"] or d["granted_any"]):
-            how = "by a grant of its own" if d["granted_any"] else "through PUBLIC"
+        elif other_databases and d["granted_any"]:
             out.append(
                 Drift(
                     kind="extra",
                     role=role,
-                    message=f"{role} can CONNECT to database {name} {how} (REVOKE CONNECT ON "
-                    f"DATABASE {name} FROM PUBLIC, or reject the tool roles there in pg_hba.conf)",
+                    message=f"{role} can CONNECT to database {name} by a grant of its own",
                 )
             )
     return out
+
+
+def exposure(
+    snapshot: Snapshot, hba: HbaView, groups: dict[str, frozenset[str]], fix: str
+) -> ExposureSection:
+    """Every other database a tool role can reach through PUBLIC that nothing keeps it out of.
+
+    PUBLIC's CONNECT (PostgreSQL's default on every database) lets a tool role in unless
+    ``pg_hba.conf`` rejects it first. With the file readable (``pg_hba_file_rules``, superusers)
+    the lines are matched as the server does (:func:`backend.posture.confine.hba_admits`);
+    without it such a database is ``unverified``, never a pass. A grant of the tool role's
+    own elsewhere is drift (:func:`diff`), not exposure.
+    """
+    from backend.posture.confine import hba_admits
+
+    findings: list[Exposure] = []
+    for d in snapshot.databases:
+        role, name = d["role"], d["name"]
+        if d["here"] or d["granted_any"] or not d["can_connect"] or not snapshot.roles.get(role):
+            continue
+        if hba.rules is None or hba.problem:
+            findings.append(
+                Exposure(
+                    kind="unverified",
+                    role=role,
+                    database=name,
+                    message=f"{role} can CONNECT to database {name} through PUBLIC unless "
+                    f"pg_hba.conf rejects it, and {hba.problem}",
+                    fix=f"{fix}, or audit as a superuser",
+                )
+            )
+            continue
+        rule = hba_admits(hba.rules, role, name, groups.get(role, frozenset()))
+        if rule is not None:
+            findings.append(
+                Exposure(
+                    kind="exposed",
+                    role=role,
+                    database=name,
+                    message=f"{role} can CONNECT to database {name} through PUBLIC "
+                    f"(pg_hba.conf line {rule.line_number}: {rule.text()})",
+                    fix=fix,
+                )
+            )
+    status: Literal["pass", "fail", "unverified"] = (
+        "fail"
+        if any(f.kind == "exposed" for f in findings)
+        else ("unverified" if findings else "pass")
+    )
+    how = f"not read: {hba.problem}" if hba.rules is None or hba.problem else "read"
+    return ExposureSection(status=status, findings=findings, hba=how, fix=fix)
 
 
 def _diff_functions(snapshot: Snapshot, role: str) -> list[Drift]:
@@ -376,11 +484,31 @@ def audit_grants(
     import psycopg
     from psycopg.rows import dict_row
 
+    from backend.posture.confine import fix_command, read_hba
+
+    fix = fix_command(url)
     try:
         with psycopg.connect(url, row_factory=dict_row) as conn:
             conn.read_only = True
             snapshot = read_snapshot(conn, prefix)
+            if other_databases:
+                hba = read_hba(conn)
+                groups: dict[str, set[str]] = {}
+                q = load_queries("postgres")
+                for g in conn.execute(q["confine_groups"], {"roles": list(snapshot.roles)}):
+                    groups.setdefault(g["member"], set()).add(g["grp"])
+                found = exposure(snapshot, hba, {k: frozenset(v) for k, v in groups.items()}, fix)
     except psycopg.Error as exc:
         raise StorageError(f"cannot read privileges: {exc}") from exc
+    if not other_databases:
+        found = ExposureSection(status="skipped", hba="not read: --this-database-only", fix=fix)
     drifts = diff(snapshot, other_databases=other_databases)
-    return GrantsReport(verdict="fail" if drifts else "pass", drifts=drifts, snapshot=snapshot)
+    drift = DriftSection(status="fail" if drifts else "pass", findings=drifts)
+    verdict: Literal["pass", "fail", "unverified"] = (
+        "fail"
+        if drifts or found.status == "fail"
+        else ("unverified" if found.status == "unverified" else "pass")
+    )
+    return GrantsReport(
+        verdict=verdict, drifts=drifts, drift=drift, exposure=found, snapshot=snapshot
+    )

@@ -62,6 +62,8 @@ def test_after_migrate_the_audit_passes_and_prints_each_role(
     report = json.loads(capsys.readouterr().out)
     assert report["verdict"] == "pass"
     assert report["drifts"] == []
+    assert report["drift"] == {"status": "pass", "findings": []}
+    assert report["exposure"]["status"] == "skipped"  # --this-database-only
 
 
 DRIFTS = [
@@ -233,13 +235,6 @@ DATABASE_DRIFTS = [
         [f"EXTRA: {ROLE_REEMBOLSO} can CONNECT to database postgres by a grant of its own"],
     ),
     (
-        "GRANT CONNECT ON DATABASE template1 TO PUBLIC",
-        [
-            f"EXTRA: {r} can CONNECT to database template1 through PUBLIC"
-            for r in (ROLE_CONSULTA, ROLE_REEMBOLSO, ROLE_CADASTRO)
-        ],
-    ),
-    (
         "GRANT EXECUTE ON FUNCTION events_order_barrier() TO PUBLIC",
         [
             f"EXTRA: {r} can EXECUTE function events_order_barrier() through PUBLIC"
@@ -274,3 +269,27 @@ def test_database_function_and_attribute_drift_fails_the_audit_naming_it(
             private_cluster, "REVOKE CONNECT, TEMPORARY ON DATABASE postgres, template1 FROM PUBLIC"
         )
         _sql(private_cluster, f"REVOKE ALL ON DATABASE postgres FROM {ROLE_REEMBOLSO}")
+
+
+def test_connect_through_public_elsewhere_is_exposure_not_drift(
+    private_cluster: str, private_db: str, data_dir: Path, capsys
+) -> None:
+    """PUBLIC's CONNECT on another database: exit 3, each role named with the fix."""
+    _migrate(private_db, data_dir)
+    _sql(private_cluster, "GRANT CONNECT ON DATABASE template1 TO PUBLIC")
+    try:
+        capsys.readouterr()
+        code = main(["audit", "grants", "--database", private_db])
+        lines = capsys.readouterr().out.splitlines()
+        exposed = [line for line in lines if line.startswith("EXPOSED:")]
+        assert code == 3
+        assert [line for line in lines if line.startswith(("EXTRA:", "MISSING:"))] == []
+        assert [e.split(" (pg_hba.conf")[0] for e in exposed] == [
+            f"EXPOSED: {r} can CONNECT to database template1 through PUBLIC"
+            for r in sorted((ROLE_CONSULTA, ROLE_REEMBOLSO, ROLE_CADASTRO))
+        ]
+        assert all("(fix: cadencia db confine --database " in e for e in exposed)
+        assert main(["audit", "grants", "--database", private_db, ONLY_HERE]) == 0
+        assert _audit(private_db, capsys, "--json")[0] == 3
+    finally:
+        _sql(private_cluster, "REVOKE CONNECT, TEMPORARY ON DATABASE template1 FROM PUBLIC")
