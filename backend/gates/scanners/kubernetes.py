@@ -11,6 +11,8 @@ not checked, never a parse error.
 
 from __future__ import annotations
 
+import posixpath
+
 import yaml
 
 from backend.gates.findings import Finding, ScanResult, Severity
@@ -25,7 +27,7 @@ from backend.gates.scanners.compose import (
     image_problem,
 )
 from backend.gates.scanners.compose_model import Value, documents
-from backend.gates.targets import kubernetes_targets
+from backend.gates.targets import is_kustomization, kubernetes_targets
 
 TOOL = "kubernetes"
 _TRUE = {"true", "yes", "on", "y", "1"}
@@ -70,10 +72,11 @@ def scan(ctx: ScanContext) -> ScanResult | None:
             parsed.append((rel, documents(text, rel)))
         except yaml.YAMLError as exc:
             findings.append(_unreadable(rel, text, exc))
-    retagged = _retagged([doc for _rel, docs in parsed for doc in docs])
-    for _rel, docs in parsed:
+    retagged = _retagged_by_folder(parsed)
+    for rel, docs in parsed:
+        pinned = retagged.get(posixpath.dirname(rel), frozenset())
         for doc in docs:
-            findings.extend(check_object(doc, retagged))
+            findings.extend(check_object(doc, pinned))
     for chart, templates in sorted(found.charts.items()):
         findings.append(_chart_note(chart, templates))
     findings.extend(_template_note(rel) for rel in found.templates)
@@ -239,6 +242,32 @@ def _retagged(docs: list[Value]) -> frozenset[str]:
             ):
                 names.add(name.text.strip())
     return frozenset(names)
+
+
+def _retagged_by_folder(parsed: list[tuple[str, list[Value]]]) -> dict[str, frozenset[str]]:
+    """For each folder, the images a kustomization pins for the manifests in it: those of a
+    kustomization in the folder, or of one whose ``resources`` reach it (``../base``)."""
+    kustomizations = {posixpath.dirname(rel): docs for rel, docs in parsed if is_kustomization(rel)}
+    reach: dict[str, set[str]] = {}
+    for folder, docs in kustomizations.items():
+        reach[folder] = {folder}
+        for doc in docs:
+            resources = doc.get("resources") if isinstance(doc.data, dict) else None
+            for entry in resources.items if resources is not None else []:
+                reach[folder].add(posixpath.normpath(posixpath.join(folder, entry.text or ".")))
+    pinned: dict[str, set[str]] = {}
+    for folder, docs in kustomizations.items():
+        names = _retagged(docs)
+        seen: set[str] = set()
+        todo = [folder]
+        while todo:
+            current = todo.pop()
+            if current in seen:
+                continue
+            seen.add(current)
+            pinned.setdefault(current, set()).update(names)
+            todo.extend(reach.get(current, ()))
+    return {folder: frozenset(names) for folder, names in pinned.items()}
 
 
 def _repository(ref: str) -> str:
