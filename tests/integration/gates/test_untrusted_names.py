@@ -72,6 +72,7 @@ def gate(tmp_path_factory: pytest.TempPathFactory, scanners: dict[str, str]) -> 
         pytest.param(["--format=tty", "--output={outside}/report.pth"], id="output"),
         pytest.param(["--config={outside}/hadolint.yaml"], id="config"),
         pytest.param(["--no-fail", "-t", "--failure-threshold=none"], id="flags"),
+        pytest.param(["-", "-c", "--", "-i"], id="stdin"),
     ],
 )
 def test_hadolint_lints_files_named_like_its_options(
