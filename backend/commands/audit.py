@@ -26,7 +26,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "audit",
         help="least-privilege audits (exit 1 on a violation)",
         description="Least-privilege audits. Each exits 0 when clean, 1 on a violation, "
-        "2 when its input cannot be read (audit iam: 3 when no policy was found).",
+        "2 when its input cannot be read (audit iam: 3 when no policy was found; audit "
+        "grants: 3 when only the cluster exposes the tool roles, 4 when that cannot be "
+        "verified).",
     )
     sub = parser.add_subparsers(dest="audit_command", metavar="AUDIT", required=True)
     register_iam(sub)

@@ -320,4 +320,8 @@ def run_migrate(args: argparse.Namespace) -> int:
         console.print(f"[bold yellow]not repaired by migrate[/] {escape(d.line())}")
     if out.drifts:
         console.print("[yellow]fix these by hand, then check with `cadencia audit grants`[/]")
+    console.print(
+        "[bold]next[/]: `cadencia db confine` keeps the tool roles out of the cluster's other "
+        "databases (PostgreSQL lets PUBLIC connect to each); `cadencia audit grants` checks both"
+    )
     return 0

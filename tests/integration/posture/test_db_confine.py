@@ -341,3 +341,48 @@ def test_usage_errors_change_nothing(
     assert main(["db", "confine", "--database", stock, "--owned-cluster"]) == 2
     assert "run cadencia db migrate first" in capsys.readouterr().err
     assert _acl(stock) == before
+
+
+def test_a_database_it_cannot_change_is_listed_not_skipped(
+    stock: str, data_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A non-superuser admin owns the ERP database, not ``postgres`` or ``template1``."""
+    url = _erp(stock, "erp_blocked")
+    _migrate(url, data_dir, capsys)
+    _sql(stock, "CREATE ROLE cf_ops LOGIN PASSWORD 'ops-pw'")
+    _sql(stock, "ALTER DATABASE erp_blocked OWNER TO cf_ops")
+    parts = urlsplit(url)
+    ops = urlunsplit(parts._replace(netloc=f"cf_ops:ops-pw@{parts.netloc.split('@')[1]}"))
+    before = _acl(stock)
+
+    code, out = _confine(ops, capsys)  # not guessed as owned: it cannot change them
+    assert code == 0
+    assert "mode: shared cluster — cf_ops cannot change database(s) postgres, template1" in out
+    assert "cannot be checked from here (pg_hba.conf is not verifiable without superuser" in out
+
+    code, out = _confine(ops, capsys, "--owned-cluster")
+    assert code == 1
+    for db in SYSTEM_DBS:
+        assert f"not confined {db}: owned by " in out
+    assert _acl(stock) == before
+    assert _audit(ops, capsys)[0] == 4  # still reachable; only pg_hba.conf could say more
+
+
+def test_rds_iam_roles_get_the_rds_note_and_method(
+    stock: str,
+    data_dir: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    url = _erp(stock, "erp_iam")
+    _migrate(url, data_dir, capsys)
+    code, out = _confine(url, capsys, "--shared-cluster")
+    assert "scram-sha-256" in out
+    assert "RDS" not in out
+    monkeypatch.setenv("CADENCIA_IAM_AUTH", "true")  # what `db migrate --iam-auth` deployed
+    code, out = _confine(url, capsys, "--shared-cluster")
+    assert code == 0
+    lines = _hba_lines(out)
+    assert lines[0].endswith("   pam")
+    assert "scram-sha-256" not in out
+    assert "RDS matches them with its own rules (method pam)" in out
