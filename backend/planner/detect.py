@@ -14,11 +14,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from backend.module_map import Kind, Language, Module, ModuleMap
-from backend.planner.entrypoints import Start, node_start, not_entry, python_start, rank
+from backend.planner.entrypoints import Start, not_entry, python_start, rank
 from backend.planner.gradle import GradleBuild, gradle_build
-from backend.planner.manifest_files import read_json as _json
 from backend.planner.manifest_files import read_text as _read
 from backend.planner.manifest_files import read_toml as _toml
+from backend.planner.node_entry import node_entry, read_package
 from backend.planner.runtimes import (
     Runtime,
     go_runtime,
@@ -83,6 +83,8 @@ class ModuleFacts:
     has_requirements: bool = False
     has_pyproject: bool = False
     build_script: bool = False
+    build_command: str | None = None
+    """Node: the compile step the image runs when the package has no build script."""
     scripts: set[str] = field(default_factory=set)
     """Node: the ``scripts`` of package.json."""
     language_version: str | None = None
@@ -192,13 +194,13 @@ def _inspect_node(path: Path, facts: ModuleFacts, sources: dict[str, str]) -> No
         if (path / lock).is_file():
             facts.lockfile = lock
             break
-    pkg = _json(path / "package.json")
-    scripts = pkg.get("scripts") or {}
-    facts.deps = set(pkg.get("dependencies") or {})
-    facts.scripts = set(scripts)
-    facts.build_script = "build" in scripts
-    facts.runtime = node_runtime(path, pkg)
-    facts.start, facts.notes = node_start(path, pkg)
+    pkg = read_package(path)
+    facts.deps = pkg.dependencies
+    facts.scripts = set(pkg.scripts)
+    facts.build_script = "build" in pkg.scripts
+    facts.runtime = node_runtime(path, pkg.data)
+    found = node_entry(path, pkg, sources)
+    facts.start, facts.notes, facts.build_command = found.start, found.notes, found.compile
     entry = facts.start.entry if facts.start else ""
     if entry and entry not in sources and (path / entry).is_file():
         sources = {entry: _read(path / entry), **sources}  # `bin/www` has no extension
@@ -224,6 +226,8 @@ def _inspect_node(path: Path, facts: ModuleFacts, sources: dict[str, str]) -> No
         and facts.start
     ):
         facts.port = 3000
+    if facts.start is None:
+        facts.port = None  # nothing to start: a port in some file is no service
 
 
 def _inspect_go(path: Path, facts: ModuleFacts, sources: dict[str, str]) -> None:

@@ -216,7 +216,12 @@ def _node(module: Module, facts: ModuleFacts) -> Stages:
         build_cmd = "npm run build"
         prune = "npm prune --omit=dev && npm cache clean --force"
     build = [f"FROM {image} AS build", "WORKDIR /app", copy, f"RUN {install}", "COPY . ."]
-    build.append(f"RUN {build_cmd} && {prune}" if facts.build_script else f"RUN {prune}")
+    if facts.build_script:
+        build.append(f"RUN {build_cmd} && {prune}")
+    elif facts.build_command:
+        build.append(f"RUN {facts.build_command} && {prune}")
+    else:
+        build.append(f"RUN {prune}")
     argv = start_command(module, facts) or ["node", module.entry or facts.entry or "index.js"]
     env = "ENV NODE_ENV=production" + (f" \\\n    PORT={module.port}" if module.port else "")
     if argv[0] == "npm":

@@ -2,10 +2,10 @@
 
 The order is "most explicit first": a Procfile ``web:`` line, then the framework's own
 convention (Django's ``manage.py``/``<project>.wsgi``, an ASGI/WSGI app object), then the
-manifest (``[project.scripts]``, ``package.json`` ``scripts.start``/``main``), then a
-``__main__`` script. Files that only exercise the server (tests, clients, benchmarks,
-examples) are never an entry point, and every file a command names must exist (or be
-produced by the module's build script). A command is a template: ``{port}`` is filled in by
+manifest (``[project.scripts]``), then a ``__main__`` script (Node's order: see
+:mod:`backend.planner.node_entry`). Files that only exercise the server (tests, clients,
+benchmarks, examples) are never an entry point, and every file a command names must exist
+(or be produced by the module's build script). A command is a template: ``{port}`` is filled in by
 the Dockerfile builder, because a module map may give another port than the one detected.
 """
 
@@ -170,78 +170,3 @@ def _main_script(sources: dict[str, str]) -> Start | None:
         return None
     rel = min(scripts, key=rank)
     return Start(("python", rel), rel, f"__main__ in {rel}")
-
-
-# --- Node ----------------------------------------------------------------------------------
-
-_DEV_RUNNERS = {"nodemon", "node-dev", "supervisor", "pm2-runtime"}
-_CONVENTIONAL = (
-    "server.js",
-    "app.js",
-    "index.js",
-    "server.mjs",
-    "index.mjs",
-    "src/server.js",
-    "src/app.js",
-    "src/index.js",
-    "bin/www",
-)
-
-
-def node_start(path: Path, pkg: dict) -> tuple[Start | None, list[str]]:
-    """The Node module's start command and notes on what was declared but cannot run."""
-    notes: list[str] = []
-    procfile = procfile_web(path, 3000)
-    if procfile:
-        return procfile, notes
-    scripts = pkg.get("scripts") if isinstance(pkg.get("scripts"), dict) else {}
-    builds = "build" in (scripts or {})
-    start = str((scripts or {}).get("start") or "").strip()
-    if start:
-        script = _node_script(start)
-        if script is not None and _exists(path, script, builds):
-            return Start(("node", script), script, "package.json start"), notes
-        if script is not None:
-            notes.append(f"package.json start runs {script}, which does not exist")
-        else:
-            return Start(("npm", "start"), "npm start", "package.json start"), notes
-    main = pkg.get("main")
-    if isinstance(main, str) and main:
-        resolved = _resolve_main(path, main.removeprefix("./"), builds)
-        if resolved:
-            return Start(("node", resolved), resolved, "package.json main"), notes
-        notes.append(f"package.json main {main} does not exist")
-    for name in _CONVENTIONAL:
-        if (path / name).is_file():
-            return Start(("node", name), name, f"{name} (convention)"), notes
-    return None, notes
-
-
-def _node_script(start: str) -> str | None:
-    """The file a ``node``-like start command runs, or None for anything else."""
-    try:
-        words = shlex.split(start)
-    except ValueError:
-        return None
-    while words and (re.match(r"^\w+=", words[0]) or words[0] == "cross-env"):
-        words = words[1:]  # env assignments: `NODE_ENV=production node server.js`
-    if not words or (words[0] != "node" and words[0] not in _DEV_RUNNERS):
-        return None
-    if "&&" in words or ";" in words or "|" in words:
-        return None
-    files = [w for w in words[1:] if not w.startswith("-")]
-    return files[0].removeprefix("./") if files else None
-
-
-def _exists(path: Path, rel: str, builds: bool) -> bool:
-    if (path / rel).is_file():
-        return True
-    # A file under the build output is produced by the module's build script.
-    return builds and PurePosixPath(rel).parts[0] in {"dist", "build", "out", "lib", ".next"}
-
-
-def _resolve_main(path: Path, main: str, builds: bool) -> str | None:
-    for candidate in (main, f"{main}.js", f"{main}/index.js"):
-        if _exists(path, candidate, builds) and not (path / candidate).is_dir():
-            return candidate
-    return None

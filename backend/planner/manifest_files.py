@@ -6,7 +6,6 @@ stop the plan of every other module.
 
 from __future__ import annotations
 
-import json
 import tomllib
 from pathlib import Path
 
@@ -25,12 +24,3 @@ def read_toml(path: Path) -> dict:
         return tomllib.loads(read_text(path)) if path.is_file() else {}
     except tomllib.TOMLDecodeError:
         return {}
-
-
-def read_json(path: Path) -> dict:
-    """The JSON object, or ``{}`` when missing, invalid or not an object."""
-    try:
-        data = json.loads(read_text(path) or "{}")
-    except json.JSONDecodeError:
-        return {}
-    return data if isinstance(data, dict) else {}

@@ -331,6 +331,8 @@ def _language_steps(module: Module, facts: ModuleFacts, directory: Path) -> list
         )
         if facts.build_script:
             steps += _step("Build", f"{runner} build")
+        elif facts.build_command:
+            steps += _step("Build", facts.build_command)
         if "test" in facts.scripts:
             steps += _step("Test", f"{runner} test")
         return steps

@@ -104,7 +104,7 @@ def _node(tmp_path: Path, pkg: dict, files: dict[str, str]) -> Path:
         (
             "NODE_ENV=production node --enable-source-maps server.js",
             ["server.js"],
-            "node server.js",
+            "node --enable-source-maps server.js",
         ),
         ("nodemon src/index.js", ["src/index.js"], "node src/index.js"),
         ("node dist/main.js", [], "node dist/main.js"),  # built by the build script
