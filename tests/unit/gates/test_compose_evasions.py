@@ -230,3 +230,85 @@ volumes:
         ("compose-docker-socket", "deploy/compose.yaml", 5),
         ("compose-host-path-mount", "deploy/compose.yaml", 9),
     ]
+
+
+@pytest.mark.parametrize(
+    ("image", "env", "rule"),
+    [
+        ("nginx", {}, "compose-image-untagged"),
+        ("registry.example.com:5000/team/app", {}, "compose-image-untagged"),
+        ("${REGISTRY:-ghcr.io}/acme/api", {}, "compose-image-untagged"),
+        ("${IMAGE:-linuxserver/plex}", {}, "compose-image-untagged"),
+        ("nginx:latest", {}, "compose-image-latest"),
+        ("registry:5000/app:latest", {}, "compose-image-latest"),
+        ("ghcr.io/acme/api:${TAG:-latest}", {}, "compose-image-latest"),
+        ("ghcr.io/acme/api:${TAG}", {"TAG": "latest"}, "compose-image-latest"),
+        ("nginx:1.27-alpine", {}, None),
+        ("registry:5000/app:2.1", {}, None),
+        ("nginx@sha256:" + "a" * 64, {}, None),
+        ("nginx:1.27@sha256:" + "b" * 64, {}, None),
+        ("ghcr.io/acme/api:${TAG:?set TAG}", {}, None),
+        ("ghcr.io/acme/api:${TAG}", {}, None),
+        ("${IMAGE}", {}, None),
+        ("ghcr.io/acme/api:${TAG:-latest}", {"TAG": "1.4.2"}, None),
+    ],
+)
+def test_image_tags(image: str, env: dict[str, str], rule: str | None) -> None:
+    files = {
+        "compose.yaml": f'services:\n  api:\n    image: "{image}"\n',
+        ".env": "".join(f"{k}={v}\n" for k, v in env.items()),
+    }
+    assert check(files) == ([(rule, "compose.yaml", 3)] if rule else [])
+
+
+def test_an_image_built_here_may_be_untagged() -> None:
+    text = "services:\n  app:\n    build: .\n    image: example/app\n"
+    assert check({"compose.yaml": text}) == []
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "/",
+        "/var",
+        "/var/",
+        "/var/run",
+        "/var/run/",
+        "//var//run",
+        "/var/./run",
+        "/var/lib/../run",
+        "/var/run/docker/..",
+        "/run",
+        "/run/containerd",
+        "/run/containerd/containerd.sock",
+        "/var/run/crio",
+        "/var/run/crio/crio.sock",
+        "/run/podman",
+        "/run/podman/podman.sock",
+        "/run/user/1000",
+        "/run/user/1000/docker.sock",
+        "${SOCK_DIR:-/var/run}",
+        "${ROOT-/}",
+    ],
+)
+def test_every_socket_folder_is_socket_exposure(source: str) -> None:
+    short = f'services:\n  a:\n    image: x:1\n    volumes:\n      - "{source}:/host:ro"\n'
+    long = (
+        "services:\n  a:\n    image: x:1\n    volumes:\n"
+        f'      - type: bind\n        source: "{source}"\n        target: /host\n'
+    )
+    assert check({"compose.yaml": short}) == [("compose-docker-socket", "compose.yaml", 5)]
+    assert check({"compose.yaml": long}) == [("compose-docker-socket", "compose.yaml", 5)]
+
+
+@pytest.mark.parametrize(
+    "source", ["/var/log", "/var/lib/grafana", "/run/secrets/app", "/etc/localtime", "/srv/data"]
+)
+def test_host_folders_without_a_socket_are_not_socket_exposure(source: str) -> None:
+    text = f"services:\n  a:\n    image: x:1\n    volumes: ['{source}:/data:ro']\n"
+    assert check({"compose.yaml": text}) == []
+
+
+def test_system_folders_stay_host_path_mounts() -> None:
+    text = "services:\n  a:\n    image: x:1\n    volumes: ['/etc:/h/etc', '/proc:/h/proc']\n"
+    assert check({"compose.yaml": text}) == [("compose-host-path-mount", "compose.yaml", 4)]
