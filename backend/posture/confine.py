@@ -225,6 +225,8 @@ def confine(
             "(each tool connection gets an authorizer). Pass --database postgresql://…",
             url=shown_url(url),
         )
+    if address is not None:
+        address = _cidr(address)
     import psycopg
     from psycopg.rows import dict_row
 
@@ -242,6 +244,16 @@ def confine(
     except psycopg.Error as exc:
         raise ConfineError(f"nothing changed: PostgreSQL refused ({exc})".strip()) from exc
     return report
+
+
+def _cidr(address: str) -> str:
+    """``address`` as a CIDR for ``pg_hba.conf`` (``10.0.0.5`` → ``10.0.0.5/32``)."""
+    import ipaddress
+
+    try:
+        return str(ipaddress.ip_network(address.strip(), strict=False))
+    except ValueError as exc:
+        raise ConfigError(f"--address must be an IP address or CIDR, not {address!r}") from exc
 
 
 def detect_mode(

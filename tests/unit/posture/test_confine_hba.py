@@ -84,3 +84,13 @@ def test_the_fix_command_never_shows_a_password() -> None:
     assert fix_command("postgresql://a:pw@h/my db") == (
         "cadencia db confine --database 'postgresql://a@h/my db'"
     )
+
+
+def test_an_address_that_is_not_a_cidr_is_refused_before_connecting() -> None:
+    from backend.exceptions import ConfigError
+    from backend.posture.confine import confine
+
+    with pytest.raises(ConfigError, match="IP address or CIDR"):
+        confine("postgresql://nobody@127.0.0.1:1/erp", address="10.0.0.0/8\nhost all all all trust")
+    with pytest.raises(ConfigError, match="SQLite has no cluster"):
+        confine("sqlite:///tmp/x.db")
