@@ -1,16 +1,12 @@
 """Precision and recall of the gate's scanners over ``tests/fixtures/corpus/``.
 
-Layout: ``tests/fixtures/corpus/<family>/{bad,good}/<case>`` where a case is a file or a
-folder of files with their real names (``package-lock.json``, ``Dockerfile``...). A
-``bad`` case must be flagged, a ``good`` one must not. Families are discovered by
-folder, so a helper adds a family by adding a folder; an optional ``family.json`` says
-which gate to run (``qa``, ``secops``; both when absent), which findings count
-(``{"tool": "*" | [rule, ...]}``; every blocking finding when absent) and the floors the
-test asserts (``min_precision``, ``min_recall``).
-
-Each family is scanned ONCE: the whole family folder goes through the gate runner as one
-tree, and findings are attributed to cases by path. A skipped scanner makes the score
-meaningless, so it raises instead of scoring.
+Layout: ``<family>/{bad,good}/<case>``, a case being a file or a folder of files with their
+real names; a bad case must be flagged, a good one must not. ``family.json`` (optional)
+says which gate runs (``qa``/``secops``; both when absent), which findings count
+(``{"tool": "*" | [rule, ...]}``; every blocking one when absent), the floors
+(``min_precision``, ``min_recall``) and the level: ``"line"`` scores by line against
+``expected.json`` (each bad file to the lines a secret starts on), else by case. Each
+family is scanned ONCE as one tree; a skipped scanner raises instead of scoring.
 """
 
 from __future__ import annotations
@@ -33,9 +29,19 @@ class CorpusError(Exception):
     """The corpus could not be scored honestly (a scanner was skipped, a family is empty)."""
 
 
+Line = tuple[str, int]
+"""A file relative to the family folder (``bad/<case>/...``) and a 1-based line (0: none)."""
+
+
 @dataclass(frozen=True)
 class FamilyScore:
-    """One family's confusion counts and what went wrong, case by case."""
+    """One family's confusion counts and what went wrong, by case or by line.
+
+    Attributes:
+        expected: at line level, every (file, line) a secret starts on; ``None`` at case
+            level.
+        found: at line level, every counted finding's (file, line), deduplicated.
+    """
 
     family: str
     bad: tuple[str, ...]
@@ -43,35 +49,56 @@ class FamilyScore:
     flagged: frozenset[str]
     seconds: float
     config: dict[str, Any] = field(default_factory=dict)
+    expected: frozenset[Line] | None = None
+    found: frozenset[Line] = frozenset()
+
+    @property
+    def level(self) -> str:
+        """``line`` or ``case``: what precision and recall count."""
+        return "case" if self.expected is None else "line"
 
     @property
     def missed(self) -> list[str]:
-        """Bad cases nothing flagged (false negatives)."""
+        """Bad cases nothing flagged, or at line level expected ``file:line`` with no finding."""
+        if self.expected is not None:
+            return [_label(x) for x in sorted(self.expected - self.found)]
         return [c for c in self.bad if c not in self.flagged]
 
     @property
     def false_alarms(self) -> list[str]:
-        """Good cases that were flagged (false positives)."""
+        """Good cases that were flagged, or at line level ``file:line`` findings no secret
+        starts on (any finding under ``good/``, or a line away from the secret)."""
+        if self.expected is not None:
+            return [_label(x) for x in sorted(self.found - self.expected)]
         return [c for c in self.good if c in self.flagged]
 
     @property
     def precision(self) -> float:
-        """Flagged bad cases over every flagged case (1.0 when nothing was flagged)."""
+        """True positives over everything flagged (1.0 when nothing was flagged)."""
+        if self.expected is not None:
+            hits = len(self.found & self.expected)
+            return hits / len(self.found) if self.found else 1.0
         hits = len(self.bad) - len(self.missed)
         flagged = hits + len(self.false_alarms)
         return hits / flagged if flagged else 1.0
 
     @property
     def recall(self) -> float:
-        """Flagged bad cases over every bad case."""
+        """Flagged bad cases over every bad case, or found expected lines over all of them."""
+        if self.expected is not None:
+            hits = len(self.found & self.expected)
+            return hits / len(self.expected) if self.expected else 1.0
         return (len(self.bad) - len(self.missed)) / len(self.bad) if self.bad else 1.0
 
     def to_json(self) -> dict[str, Any]:
-        """The figures ``python -m bench.gates --json`` writes."""
+        """The figures ``python -m bench.gates --json`` writes (``lines``: expected lines at
+        line level, else ``null``)."""
         return {
             "family": self.family,
+            "level": self.level,
             "bad": len(self.bad),
             "good": len(self.good),
+            "lines": None if self.expected is None else len(self.expected),
             "precision": round(self.precision, 3),
             "recall": round(self.recall, 3),
             "missed": self.missed,
@@ -88,12 +115,18 @@ def families(root: Path = CORPUS) -> list[Path]:
 
 
 def score(family: Path, settings: Settings | None = None) -> FamilyScore:
-    """Scan ``family`` once and score every case.
+    """Scan ``family`` once and score every case, or every line at ``"level": "line"``.
+
+    At line level a finding (deduplicated by file and line) counts as a hit only on a line
+    ``expected.json`` names for its file; any other, ``good/`` included, is a false alarm.
 
     Raises:
-        CorpusError: a scanner was skipped, or the family has no case.
+        CorpusError: a scanner was skipped, the family has no case, or (line level) its
+            ``expected.json`` does not match its bad files.
     """
     config = _config(family)
+    if config.get("level", "case") not in ("case", "line"):
+        raise CorpusError(f"{family.name}: level must be 'case' or 'line'")
     bad, good = _cases(family, "bad"), _cases(family, "good")
     if not bad and not good:
         raise CorpusError(f"{family.name}: no case under bad/ or good/")
@@ -107,18 +140,55 @@ def score(family: Path, settings: Settings | None = None) -> FamilyScore:
         )
         raise CorpusError(f"{family.name}: scanners skipped, no honest score ({details})")
     counts = config.get("count")
-    flagged = frozenset(
-        case
-        for r in results
-        for f in r.findings
-        if _counts(f, counts) and (case := _case_of(f.file)) is not None
+    counted = [f for r in results for f in r.findings if _counts(f, counts)]
+    flagged = frozenset(case for f in counted if (case := _case_of(f.file)) is not None)
+    if config.get("level", "case") == "case":
+        return FamilyScore(family.name, bad, good, flagged, seconds, config)
+    found = frozenset((f.file, f.line or 0) for f in counted if _case_of(f.file) is not None)
+    return FamilyScore(
+        family.name, bad, good, flagged, seconds, config, expected_lines(family), found
     )
-    return FamilyScore(family.name, bad, good, flagged, seconds, config)
 
 
 def score_all(root: Path = CORPUS, settings: Settings | None = None) -> list[FamilyScore]:
     """Every family's score, in name order."""
     return [score(f, settings) for f in families(root)]
+
+
+def expected_lines(family: Path) -> frozenset[Line]:
+    """The (file, line) pairs of ``family/expected.json``: ``{"bad/<case>/<file>": [line...]}``.
+
+    Raises:
+        CorpusError: the file is missing or malformed, names a file that is not under
+            ``bad/`` or a line the file does not have, or a bad case has no expected line.
+    """
+    path = family / "expected.json"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise CorpusError(f"{family.name}: line level needs expected.json ({exc})") from exc
+    if not isinstance(data, dict):
+        raise CorpusError(f"{family.name}: expected.json must map files to line lists")
+    out: set[Line] = set()
+    for file, lines in data.items():
+        target = family / file
+        if _case_of(file) is None or not file.startswith("bad/") or not target.is_file():
+            raise CorpusError(f"{family.name}: expected.json names {file!r}, not a bad file")
+        count = len(target.read_bytes().splitlines())
+        if not isinstance(lines, list) or not lines:
+            raise CorpusError(f"{family.name}: {file}: a non-empty list of lines expected")
+        for line in lines:
+            if not isinstance(line, int) or not 1 <= line <= count:
+                raise CorpusError(f"{family.name}: {file} has no line {line!r}")
+            out.add((file, line))
+    without = set(_cases(family, "bad")) - {_case_of(f) for f, _ in out}
+    if without:
+        raise CorpusError(f"{family.name}: bad cases with no expected line: {sorted(without)}")
+    return frozenset(out)
+
+
+def _label(line: Line) -> str:
+    return f"{line[0]}:{line[1]}"
 
 
 def _config(family: Path) -> dict[str, Any]:

@@ -35,6 +35,7 @@ from backend.gates.scanners import (
     zizmor,
 )
 from backend.gates.scanners._base import DEFAULT_TIMEOUT_S, ScanContext
+from backend.gates.scanners.secret_noise import merge_duplicates
 from backend.gates.state import GateName
 from backend.gates.workspace import TOOL as WORKSPACE
 from backend.gates.workspace import Workspace, prepared_copy
@@ -241,6 +242,7 @@ def _run(
                 (gate, pool.submit(_safe_scan, name, scanner, ctx)) for gate, name, scanner in jobs
             ]
             outcomes = [(gate, _stamped(future.result(), ws.root)) for gate, future in futures]
+        outcomes = merge_duplicates(outcomes)  # one finding per secret across scanners
         if ws.findings:  # symlinks and encodings: reported once, in the last gate run
             found = ScanResult.from_findings(WORKSPACE, list(ws.findings))
             outcomes.append((gates[-1], _stamped(found, ws.root)))

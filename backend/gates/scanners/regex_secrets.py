@@ -1,7 +1,10 @@
 """A floor under the secret scanners: AWS keys and PEM private keys by regex.
 
 Runs in-process, so it still catches the worst leaks if detect-secrets or semgrep is
-missing, and no comment or config in the PR can turn it off.
+missing, and no comment or config in the PR can turn it off. A placeholder or a published
+example key (``AKIAXXXXXXXXXXXXXXXX``, ``AKIAIOSFODNN7EXAMPLE``) is not reported, judged by
+the value alone (:func:`~backend.gates.scanners.secret_noise.not_a_secret`); a private key
+is reported once, on its BEGIN line.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ import re
 from backend.gates.encodings import decode
 from backend.gates.findings import Finding, ScanResult
 from backend.gates.scanners._base import ScanContext
+from backend.gates.scanners.secret_noise import not_a_secret
 
 TOOL = "secret-regex"
 PATTERNS: tuple[tuple[str, re.Pattern[str], str], ...] = (
@@ -25,7 +29,7 @@ PATTERNS: tuple[tuple[str, re.Pattern[str], str], ...] = (
         "aws-secret-access-key",
         re.compile(
             r"(?i)aws[_\-. ]?(?:secret[_\-. ]?(?:access[_\-. ]?)?key|secret)[\"']?\s*[:=]\s*[\"']?"
-            r"(?-i:[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"
+            r"(?P<value>(?-i:[A-Za-z0-9/+]{40}))(?![A-Za-z0-9/+=])"
         ),
         "AWS secret access key",
     ),
@@ -56,10 +60,13 @@ def scan(ctx: ScanContext) -> ScanResult | None:
 
 
 def find_secrets(text: str, file: str = "") -> list[Finding]:
-    """Every AWS key or private key header in ``text``, one finding per match."""
+    """Every AWS key or private key header in ``text``, one finding per match, except
+    placeholders and published example keys."""
     findings = []
     for rule, pattern, label in PATTERNS:
         for match in pattern.finditer(text):
+            if rule != "private-key" and not_a_secret(match.groupdict().get("value") or match[0]):
+                continue
             line = text.count("\n", 0, match.start()) + 1
             findings.append(
                 Finding(

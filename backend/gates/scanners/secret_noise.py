@@ -1,27 +1,36 @@
-"""What the secret scanners flag that is not a secret: digests, ids and references.
+"""What the secret scanners flag that is not a secret, decided by content only.
 
-detect-secrets' entropy detectors flag any long random-looking string, and on real
-repositories most of those are checksums, SRI hashes, commit SHAs, PGP fingerprints and
-migration ids. None grants access to anything and a PR cannot silence them, so without this
-filter such a PR is blocked for good. A value is dropped only when the line *says* it is a
-digest or an id, and only for the entropy and keyword detectors: :func:`is_noise` gives
-the rules.
+Digests and ids (checksums, SRI hashes, commit SHAs, migration ids), references to where a
+secret lives (``${X}``, ``${{ secrets.X }}``, ``vault:``/``ssm:``, secret ARNs, ``$(...)``),
+placeholders (``changeme``, ``<your-key>``, ``xxxx``, ``****``) and published example keys
+(AWS's ``...EXAMPLE``) grant nothing. A PEM block's body is part of the key reported at
+its BEGIN line, or of a public certificate. File names and paths never decide: a real key in
+``example.py`` is still a key. :func:`is_noise` and :func:`not_a_secret` give the rules;
+:func:`merge_duplicates` keeps one finding per secret across the scanners.
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Sequence
 from pathlib import PurePosixPath
+from typing import TypeVar
+
+from backend.gates.findings import Finding, ScanResult
 
 DETECT_SECRETS_FLAGS: tuple[str, ...] = (
     "--disable-filter",
     "detect_secrets.filters.heuristic.is_lock_file",
     "--disable-filter",
     "detect_secrets.filters.heuristic.is_non_text_file",
+    "--disable-filter",
+    "detect_secrets.filters.heuristic.is_indirect_reference",
 )
 """detect-secrets options that make it read lock files and SVG (binary files are still
-skipped by the tool itself: it stops at the first byte that does not decode)."""
+skipped by the tool itself: it stops at the first byte that does not decode), and keep
+lines that look like a call: its ``is_indirect_reference`` drops every detector's hit on
+``client = Client(api_key="SG.…")`` (:func:`is_reference` judges the value instead)."""
 
 ENTROPY_TYPES = frozenset({"Hex High Entropy String", "Base64 High Entropy String"})
 KEYWORD_TYPES = frozenset({"Secret Keyword"})
@@ -56,26 +65,75 @@ _REFERENCE = re.compile(
       | [a-z][a-z0-9]*(?:_[a-z0-9]+)+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_.\[\]"*-]+  # resource.x.attr
       | os\.(?:environ|getenv)\b.*
       | process\.env\.[A-Za-z_][A-Za-z0-9_]*
+      | .*\$\{[A-Za-z_][\w.]*(?:\??|:?\?[^}]*)\}.*                # ${X} anywhere, no default
+      | .*\{\{.*\}\}.*                                       # a template anywhere
+      | \$\(.*\)? | `.*`?                                    # $(command), `command`
+      | (?i:vault|ssm|secretsmanager|sm|gsm|azkv|op|doppler|awssm):.+   # vault:path#key, op://
+      | (?i:op|vault|sm|secret)://.+
+      | arn:aws[a-z-]*:(?:secretsmanager|ssm|kms):.+            # where AWS keeps it
+      | [A-Za-z_][\w.]*\([^()"']*\)                           # get_secret(name)
+      | [A-Za-z_][\w.]*\[["']?[\w.-]{1,64}["']?\]               # headers['apikey']
     )$""",
     re.VERBOSE,
 )
+_PLACEHOLDER_WORDS = re.compile(
+    r"""(?ix)
+      change[_.-]?(?:me|it|this)|replace[_.-]?(?:me|this|with)|(?:^|[^a-z])your[_.-]?[a-z]
+    | fill[_.-]?(?:me|in)|set[_.-]?me|insert[_.-]|put[_.-]?your|enter[_.-]?your|todo[_.-]?
+    | example|dummy|placeholder|redacted|sample|fake[_.-]?|not[_.-]?a[_.-]?(?:real|secret)
+    | ^(?:password|passw(?:or)?d|secret|token|api[_.-]?key|pass|none|null|nil|empty|true
+       |false|default|admin|root|test|foo|bar|foobar|string|value|undefined|hidden|masked
+       |secret[_.-]?key|private[_.-]?key|access[_.-]?key|\d{1,6})$
+    """
+)
+_PLACEHOLDER_SHAPES = re.compile(
+    r"""(?x)
+      ^<[^<>]+>$ | <[A-Za-z][\w .-]*> | ^\[[^\[\]]+\]$           # <your-key>, [API_KEY]
+    | (?i:x){5,} | \*{3,} | •{3,} | \.\.\. | \u2026 | \#{5,}   # xxxxx, ****, sk-...
+    | ^(?P<c>.)(?P=c){5,}$                                       # one character repeated
+    | ^%\(?[\w.]+\)?s?$ | ^%[\w.]+%$                          # %(name)s, %NAME%
+    """
+)
+_SEQUENCES = ("0123456789" * 2, "abcdefghijklmnopqrstuvwxyz", "qwertyuiop", "1234567890" * 2)
+PUBLISHED_EXAMPLES: frozenset[str] = frozenset(
+    {
+        # AWS documentation's example access keys (IAM user guide, CLI docs)
+        "AKIAIOSFODNN7EXAMPLE",
+        "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+        "AKIAI44QH8DHBEXAMPLE",
+        "je7MtGbClwBF/2Zp9Utk/h3yCo8nvbEXAMPLEKEY",
+        # Stripe's documented test-mode keys (the API reference's code samples)
+        "sk_test_4eC39HqLyjWDarjtT1zdp7dc",
+        "pk_test_TYooMQauvdEDq54NiTphI7jx",
+    }
+)
+"""Keys the providers publish in their documentation: they grant nothing."""
+_NAME_KEYS = re.compile(
+    r"(?i)(?:[_.-]?(?:name|id|ids|length|size|file|path|url|uri|arn|variable|var|env|ref|"
+    r"version|type|format|header|field|prefix|suffix|hint|label))[\"']?\s*$"
+)
+"""A credential word followed by one of these names the secret (``LLM_SECRET_NAME``,
+``passwordVariable``): its value is a name, not the secret."""
+_KEY_BEFORE = re.compile(r"""([\w.-]+)["']?\s*(?:=>|:=|::=|[:=])\s*[\w.$]*\(?\s*["'`]?$""")
+_PEM = re.compile(r"-----(BEGIN|END) ([A-Z0-9 ]+?)-----")
 _ASSIGNED = re.compile(r"""[:=]\s*(?P<q>["']?)(?P<value>.+?)(?P=q)\s*[,;]?\s*(?:#.*)?$""")
 
 
 def is_noise(kind: str, file: str, line: str, hashed_secret: str | None) -> bool:
     """True when detect-secrets' finding of type ``kind`` on ``line`` is not a secret.
 
-    detect-secrets' entropy detectors flag checksums (lock files, ``go.sum``, ``*.sha256``),
-    SRI hashes (``integrity="sha384-..."``), commit SHAs, PGP fingerprints and migration ids
-    (alembic revisions); allowlist pragmas are ignored on purpose. A flagged value is dropped
-    only when the line *says* it is a digest or an id (a hash keyword, an
-    ``<algo>-``/``<algo>:`` prefix, a checksum file's layout); a bare 40-hex string stays a
-    finding, since old GitHub tokens look exactly like that.
+    Every detector: the flagged value (found on the line by ``hashed_secret``) is a
+    placeholder, a published example key or a reference (:func:`not_a_secret`). The
+    keyword detector also: the line assigns a reference, or the credential word names the
+    secret rather than holding it (``SECRET_NAME=...``, ``passwordVariable: 'X'``). The
+    entropy detectors also: the value is a digest or an id and the line *says* so (a hash
+    keyword, an ``<algo>-``/``<algo>:`` prefix, a checksum file's layout, a lock file); a
+    bare 40-hex string stays a finding, since old GitHub tokens look exactly like that.
 
-    Only the entropy and keyword detectors are filtered: a value a specific detector
-    recognises (an AWS key, a private key, a GitHub or Slack token) is a secret wherever it
-    is written, lock files and SVG included. detect-secrets skips lock files and SVG by
-    default; :data:`DETECT_SECRETS_FLAGS` turns those two filters off, so a key pasted into
+    A value a specific detector recognises (an AWS key, a private key, a GitHub token) is
+    a secret wherever it is written, lock files and SVG included, unless it is a
+    placeholder or example. detect-secrets skips lock files and SVG by default;
+    :data:`DETECT_SECRETS_FLAGS` turns those filters off, so a key pasted into
     ``package-lock.json`` is found and the digests around it are dropped here instead.
 
     Args:
@@ -83,17 +141,121 @@ def is_noise(kind: str, file: str, line: str, hashed_secret: str | None) -> bool
         file: the path, ``/``-separated, relative to the scanned root.
         line: the text of the flagged line.
         hashed_secret: the baseline's SHA-1 of the flagged value; it tells which token
-            of the line was flagged. Without it (or when no token matches), the finding
-            stays: unsure means a secret.
+            of the line was flagged. Without it (or when no token matches), only the
+            line-wide rules apply: unsure means a secret.
     """
-    if kind in KEYWORD_TYPES:
-        return is_reference_line(line)
-    if kind not in ENTROPY_TYPES:
-        return False
     token, start = _flagged(line, hashed_secret)
-    if token is None:
+    if token is not None and not_a_secret(token):
+        return True
+    if kind in KEYWORD_TYPES:
+        return is_reference_line(line) or (token is not None and names_the_secret(line, start))
+    if kind not in ENTROPY_TYPES or token is None:
         return False
     return is_digest(token, line[:start], line, file)
+
+
+def not_a_secret(value: str) -> bool:
+    """True for a placeholder, a published example key, or a reference (by content only).
+
+    Examples: ``changeme``, ``<your-api-key>``, ``sk_live_xxxxxxxx``, ``********``,
+    ``REPLACE_ME``, ``AKIAIOSFODNN7EXAMPLE``, ``${DB_PASSWORD}``, ``{{ .Values.x }}``,
+    ``vault:secret/db#password``, ``arn:aws:secretsmanager:...:secret:x``, ``$(cat f)``.
+    """
+    value = value.strip().strip("\"'`").strip()
+    if not value:
+        return True
+    return is_placeholder(value) or is_published_example(value) or is_reference(value)
+
+
+def is_placeholder(value: str) -> bool:
+    """True when ``value`` stands for a secret to fill in (``changeme``, ``<key>``, ``xxxx``)."""
+    if _PLACEHOLDER_WORDS.search(value) or _PLACEHOLDER_SHAPES.search(value):
+        return True
+    plain = re.sub(r"[^a-z0-9]", "", value.lower())
+    return len(plain) >= 8 and any(_covers(plain, seq) for seq in _SEQUENCES)
+
+
+def is_published_example(value: str) -> bool:
+    """True for a key a provider publishes in its documentation (AWS's ``...EXAMPLE``)."""
+    return value in PUBLISHED_EXAMPLES or value.upper().endswith(("EXAMPLE", "EXAMPLEKEY"))
+
+
+def names_the_secret(line: str, start: int) -> bool:
+    """True when the key before the value at ``start`` names a secret (``SECRET_NAME``)."""
+    match = _KEY_BEFORE.search(line[:start])
+    return match is not None and _NAME_KEYS.search(match.group(1)) is not None
+
+
+def pem_noise_lines(lines: Sequence[str]) -> frozenset[int]:
+    """1-based lines of ``lines`` that belong to a PEM block but are not where a private key
+    starts: a block's body and END line, and the whole of a certificate or public key."""
+    out: set[int] = set()
+    opened: tuple[int, str] | None = None
+    for number, text in enumerate(lines, 1):
+        for match in _PEM.finditer(text):
+            edge, label = match.groups()
+            if edge == "BEGIN" and opened is None:
+                opened = (number, label)
+                if "PRIVATE KEY" not in label:
+                    out.add(number)
+            elif edge == "END" and opened is not None:
+                out.update(range(opened[0] + 1, number + 1))
+                opened = None
+    return frozenset(out)
+
+
+def private_key_start(lines: Sequence[str], line: int, reach: int = 3) -> int | None:
+    """The BEGIN line of the private key reported at ``line`` (detect-secrets reports a
+    YAML block scalar's key line, ``tls.key: |``, one or more lines above it)."""
+    for number in range(line, min(line + reach, len(lines)) + 1):
+        match = _PEM.search(lines[number - 1])
+        if match and match.group(1) == "BEGIN" and "PRIVATE KEY" in match.group(2):
+            return number
+    return None
+
+
+SAME_SECRET: dict[tuple[str, str], str] = {
+    ("detect-secrets", "Private Key"): "private-key",
+    ("secret-regex", "private-key"): "private-key",
+    ("semgrep", "private-key-block"): "private-key",
+    ("detect-secrets", "AWS Access Key"): "aws-key",
+    ("secret-regex", "aws-access-key-id"): "aws-key",
+    ("secret-regex", "aws-secret-access-key"): "aws-key",
+    ("detect-secrets", "Secret Keyword"): "assigned-credential",
+    ("semgrep", "hardcoded-credential-assignment"): "assigned-credential",
+    ("semgrep", "hardcoded-credential-assignment-hcl"): "assigned-credential",
+}
+"""Rules of different scanners that report the same secret on the same line."""
+G = TypeVar("G")
+
+
+def merge_duplicates(
+    outcomes: Sequence[tuple[G, ScanResult | None]],
+) -> list[tuple[G, ScanResult | None]]:
+    """One finding per secret: a finding whose (file, line, kind) (:data:`SAME_SECRET`) an
+    earlier scanner of the list already reported is dropped, so a private key is one finding
+    at its BEGIN line, not one per scanner. A skipped scanner drops nothing, and a result
+    left without blocking findings passes (the secret is still reported by the first)."""
+    seen: set[tuple[str, int | None, str]] = set()
+    merged: list[tuple[G, ScanResult | None]] = []
+    for gate, result in outcomes:
+        if result is None or result.status == "skipped":
+            merged.append((gate, result))
+            continue
+        kept: list[Finding] = []
+        for finding in result.findings:
+            kind = SAME_SECRET.get((finding.tool, finding.rule))
+            key = (finding.file, finding.line, kind or "")
+            if kind is not None and key in seen:
+                continue
+            if kind is not None:
+                seen.add(key)
+            kept.append(finding)
+        if len(kept) == len(result.findings):
+            merged.append((gate, result))
+        else:
+            merged.append((gate, ScanResult.from_findings(result.tool, kept, result.detail)))
+    return merged
 
 
 def is_digest(token: str, before: str, line: str, file: str) -> bool:
@@ -115,32 +277,75 @@ def is_digest(token: str, before: str, line: str, file: str) -> bool:
 
 
 def is_reference_line(line: str) -> bool:
-    """True when the credential on ``line`` is a reference or a required variable."""
+    """True when the credential on ``line`` is a reference, a required variable or a
+    placeholder (:func:`not_a_secret` of the assigned value)."""
     match = _ASSIGNED.search(line.strip())
     if match is None:
         return False
-    return is_reference(match.group("value").strip().strip("\"'"))
+    return not_a_secret(match.group("value").strip().strip("\"'"))
 
 
 def is_reference(value: str) -> bool:
-    """True for ``${X:?}``, ``var.x``, ``random_password.db.result``, ``os.environ[...]``..."""
+    """True for ``${X:?}``, ``var.x``, ``random_password.db.result``, ``os.environ[...]``,
+    ``{{ .Values.x }}``, ``vault:…``/``ssm:…``, a secret's ARN, ``$(…)``, ``get_secret(…)``."""
     return _REFERENCE.match(value.strip()) is not None
 
 
 def _flagged(line: str, hashed_secret: str | None) -> tuple[str | None, int]:
+    """The value detect-secrets hashed to ``hashed_secret`` and where it starts on ``line``."""
     if not hashed_secret:
         return None, 0
-    for match in _TOKEN.finditer(line):
-        text = match.group(0)
-        # The tool hashes the quoted/delimited value; try the token and its trimmed forms.
-        for cut in _candidates(text):
-            if hashlib.sha1(cut.encode()).hexdigest() == hashed_secret:
-                return cut, match.start() + text.find(cut)
+    for pattern in _SPANS:
+        for match in pattern.finditer(line):
+            group = 1 if pattern.groups else 0
+            text = match.group(group)
+            # The tool hashes the quoted/delimited value; try the token and its trimmed forms.
+            for cut in _candidates(text):
+                if hashlib.sha1(cut.encode()).hexdigest() == hashed_secret:
+                    at = match.start(group) + text.find(cut)
+                    return whole_token(line, cut, at), at
     return None, 0
+
+
+def whole_token(line: str, value: str, start: int | None = None) -> str:
+    """``value`` (at ``start`` on ``line``, else its first occurrence), or the whole token
+    around it when it is shorter than 8: a detector that keeps only a prefix (``ghp`` of
+    ``ghp_xxxx…``) is judged on the token it flagged."""
+    at = line.find(value) if start is None else start
+    if len(value) >= 8 or at < 0:
+        return value
+    for match in _WORD.finditer(line):
+        if match.start() <= at < match.end():
+            return match.group(0)
+    return value
+
+
+_SPANS = (
+    _TOKEN,
+    re.compile(r'"([^"]*)"'),
+    re.compile(r"'([^']*)'"),
+    re.compile(r"[:=]\s*([^\s\"',;]+)"),
+    re.compile(r"\S+"),
+    re.compile(r"[A-Za-z0-9]{3,}"),
+)
+_WORD = re.compile(r"[A-Za-z0-9_+/.*-]+=*")
+
+
+def _covers(plain: str, sequence: str) -> bool:
+    """True when a run of ``sequence`` makes up at least 80% of ``plain``."""
+    best = 0
+    for i in range(len(plain)):
+        for j in range(len(plain), i + best, -1):
+            if plain[i:j] in sequence:
+                best = j - i
+                break
+    return best >= 6 and best >= 0.8 * len(plain)
 
 
 def _candidates(text: str) -> list[str]:
     out = [text, text.strip("=.-_"), text.rstrip("=")]
+    if len(text) < 6:
+        return out
     for sep in ("-", "_", ".", "/", "=", ":"):
         out.extend(part for part in text.split(sep) if len(part) >= 6)
     return out
@@ -148,8 +353,16 @@ def _candidates(text: str) -> list[str]:
 
 __all__ = [
     "DETECT_SECRETS_FLAGS",
+    "PUBLISHED_EXAMPLES",
     "is_digest",
     "is_noise",
+    "is_placeholder",
+    "is_published_example",
     "is_reference",
     "is_reference_line",
+    "merge_duplicates",
+    "not_a_secret",
+    "pem_noise_lines",
+    "private_key_start",
+    "whole_token",
 ]

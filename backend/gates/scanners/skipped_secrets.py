@@ -1,13 +1,12 @@
 """detect-secrets' own detectors over the files its CLI will not read.
 
 The CLI drops every file whose extension it calls non-text (``.lock``, ``.sum``, ``.svg``,
-``.css``, ``.map``...), and with more than one file it drops them even when asked not
-to: its worker processes re-add that filter (``Settings.DEFAULT_FILTERS``; seen with
-detect-secrets 1.5). A key pasted into ``yarn.lock``, ``go.sum`` or a logo would pass.
-This pass reads those files here, line by line, with the same plugins, and keeps what a
-*specific* detector recognises (AWS keys, private keys, GitHub/Slack/Stripe tokens, basic
-auth...). Entropy hits are left out on purpose: in these files they are digests and ids
-(:mod:`~backend.gates.scanners.secret_noise`), and a keyword hit must not be a reference.
+``.css``...), even when asked not to once there is more than one file (its workers re-add
+the filter; detect-secrets 1.5): a key pasted into ``yarn.lock`` or a logo would pass. This
+pass reads those files line by line with the same plugins and keeps what a *specific*
+detector recognises (AWS keys, private keys, GitHub/Slack/Stripe tokens, basic auth).
+Entropy hits are left out (in these files they are digests and ids); placeholders, example
+keys, references and PEM bodies are dropped as in :mod:`.secret_noise`.
 """
 
 from __future__ import annotations
@@ -17,7 +16,14 @@ from pathlib import Path, PurePosixPath
 
 from backend.gates.findings import Finding
 from backend.gates.scanners._base import ToolFailed
-from backend.gates.scanners.secret_noise import ENTROPY_TYPES, KEYWORD_TYPES, is_reference_line
+from backend.gates.scanners.secret_noise import (
+    ENTROPY_TYPES,
+    KEYWORD_TYPES,
+    is_reference_line,
+    not_a_secret,
+    pem_noise_lines,
+    whole_token,
+)
 
 TOOL = "detect-secrets"
 MAX_BYTES = 8 * 1024 * 1024
@@ -49,10 +55,18 @@ def scan_skipped(root: Path, files: Iterable[str]) -> list[Finding]:
     with default_settings():
         for rel in targets:
             lines = _text_lines(root / rel)
+            pem = pem_noise_lines(lines)
             for number, line in enumerate(lines, 1):
-                kinds = {s.type for s in scan_line(line)} - ENTROPY_TYPES
-                if kinds & KEYWORD_TYPES and is_reference_line(line):
-                    kinds -= KEYWORD_TYPES
+                if number in pem:
+                    continue  # a PEM body: the key is reported at its BEGIN line
+                found: dict[str, str] = {}  # value -> its most specific kind
+                for hit in sorted(scan_line(line), key=lambda h: h.type in KEYWORD_TYPES):
+                    value = whole_token(line, str(hit.secret_value or ""))
+                    if hit.type in ENTROPY_TYPES or not_a_secret(value):
+                        continue
+                    if hit.type in KEYWORD_TYPES and is_reference_line(line):
+                        continue
+                    found.setdefault(value, hit.type)
                 findings.extend(
                     Finding(
                         file=rel,
@@ -62,7 +76,7 @@ def scan_skipped(root: Path, files: Iterable[str]) -> list[Finding]:
                         severity="error",
                         message=f"possible secret ({kind}); remove it and rotate it",
                     )
-                    for kind in sorted(kinds)
+                    for kind in sorted(set(found.values()))
                 )
     return findings
 

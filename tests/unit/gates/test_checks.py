@@ -175,9 +175,12 @@ def test_invalid_compose_yaml_is_a_finding() -> None:
 def test_secret_regexes() -> None:
     text = (
         "a=1\n"
-        "AWS_ACCESS_KEY_ID=AKIA" + "ABCDEFGHIJKLMNOP\n"
-        'aws_secret_access_key = "' + "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY" + '"\n'
+        "AWS_ACCESS_KEY_ID=AKIA" + "Q7RZ3M5X2KD8HT4W\n"
+        'aws_secret_access_key = "' + "Jx8qP2vR7mT4kW9zB3nC6dF1hL5sA0eY2uI7oG4t" + '"\n'
         "-----BEGIN " + "RSA PRIVATE KEY-----\n"
+        # AWS's published example pair is not a secret (secret_noise.PUBLISHED_EXAMPLES)
+        "AWS_ACCESS_KEY_ID=AKIA" + "IOSFODNN7EXAMPLE\n"
+        'aws_secret_access_key = "' + "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY" + '"\n'
     )
     assert rules(find_secrets(text, "x.env")) == [
         ("aws-access-key-id", 2),
