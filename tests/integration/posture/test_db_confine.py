@@ -386,3 +386,29 @@ def test_rds_iam_roles_get_the_rds_note_and_method(
     assert lines[0].endswith("   pam")
     assert "scram-sha-256" not in out
     assert "RDS matches them with its own rules (method pam)" in out
+
+
+def test_a_refused_change_rolls_every_change_back(
+    stock: str,
+    data_dir: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``template1``'s row is locked by another session: ``postgres`` must stay as it was."""
+    url = _erp(stock, "erp_refused")
+    _migrate(url, data_dir, capsys)
+    before = _acl(stock)
+    monkeypatch.setenv("PGOPTIONS", "-c lock_timeout=300")  # libpq passes it to the server
+    with psycopg.connect(stock) as blocker:  # an open transaction holding template1's row
+        blocker.execute("GRANT CONNECT ON DATABASE template1 TO PUBLIC")
+        capsys.readouterr()
+        code = main(["db", "confine", "--database", url, "--owned-cluster"])
+        err = capsys.readouterr().err
+        blocker.rollback()
+    assert code == 1
+    assert "nothing changed: PostgreSQL refused" in err
+    assert "lock timeout" in err
+    assert _acl(stock) == before  # the REVOKE on postgres, run first, was rolled back too
+    monkeypatch.delenv("PGOPTIONS")
+    assert _confine(url, capsys, "--owned-cluster")[0] == 0
+    assert _audit(url, capsys)[0] == 0
