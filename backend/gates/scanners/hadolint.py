@@ -17,6 +17,9 @@ from backend.gates.scanners._base import (
 TOOL = "hadolint"
 CONFIG = RULES_DIR / "hadolint.yaml"
 PARSE_ERROR = "DL1000"
+NOT_CHECKED = "SC1071"
+"""ShellCheck's "only supports sh/bash/dash/ksh" for a ``SHELL ["zsh", ...]`` stage: its
+checks did not run there; hadolint's own rules and the built-in checks did."""
 _SEVERITY: dict[str, Severity] = {
     "error": "error",
     "warning": "warning",
@@ -86,6 +89,8 @@ def _finding(item: dict[str, object]) -> Finding:
     line = item.get("line")
     severity = _SEVERITY.get(str(item.get("level", "")), "warning")
     message = str(item.get("message", ""))
+    if rule == NOT_CHECKED:
+        severity = "info"
     if rule == PARSE_ERROR:
         # hadolint's parser lags BuildKit (heredocs, new flags): its failure says nothing
         # about the Dockerfile, which the built-in checks (scanners/dockerfile.py) still
