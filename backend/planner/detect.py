@@ -220,6 +220,9 @@ def _inspect_node(path: Path, facts: ModuleFacts, sources: dict[str, str]) -> No
             break
     if facts.port is None and facts.start and facts.start.source == "Procfile web":
         facts.port = facts.start.default_port
+    if facts.port is None and facts.start:
+        # The repository's own EXPOSE is more explicit than the framework's default.
+        facts.port = _port_from_dockerfile(path)
     if (
         facts.port is None
         and facts.deps & {"express", "fastify", "koa", "@hapi/hapi", "next"}

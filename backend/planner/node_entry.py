@@ -40,6 +40,7 @@ CONVENTIONAL = (
     "bin/www",
 )
 _TS = (".ts", ".tsx", ".mts", ".cts")
+_TOOL_PACKAGES = {"nest": "@nestjs/cli", "vue-cli-service": "@vue/cli-service"}
 _SEPARATORS = frozenset({"&&", "||", ";", "&", ";;"})
 _EVAL = frozenset({"-e", "--eval", "-p", "--print", "-c", "--check", "-i", "--interactive"})
 _PRELOAD = frozenset({"-r", "--require", "--import", "--loader", "--experimental-loader"})
@@ -456,6 +457,7 @@ def node_entry(path: Path, pkg: Package, sources: dict[str, str]) -> NodeEntry:
         if entry is not None:
             return entry
     elif isinstance(found, Opaque):
+        _pruned_tool(ctx, found)
         return NodeEntry(Start(("npm", "start"), "npm start", "package.json start"), ctx.notes)
     elif "start" not in pkg.scripts and _own_file(path, "server.js"):
         # `npm start` without a start script runs `node server.js`.
@@ -474,6 +476,17 @@ def node_entry(path: Path, pkg: Package, sources: dict[str, str]) -> NodeEntry:
         if _own_file(path, name):
             return NodeEntry(Start(("node", name), name, f"{name} (convention)"), ctx.notes)
     return NodeEntry(None, ctx.notes)
+
+
+def _pruned_tool(ctx: _Context, found: Opaque) -> None:
+    """Say so when ``npm start`` runs a tool the image prunes (``nx serve``, ``nest start``)."""
+    tool = PurePosixPath((words_of(found.command) or [""])[0]).name
+    package = _TOOL_PACKAGES.get(tool, tool)
+    if package in ctx.pkg.dev_dependencies and package not in ctx.pkg.dependencies:
+        ctx.notes.append(
+            f"package.json start runs {tool}, a devDependency the image prunes: "
+            "declare a production start (`start:prod: node <file>`)"
+        )
 
 
 def _own_file(path: Path, rel: str) -> bool:

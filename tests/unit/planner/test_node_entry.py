@@ -562,3 +562,28 @@ def test_read_package_keeps_only_strings(tmp_path: Path) -> None:
 
 def test_a_missing_package_json_is_a_reason(tmp_path: Path) -> None:
     assert read_package(tmp_path).problems[0].startswith("package.json cannot be read")
+
+
+def test_a_start_tool_the_image_prunes_is_named(tmp_path: Path) -> None:
+    """gothinkster/node-express-realworld-example-app@30b68e1e881462b2f4164ea09ab4c4f5699c7b0b:
+    ``start: nx serve`` with nx a devDependency (``npm prune --omit=dev`` removes it)."""
+    pkg = {
+        "scripts": {"start": "nx serve", "build": "nx build", "test": "nx test"},
+        "dependencies": {"express": "^4.18.2"},
+        "devDependencies": {"nx": "17.2.8"},
+    }
+    start, notes = _run(_repo(tmp_path, pkg, {"src/main.ts": _SERVER}))
+    assert start == ["npm", "start"]
+    assert notes == [
+        "package.json start runs nx, a devDependency the image prunes: "
+        "declare a production start (`start:prod: node <file>`)"
+    ]
+
+
+def test_the_repository_expose_wins_over_the_framework_default(tmp_path: Path) -> None:
+    """edwinhern/express-typescript-2024@c6ddcba066a89b9703ebc84052d4b68ba75145c8: express,
+    the port from the environment (``.env.template`` ``PORT="8080"``), ``EXPOSE 8080``."""
+    pkg = {"scripts": {"build": "tsup", "start:prod": "node dist/index.js"}}
+    pkg |= {"dependencies": {"express": "^4.21.2"}}
+    files = {"src/index.ts": "server.listen(env.PORT);\n", "Dockerfile": "EXPOSE 8080\n"}
+    assert inspect_module(_repo(tmp_path, pkg, files), "node").port == 8080
