@@ -246,6 +246,8 @@ def _bind_path(file: str, source: str, volumes: dict[str, Value]) -> str | None:
     """The host path a volume source binds: absolute, relative to the file, or a named
     volume whose ``driver_opts`` bind a ``device``; ``None`` for a plain named volume."""
     source = source.strip()
+    if source.startswith("\\\\"):  # a Windows named pipe: \\.\pipe\docker_engine
+        return host_path(source.replace("\\", "/"))
     if source.startswith("/"):
         return host_path(source)
     if source.startswith("."):

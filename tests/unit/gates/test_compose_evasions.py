@@ -289,6 +289,7 @@ def test_an_image_built_here_may_be_untagged() -> None:
         "/run/user/1000/docker.sock",
         "${SOCK_DIR:-/var/run}",
         "${ROOT-/}",
+        "//./pipe/docker_engine",
     ],
 )
 def test_every_socket_folder_is_socket_exposure(source: str) -> None:
@@ -312,3 +313,9 @@ def test_host_folders_without_a_socket_are_not_socket_exposure(source: str) -> N
 def test_system_folders_stay_host_path_mounts() -> None:
     text = "services:\n  a:\n    image: x:1\n    volumes: ['/etc:/h/etc', '/proc:/h/proc']\n"
     assert check({"compose.yaml": text}) == [("compose-host-path-mount", "compose.yaml", 4)]
+
+
+def test_the_windows_docker_pipe_is_the_socket() -> None:
+    pipe = r"\\.\pipe\docker_engine"
+    text = f"services:\n  a:\n    image: x:1\n    volumes:\n      - {pipe}:{pipe}\n"
+    assert check({"compose.yaml": text}) == [("compose-docker-socket", "compose.yaml", 5)]
