@@ -34,10 +34,14 @@ _TOP_KEY = re.compile(r"""^(?:"([^"]*)"|'([^']*)'|([A-Za-z_$][\w.$-]*))[ \t]*:(?
 _SERVICE_KEY = re.compile(
     r"^[ \t]+(?:-[ \t]+)?(?:image|build)[ \t]*:|[{,][ \t]*(?:image|build)[ \t]*:", re.M
 )
-_NOT_COMPOSE_KEYS = frozenset({"apiVersion", "kind", "on", "jobs", "runs", "openapi", "swagger"})
+_NOT_COMPOSE = re.compile(
+    r"""^["']?(?:apiVersion|kind|on|jobs|runs|openapi|swagger)["']?[ \t]*:(?:[ \t]|$)""", re.M
+)
 """Top-level keys of what is not compose: Kubernetes objects, GitHub workflows and actions,
 OpenAPI documents (which may have a ``services`` key of their own)."""
-_GO_ACTION = re.compile(r"^[ \t]*(?:-[ \t]+)?\{\{|:[ \t]+\{\{|^[ \t]*[^\s#\"'][^#\"']*\{\{-", re.M)
+_GO_ACTION = re.compile(
+    r"^[ \t]*(?:-[ \t]+)?\{\{|:[ \t]+\{\{|^[ \t]*[^\s#\"'][^#\"'\n]*\{\{-", re.M
+)
 """A Go template action where YAML structure is: at the start of a line or as an unquoted
 value (``{{- if .Values.x }}``, ``name: {{ .Release.Name }}``). A quoted ``"{{.Name}}"``
 (compose's log tag, a Traefik label) is a plain string, not a template."""
@@ -93,19 +97,21 @@ def is_compose(rel: str) -> bool:
     return bool(_COMPOSE.match(PurePosixPath(rel).name))
 
 
-def top_level_keys(text: str) -> set[str]:
-    """The keys written at column 0 of a YAML text (every document of it)."""
-    return {next(g for g in m.groups() if g is not None) for m in _TOP_KEY.finditer(text)}
+def _top_level(key: str) -> re.Pattern[str]:
+    return re.compile(rf"""^["']?{key}["']?[ \t]*:(?:[ \t]|$)""", re.M)
+
+
+_SERVICES = _top_level("services")
+_API_VERSION = _top_level("apiVersion")
+_KIND = _top_level("kind")
 
 
 def looks_like_compose(text: str) -> bool:
     """By content: a top-level ``services`` whose entries have an ``image`` or a ``build``,
     and no key of a Kubernetes object, a workflow or an OpenAPI document; not a template."""
-    keys = top_level_keys(text)
-    if "services" not in keys or keys & _NOT_COMPOSE_KEYS or has_go_template(text):
+    start = _SERVICES.search(text)
+    if start is None or _NOT_COMPOSE.search(text) or has_go_template(text):
         return False
-    start = re.search(r"^[\"']?services[\"']?[ \t]*:", text, re.M)
-    assert start is not None  # "services" is a top-level key
     block = text[start.end() :]
     following = _TOP_KEY.search(block)
     return bool(_SERVICE_KEY.search(block[: following.start()] if following else block))
@@ -113,7 +119,7 @@ def looks_like_compose(text: str) -> bool:
 
 def has_go_template(text: str) -> bool:
     """True when the text has Go template actions where YAML structure is (Helm, gomplate)."""
-    return bool(_GO_ACTION.search(text))
+    return "{{" in text and bool(_GO_ACTION.search(text))
 
 
 def is_kustomization(rel: str) -> bool:
@@ -186,8 +192,7 @@ def is_template(root: Path, rel: str, files: Collection[str]) -> bool:
 
 def looks_like_manifest(text: str) -> bool:
     """By content: a Kubernetes object (top-level ``apiVersion`` and ``kind``), not a template."""
-    keys = top_level_keys(text)
-    return "apiVersion" in keys and "kind" in keys and not has_go_template(text)
+    return bool(_API_VERSION.search(text) and _KIND.search(text)) and not has_go_template(text)
 
 
 @dataclass(frozen=True)
