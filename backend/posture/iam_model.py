@@ -7,6 +7,7 @@ plain IAM JSON document, so the rules never care where a policy came from.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -46,6 +47,7 @@ class Statement:
         resources: the ``Resource`` entries.
         not_resources: the ``NotResource`` entries.
         has_condition: whether a ``Condition`` narrows the statement.
+        condition: the ``Condition`` element as written (empty when absent).
     """
 
     index: int
@@ -56,6 +58,7 @@ class Statement:
     resources: tuple[str, ...]
     not_resources: tuple[str, ...]
     has_condition: bool
+    condition: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False)
 
     @property
     def label(self) -> str:
@@ -114,6 +117,7 @@ class PolicySource:
                     resources=as_tuple(item.get("Resource")),
                     not_resources=as_tuple(item.get("NotResource")),
                     has_condition=bool(item.get("Condition")),
+                    condition=cond if isinstance(cond := item.get("Condition"), dict) else {},
                 )
             )
         return out

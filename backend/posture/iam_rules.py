@@ -13,6 +13,7 @@ from fnmatch import fnmatchcase
 from functools import lru_cache
 
 from backend.posture.iam_model import IamFinding, PolicySource, Statement
+from backend.posture.iam_scope import confined
 from backend.posture.iam_tools import (
     GATEWAY_SECRET_NAME,
     GATEWAY_SECRET_TOOLS,
@@ -22,8 +23,16 @@ from backend.posture.iam_tools import (
 )
 
 # Actions that read or write data or secrets: "*" as their Resource is never needed.
+# DynamoDB's table listing and describing (List*, Describe*) read no item.
 _DATA_PATTERNS = (
-    "dynamodb:*",
+    "dynamodb:*item*",
+    "dynamodb:query",
+    "dynamodb:scan",
+    "dynamodb:partiql*",
+    "dynamodb:getrecords",
+    "dynamodb:getsharditerator",
+    "dynamodb:exporttable*",
+    "dynamodb:restoretable*",
     "rds-db:*",
     "rds-data:*",
     "secretsmanager:*",
@@ -82,7 +91,8 @@ def _is_wildcard(text: str) -> bool:
 
 
 @lru_cache(maxsize=32768)  # Action "*" asks for all ~18,000 actions, per statement
-def _is_data_action(action: str) -> bool:
+def is_data_action(action: str) -> bool:
+    """Whether ``action`` (``service:Action``) reads or writes data or secrets."""
     action = action.lower()
     return action not in _STAR_ONLY and any(fnmatchcase(action, p) for p in _DATA_PATTERNS)
 
@@ -127,7 +137,9 @@ def check_statement(
     out += _resource_star(source, stmt, granted)
     out += _rds_db(source, stmt, granted)
     out += _secret_arns(source, stmt, granted)
-    out += _gateway_secret(source, stmt, granted)
+    if lab_rules or not confined(stmt.condition, data=True):
+        # Only Lab 87 knows the gateway secret may carry the tag a Condition names.
+        out += _gateway_secret(source, stmt, granted)
     if lab_rules:
         out += _unused(source, stmt)
     return out
@@ -153,13 +165,11 @@ def _wildcard_actions(source: PolicySource, stmt: Statement) -> list[IamFinding]
 def _resource_star(
     source: PolicySource, stmt: Statement, granted: frozenset[str]
 ) -> list[IamFinding]:
-    if "*" not in stmt.resources:
+    if "*" not in stmt.resources or confined(stmt.condition, data=True):
         return []
     # rds-db and secretsmanager get their own, more specific findings below.
     data = sorted(
-        a
-        for a in granted
-        if _is_data_action(a) and not a.startswith(("rds-db:", "secretsmanager:"))
+        a for a in granted if is_data_action(a) and not a.startswith(("rds-db:", "secretsmanager:"))
     )
     if not data:
         return []
@@ -244,6 +254,8 @@ def _secret_arns(
     out = []
     for resource in stmt.resources:
         if resource == "*":
+            if confined(stmt.condition, data=True):
+                continue  # e.g. secretsmanager:ResourceTag/team = ${aws:PrincipalTag/team}
             out.append(
                 _finding(
                     source,

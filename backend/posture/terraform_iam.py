@@ -173,7 +173,7 @@ class _Extractor:
             test[str(cond.get("variable"))] = cond.get("values")
         if conditions:
             stmt["Condition"] = conditions
-        return dict(self.renderer.render(stmt))
+        return dict(_iam_variables(self.renderer.render(stmt)))
 
     # -- assembly ----------------------------------------------------------------
     def not_evaluated(
@@ -367,3 +367,18 @@ def extract_iam(config: TerraformConfig) -> TerraformIam:
     its ``ferramenta`` tag, else its names, else the Lambda functions using it.
     """
     return _Extractor(config).run()
+
+
+def _iam_variables(value: Any) -> Any:
+    """``&{aws:username}`` as the policy document data source writes it: ``${aws:username}``.
+
+    ``aws_iam_policy_document`` takes ``&{...}`` for the IAM policy variables that
+    Terraform's own ``${...}`` would otherwise interpolate, and renders them as ``${...}``.
+    """
+    if isinstance(value, str):
+        return value.replace("&{", "${")
+    if isinstance(value, list):
+        return [_iam_variables(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _iam_variables(v) for k, v in value.items()}
+    return value

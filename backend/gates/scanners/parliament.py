@@ -4,7 +4,8 @@ parliament runs through its Python API in a child interpreter, not its console s
 which logs every policy to a world-readable file (:func:`command` says why). Every finding
 parliament reports at its default minimum severity (LOW) fails the gate —
 ``RESOURCE_STAR`` on scoped actions is exactly the least-privilege mistake the Lab 87 seed
-shipped — and ``UNKNOWN_*`` (a misspelt action can hide a grant) is an error.
+shipped — and ``UNKNOWN_*`` (a misspelt action can hide a grant) is an error, unless the
+audit shows it is no least-privilege problem (a confined ``Resource "*"``: ``info``).
 """
 
 from __future__ import annotations
@@ -30,23 +31,19 @@ _SEVERITY: dict[str, Severity] = {
 _WORKER = """\
 import json, sys
 from pathlib import Path
-import parliament
-from parliament import analyze_policy_string, config, enhance_finding, override_config
-from parliament.cli import is_finding_filtered
-from backend.posture.iam_speed import install
-install()
-override_config(Path(parliament.__file__).parent / "community_auditors" / "config_override.yaml")
+from backend.posture.iam_parliament import analyze
 for path in sys.argv[2:]:  # argv[1] is the "--" that ends the options
-    policy = analyze_policy_string(
-        Path(path).read_text(encoding="utf-8"), path, include_community_auditors=True, config=config
-    )
-    for finding in policy.findings:
-        finding = enhance_finding(finding)
-        if is_finding_filtered(finding, "LOW"):
+    text = Path(path).read_text(encoding="utf-8")
+    try:
+        document = json.loads(text)
+    except ValueError:
+        document = None
+    for hit in analyze(text, path, document if isinstance(document, dict) else None):
+        if hit.severity in ("MUTE", "INFO"):  # the CLI's default minimum severity: LOW
             continue
-        print(json.dumps({"issue": finding.issue, "title": finding.title,
-                          "severity": finding.severity, "detail": finding.detail,
-                          "location": finding.location}, default=str))
+        print(json.dumps({"issue": hit.issue, "title": hit.title, "severity": hit.severity,
+                          "detail": hit.detail, "location": hit.location, "quiet": hit.quiet},
+                         default=str))
 """
 
 
@@ -104,6 +101,9 @@ def parse(stdout: str, stderr: str = "") -> list[Finding]:
         if issue.startswith("UNKNOWN_"):
             severity = "error"
         message = _message(item, location)
+        if item.get("quiet"):
+            severity = "info"
+            message += f" (not over-broad: {item['quiet']})"
         findings.append(
             Finding(
                 file=str(location.get("filepath", "")).removeprefix("./"),

@@ -142,3 +142,28 @@ def test_invalid_hcl_and_empty_directory_raise(tmp_path: Path) -> None:
     write(tmp_path, 'resource "aws_iam_role" "r" {')
     with pytest.raises(ValidationError):
         audit_iam([tmp_path])
+
+
+def test_policy_document_renders_iam_variables_written_with_ampersand(tmp_path: Path) -> None:
+    # The data source's own documentation: "&{aws:username}" becomes "${aws:username}".
+    write(
+        tmp_path,
+        """
+data "aws_iam_policy_document" "home" {
+  statement {
+    actions   = ["s3:GetObject"]
+    resources = ["arn:aws:s3:::homes/home/&{aws:username}/*"]
+  }
+}
+
+resource "aws_iam_policy" "home" {
+  name   = "home"
+  policy = data.aws_iam_policy_document.home.json
+}
+""",
+    )
+    (source,) = extract_iam(load_directory(tmp_path)).policies
+    assert source.document["Statement"][0]["Resource"] == [
+        "arn:aws:s3:::homes/home/${aws:username}/*"
+    ]
+    assert source.unresolved == []
