@@ -20,6 +20,8 @@ from backend.gates.scanners.dockerfile_run import PIPEFAIL, Stage, check_run, se
 from backend.gates.scanners.dockerfile_user import blank_heredocs, final_user
 
 TOOL = "dockerfile"
+_HEREDOC = re.compile(r"<<(-?)([\"']?)([A-Za-z_][\w]*)\2")
+_SHELLS = frozenset({"sh", "bash", "dash", "ash", "zsh", "ksh"})
 _URL = re.compile(r"^(https?|ftp)://|^git@", re.IGNORECASE)
 
 
@@ -63,7 +65,7 @@ def check_dockerfile(text: str, file: str = "Dockerfile") -> list[Finding]:
         if alias:
             aliases.add(alias)
     findings.extend(_check_user(structure, froms[-1]["startline"], file))
-    findings.extend(_check_steps(structure, file))
+    findings.extend(_check_steps(structure, file, text.splitlines()))
     return findings
 
 
@@ -157,8 +159,9 @@ def _remote_adds(value: str) -> list[tuple[str, str]]:
     ]
 
 
-def _check_steps(structure: list[dict[str, object]], file: str) -> list[Finding]:
-    """``RUN`` scripts and remote ``ADD``s, stage by stage (:mod:`.dockerfile_run`).
+def _check_steps(structure: list[dict[str, object]], file: str, lines: list[str]) -> list[Finding]:
+    """``RUN`` scripts (heredoc bodies included, from the unblanked ``lines``) and remote
+    ``ADD``s, stage by stage (:mod:`.dockerfile_run`).
 
     A remote ``ADD`` with no ``--checksum`` is flagged unless a later ``RUN`` of its stage
     verifies the file (``gpg --verify /tini.asc /tini``, a pinned checksum).
@@ -190,10 +193,33 @@ def _check_steps(structure: list[dict[str, object]], file: str) -> list[Finding]
                 stage.fetched(dest)
                 added.append((url, dest, line))
         elif instruction == "RUN":
-            for rule, message in check_run(value, stage):
+            scripts = [value, *_heredoc_scripts(value, lines, _int(item["endline"]) + 1)]
+            problems = [p for script in scripts for p in check_run(script, stage)]
+            for rule, message in dict.fromkeys(problems):
                 severity = "warning" if rule == PIPEFAIL else "error"
                 findings.append(_finding(file, line, rule, severity, message))
     return findings
+
+
+def _heredoc_scripts(value: str, lines: list[str], start: int) -> list[str]:
+    """The bodies of a ``RUN``'s heredocs that a shell runs (``RUN <<EOF``, ``RUN bash
+    <<EOF``), read from ``lines`` at index ``start``; a ``python3 <<EOF`` body is data."""
+    scripts = []
+    for match in _HEREDOC.finditer(value):
+        strip, word = match.group(1) == "-", match.group(3)
+        body = []
+        while start < len(lines):
+            line = lines[start]
+            start += 1
+            if (line.lstrip("\t") if strip else line) == word:
+                break
+            body.append(line)
+        before = value[: match.start()].split()
+        while before and before[0].startswith("--"):
+            before.pop(0)  # RUN --mount=... <<EOF
+        if not before or before[0].rsplit("/", 1)[-1] in _SHELLS:
+            scripts.append("\n".join(body))
+    return scripts
 
 
 def _int(value: object) -> int:

@@ -33,6 +33,11 @@ _SUBSTITUTED = re.compile(
 _TAINTED = re.compile(r"\b(\w+)=[\"']?(?:\$\(|`)[^)`]*\b(?:curl|wget)\b")
 """A variable holding a download (``sha="$(curl .../x.sha256)"``): no pinned checksum."""
 _NON_POSIX = ("pwsh", "powershell", "cmd")
+_KEYWORDS = frozenset({"if", "then", "else", "elif", "do", "while", "until", "!", "{", "}"})
+_SUMMED = re.compile(
+    r"\$\(\s*(?:sha(?:1|224|256|384|512)sum|shasum(?:\s+-a\s+\d+)?|b2sum)\s+[\"']?([^\s\"'|)]+)"
+)
+"""``[ "$(sha256sum f | cut -d' ' -f1)" = "$SHA" ]``: the file whose digest is compared."""
 _GPG_VALUE_OPTS = frozenset(
     {"--keyserver", "--homedir", "--keyring", "--trust-model", "--recv-keys", "--local-user"}
 )
@@ -47,6 +52,7 @@ class Stage:
         verified: the files a pinned checksum or a signature vouches for.
         lists: checksum lists written from literals (``echo "<sha>  f" > f.sha256``).
         pipefail: the stage's ``SHELL`` sets ``-o pipefail``.
+        errexit: the stage's ``SHELL`` sets ``-e`` (a failed check stops the script).
         posix: the stage's ``SHELL`` is a POSIX shell (not PowerShell or cmd).
     """
 
@@ -54,6 +60,7 @@ class Stage:
     verified: set[str] = field(default_factory=set)
     lists: dict[str, set[str]] = field(default_factory=dict)
     pipefail: bool = False
+    errexit: bool = False
     posix: bool = True
 
     def fetched(self, path: str) -> None:
@@ -71,6 +78,7 @@ class Stage:
 class _Cmd:
     words: list[str]
     stdout: str | None = None
+    stdin: str | None = None  # a here-string (<<< "...")
 
 
 def set_shell(stage: Stage, value: str) -> None:
@@ -82,6 +90,7 @@ def set_shell(stage: Stage, value: str) -> None:
     name = PurePosixPath(args[0]).name.lower() if args else ""
     stage.posix = not name.startswith(_NON_POSIX)
     flagged = any(a.startswith("-") and not a.startswith("--") and "o" in a for a in args[1:])
+    stage.errexit = any(a.startswith("-") and not a.startswith("--") and "e" in a for a in args[1:])
     stage.pipefail = name in {"bash", "zsh", "ash"} and flagged and "pipefail" in args
 
 
@@ -100,9 +109,9 @@ def check_run(value: str, stage: Stage) -> list[tuple[str, str]]:
         except (ValueError, TypeError):
             argv = []
         if argv:
-            _Script(stage, problems, pipefail=False).pipeline([_Cmd(argv)])
+            _Script(stage, problems, pipefail=False, errexit=True).pipeline([_Cmd(argv)])
         return _unique(problems)
-    _Script(stage, problems, pipefail=stage.pipefail).run(script)
+    _Script(stage, problems, pipefail=stage.pipefail, errexit=stage.errexit).run(script)
     return _unique(problems)
 
 
@@ -113,18 +122,34 @@ def _unique(problems: list[tuple[str, str]]) -> list[tuple[str, str]]:
 class _Script:
     """One shell script's walk, command by command, pipeline by pipeline."""
 
-    def __init__(self, stage: Stage, problems: list[tuple[str, str]], *, pipefail: bool) -> None:
+    def __init__(
+        self, stage: Stage, problems: list[tuple[str, str]], *, pipefail: bool, errexit: bool
+    ) -> None:
         self.stage = stage
         self.problems = problems
         self.pipefail = pipefail
+        self.errexit = errexit
         self.tainted: set[str] = set()
+        self.values: dict[str, str] = {}  # url='https://...' set earlier in the script
 
     def run(self, script: str) -> None:
         for match in _SUBSTITUTED.finditer(script):
             self.flag(f"the output of {match.group(1)} is run as a script: nothing verifies it")
         self.tainted |= {m.group(1) for m in _TAINTED.finditer(script)}
-        for pipeline in _pipelines(script):
-            self.pipeline(pipeline)
+        pipelines = _pipelines(script)
+        for i, (pipeline, separator) in enumerate(pipelines):
+            # a check binds only when its failure stops the script: "&&", "set -e", being
+            # the script's last command (the RUN fails), "|| exit 1", "if ! ...; then exit"
+            after = [_name(_unwrapped(p[0].words)) for p, _ in pipelines[i + 1 : i + 3]]
+            stops = "exit" in after or "false" in after
+            negated = pipeline[0].words[:2] == ["if", "!"]
+            binding = (
+                self.errexit
+                or separator in {"&&", ""}
+                or (separator == "||" and stops)
+                or (negated and stops)
+            )
+            self.pipeline(pipeline, binding=binding)
 
     def flag(self, why: str) -> None:
         self.problems.append(
@@ -135,10 +160,20 @@ class _Script:
             )
         )
 
-    def pipeline(self, cmds: list[_Cmd]) -> None:
-        cmds = [c for c in (_Cmd(_unwrapped(c.words), c.stdout) for c in cmds) if c.words]
+    def pipeline(self, cmds: list[_Cmd], *, binding: bool = True) -> None:
+        if len(cmds) == 1 and all(re.match(r"^\w+=", w) for w in cmds[0].words):
+            for word in cmds[0].words:  # url='https://...'; sha256='...'
+                name, _, value = word.partition("=")
+                self.values[name] = value
+        cmds = [c for c in (_Cmd(_unwrapped(c.words), c.stdout, c.stdin) for c in cmds) if c.words]
         if not cmds:
             return
+        before = set(self.stage.verified)
+        self.walk(cmds)
+        if not binding:  # "check; use": the use runs whatever the check said
+            self.stage.verified &= before
+
+    def walk(self, cmds: list[_Cmd]) -> None:
         if len(cmds) > 1:
             self.pipes(cmds)
         streaming = False
@@ -147,6 +182,8 @@ class _Script:
             if streaming and i > 0:
                 self.streamed(cmd, name)
                 continue
+            if name in {"curl", "wget"}:
+                cmd = _Cmd([_substituted(w, self.values) for w in cmd.words], cmd.stdout)
             out = _download(cmd) if name in {"curl", "wget"} else None
             if out is None:
                 self.command(cmd, cmds[i - 1] if i else None)
@@ -193,14 +230,22 @@ class _Script:
         name = _name(words)
         args = words[1:]
         if name == "set":
+            short = [a for a in args if re.fullmatch(r"[-+][a-zA-Z]+", a)]
             if "pipefail" in args:
                 self.pipefail = True
+            if "errexit" in args or any(a.startswith("-") and "e" in a for a in short):
+                self.errexit = True
+            if any(a.startswith("+") and "e" in a for a in short):
+                self.errexit = False
+            return
+        if name in {"[", "[[", "test"}:
+            self.compared(args)
             return
         if name in {"echo", "printf"} and cmd.stdout:
             self.stage.lists[_norm(cmd.stdout)] = self.pinned(_literal(words))
             return
         if _is_sums_check(words):
-            self.sums_check(args, producer)
+            self.sums_check(args, producer, cmd.stdin)
             return
         if name in {"gpg", "gpg2", "gpgv"}:
             self.gpg(name, args)
@@ -258,8 +303,20 @@ class _Script:
             names.add(_norm(fields[1].lstrip("*")))
         return names
 
-    def sums_check(self, args: list[str], producer: _Cmd | None) -> None:
-        lists = [a for a in _operands(args) if a != "-"]
+    def compared(self, args: list[str]) -> None:
+        """``[ "$(sha256sum f | cut ...)" = "$SHA" ]`` verifies ``f`` against a pinned hash."""
+        if not any(a in {"=", "=="} for a in args):
+            return
+        pinned = any((m := _HASH.match(a)) and m.group(1) not in self.tainted for a in args)
+        for arg in args:
+            if pinned and (match := _SUMMED.search(arg)):
+                self.stage.verified.add(_norm(match.group(1)))
+
+    def sums_check(self, args: list[str], producer: _Cmd | None, stdin: str | None) -> None:
+        lists = [a for a in _operands(_without(args, {"-a", "--algorithm"})) if a != "-"]
+        if not lists and stdin is not None:
+            self.stage.verified |= self.pinned(stdin)
+            return
         if not lists and producer is not None:
             self.sums_from(producer)
             return
@@ -297,8 +354,8 @@ class _Script:
         files = _gpg_operands(args)
         output = _option_value(args, ("-o", "--output"))
         if any(a in {"--decrypt", "-d"} for a in args) and output:
+            self.stage.fetched(output)  # what the signature vouches for, nothing more
             self.stage.verified.add(_norm(output))
-            self.stage.downloaded.discard(_norm(output))
         elif name == "gpgv" or "--verify" in args:
             if len(files) >= 2:  # the signature and the data it signs
                 self.stage.verified |= {_norm(f) for f in files}
@@ -308,8 +365,9 @@ class _Script:
                 self.stage.verified.add(sig)  # a clearsigned file vouches for itself
 
 
-def _pipelines(script: str) -> list[list[_Cmd]]:
-    """The script's pipelines in order, each a list of commands."""
+def _pipelines(script: str) -> list[tuple[list[_Cmd], str]]:
+    """The script's pipelines in order, each a list of commands and the separator after it
+    (``&&``, ``||``, ``;``...; ``""`` at the end)."""
     text = re.sub(r"\\\r?\n", " ", script).replace("\n", " ; ")
     lex = shlex.shlex(text, posix=True, punctuation_chars=True)
     lex.whitespace_split = True
@@ -318,13 +376,15 @@ def _pipelines(script: str) -> list[list[_Cmd]]:
         tokens = list(lex)
     except ValueError:  # unbalanced quotes: read the words as they come
         tokens = text.split()
-    pipelines: list[list[_Cmd]] = []
+    pipelines: list[tuple[list[_Cmd], str]] = []
     current: list[_Cmd] = [_Cmd([])]
     redirect: str | None = None
     for token in tokens:
         if redirect is not None:
             if ">" in redirect and "&" not in redirect[-1:]:
                 current[-1].stdout = token
+            elif redirect == "<<<":
+                current[-1].stdin = token
             redirect = None
             continue
         if token and all(c in "();<>|&" for c in token):
@@ -333,12 +393,12 @@ def _pipelines(script: str) -> list[list[_Cmd]]:
             elif token in {"|", "|&"}:
                 current.append(_Cmd([]))
             else:
-                pipelines.append(current)
+                pipelines.append((current, token))
                 current = [_Cmd([])]
             continue
         current[-1].words.append(token)
-    pipelines.append(current)
-    return [p for p in pipelines if any(c.words for c in p)]
+    pipelines.append((current, ""))
+    return [(p, sep) for p, sep in pipelines if any(c.words for c in p)]
 
 
 def _unwrapped(words: list[str]) -> list[str]:
@@ -346,7 +406,7 @@ def _unwrapped(words: list[str]) -> list[str]:
     i = 0
     while i < len(words):
         word = words[i]
-        if re.match(r"^\w+=", word):
+        if re.match(r"^\w+=", word) or word in _KEYWORDS:
             i += 1
         elif PurePosixPath(word).name in _WRAPPERS:
             i += 1
@@ -363,6 +423,28 @@ def _name(words: list[str]) -> str:
 
 def _operands(args: list[str]) -> list[str]:
     return [a for a in args if a == "-" or not a.startswith("-")]
+
+
+def _substituted(word: str, values: dict[str, str]) -> str:
+    """``word`` with ``$name``/``${name}`` of plain script assignments filled in."""
+
+    def one(match: re.Match[str]) -> str:
+        return values.get(match.group(1) or match.group(2), match.group(0))
+
+    return re.sub(r"\$\{(\w+)\}|\$(\w+)", one, word)
+
+
+def _without(args: list[str], options: set[str]) -> list[str]:
+    """``args`` less each of ``options`` and the value after it."""
+    out, skip = [], False
+    for arg in args:
+        if skip:
+            skip = False
+        elif arg in options:
+            skip = True
+        else:
+            out.append(arg)
+    return out
 
 
 def _option_value(args: list[str], names: tuple[str, ...]) -> str | None:

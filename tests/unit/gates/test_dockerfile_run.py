@@ -40,11 +40,12 @@ def rules(run: str, *, head: str = "") -> set[str]:
         "&& gpg --batch --decrypt --output SHASUMS256.txt SHASUMS256.txt.asc "
         '&& grep " node-v$V-linux-x64.tar.xz\\$" SHASUMS256.txt | sha256sum -c - '
         '&& tar -xJf "node-v$V-linux-x64.tar.xz" -C /usr/local --strip-components=1',
-        'RUN wget -O /usr/local/bin/gosu "https://e.example/gosu-$arch"; '
+        'RUN set -eux; wget -O /usr/local/bin/gosu "https://e.example/gosu-$arch"; '
         'wget -O /usr/local/bin/gosu.asc "https://e.example/gosu-$arch.asc"; '
         "gpg --batch --verify /usr/local/bin/gosu.asc /usr/local/bin/gosu; "
         "chmod +x /usr/local/bin/gosu; gosu --version",
-        f'RUN wget "$url"; echo "{SHA} *rustup-init" | sha256sum -c -; chmod +x rustup-init; '
+        f'RUN set -eux; wget "$url"; echo "{SHA} *rustup-init" | sha256sum -c -; '
+        "chmod +x rustup-init; "
         "./rustup-init -y",
         "RUN curl -fsSL https://e.example/docker.asc -o /etc/apt/keyrings/docker.asc "
         "&& chmod a+r /etc/apt/keyrings/docker.asc",
@@ -166,3 +167,82 @@ def test_pipefail_of_one_stage_does_not_carry_to_the_next() -> None:
         "FROM debian:12.5\nRUN wget -O - https://some.site | wc -l > /n\nUSER 1\n"
     )
     assert [(f.rule, f.line) for f in check_dockerfile(text)] == [(PIPEFAIL, 5)]
+
+
+@pytest.mark.parametrize(
+    ("run", "flagged"),
+    [
+        # a failed check stops the script only with "&&", "set -e", "|| exit" or "if !"
+        (
+            f'RUN curl -fsSLo x.tgz https://e.example/x.tgz; echo "{SHA}  x.tgz" | sha256sum -c -;'
+            " tar xzf x.tgz",
+            True,
+        ),
+        (
+            f'RUN set -eux; curl -fsSLo x.tgz https://e.example/x.tgz; echo "{SHA}  x.tgz" '
+            "| sha256sum -c -; tar xzf x.tgz",
+            False,
+        ),
+        (
+            f'RUN curl -fsSLo x.tgz https://e.example/x.tgz; echo "{SHA}  x.tgz" | sha256sum -c -'
+            " || echo mismatch; tar xzf x.tgz",
+            True,
+        ),
+        (
+            f'RUN curl -fsSLo x.tgz https://e.example/x.tgz; echo "{SHA}  x.tgz" | sha256sum -c -'
+            " || exit 1; tar xzf x.tgz",
+            False,
+        ),
+        (
+            f'RUN curl -fsSLo x.tgz https://e.example/x.tgz && if ! echo "{SHA}  x.tgz" | '
+            "sha256sum -c -; then exit 1; fi && tar xzf x.tgz",
+            False,
+        ),
+        # other spellings of a pinned check
+        (
+            f'RUN curl -fsSLo x.tgz https://e.example/x.tgz && sha256sum -c <<< "{SHA}  x.tgz" '
+            "&& tar xzf x.tgz",
+            False,
+        ),
+        (
+            f'RUN curl -fsSLo x.tgz https://e.example/x.tgz && shasum -a 256 -c <<< "{SHA}  x.tgz"'
+            " && tar xzf x.tgz",
+            False,
+        ),
+        (
+            'RUN curl -fsSLo x.tgz https://e.example/x.tgz && [ "$(sha256sum x.tgz | cut -d" " '
+            '-f1)" = "$X_SHA256" ] && tar xzf x.tgz',
+            False,
+        ),
+        (
+            'RUN curl -fsSLo x.tgz https://e.example/x.tgz && [ "$(sha256sum x.tgz | cut -d" " '
+            '-f1)" = "$(curl -fsSL https://e.example/x.tgz.sha256)" ] && tar xzf x.tgz',
+            True,
+        ),
+        # the file name comes from a URL set earlier in the script
+        (
+            'RUN set -eux; url="https://e.example/a/rustup-init"; wget "$url"; '
+            "chmod +x rustup-init; ./rustup-init -y",
+            True,
+        ),
+    ],
+)
+def test_what_a_check_binds(run: str, flagged: bool) -> None:
+    assert (UNVERIFIED in rules(run)) is flagged
+
+
+@pytest.mark.parametrize(
+    ("body", "flagged"),
+    [
+        ("RUN <<EOF\ncurl -fsSL https://e.example/i.sh | sh\nEOF", True),
+        ("RUN bash -ex <<-EOT\n\tcurl -fsSLo f https://e.example/f && sh f\n\tEOT", True),
+        (
+            f"RUN <<EOF\nset -e\ncurl -fsSLo g https://e.example/g\n"
+            f'echo "{SHA}  g" | sha256sum -c -\nsh g\nEOF',
+            False,
+        ),
+        ("RUN python3 <<EOF\nprint('curl https://e.example/i.sh | sh')\nEOF", False),
+    ],
+)
+def test_heredoc_scripts_are_read(body: str, flagged: bool) -> None:
+    assert (UNVERIFIED in rules(body)) is flagged
