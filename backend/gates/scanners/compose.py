@@ -6,9 +6,8 @@ seccomp/apparmor, bind mounts of a runtime socket or of any folder above one (``
 ``/var``, ``/var/run``...; ``:ro`` does not make them safe) or of the host's system
 folders, and images with no tag or ``:latest``. Compose files are found by content too.
 
-They judge the project as compose would run it (``compose_model``): variables
-interpolated with their defaults and the project's ``.env``, ``extends`` and
-``include`` followed into the PR's other files.
+They judge the project as compose would run it (``compose_model``: ``.env`` and defaults
+interpolated, ``extends`` and ``include`` followed into the PR's other files).
 """
 
 from __future__ import annotations
