@@ -67,7 +67,7 @@ _REFERENCE = re.compile(
       | process\.env\.[A-Za-z_][A-Za-z0-9_]*
       | .*\$\{[A-Za-z_][\w.]*(?:\??|:?\?[^}]*)\}.*                # ${X} anywhere, no default
       | .*\{\{.*\}\}.*                                       # a template anywhere
-      | \$\(.*\)? | `.*`?                                    # $(command), `command`
+      | \$\(.*\)? | `[^`\s]*\s[^`]*`?                       # $(command), `a command`
       | (?i:vault|ssm|secretsmanager|sm|gsm|azkv|op|doppler|awssm):.+   # vault:path#key, op://
       | (?i:op|vault|sm|secret)://.+
       | arn:aws[a-z-]*:(?:secretsmanager|ssm|kms):.+            # where AWS keeps it
@@ -78,9 +78,9 @@ _REFERENCE = re.compile(
 )
 _PLACEHOLDER_WORDS = re.compile(
     r"""(?ix)
-      change[_.-]?(?:me|it|this)|replace[_.-]?(?:me|this|with)|(?:^|[^a-z])your[_.-]?[a-z]
-    | fill[_.-]?(?:me|in)|set[_.-]?me|insert[_.-]|put[_.-]?your|enter[_.-]?your|todo[_.-]?
-    | example|dummy|placeholder|redacted|sample|fake[_.-]?|not[_.-]?a[_.-]?(?:real|secret)
+      (?<![a-z0-9])(?:change[_.-]?(?:me|it|this)|replace[_.-]?(?:me|this|with)|your[_.-]?[a-z]
+        | fill[_.-]?(?:me|in)|set[_.-]?me|insert[_.-]|put[_.-]?your|enter[_.-]?your|todo
+        | example|dummy|placeholder|redacted|sample|fake|not[_.-]?a[_.-]?(?:real|secret))
     | ^(?:password|passw(?:or)?d|secret|token|api[_.-]?key|pass|none|null|nil|empty|true
        |false|default|admin|root|test|foo|bar|foobar|string|value|undefined|hidden|masked
        |secret[_.-]?key|private[_.-]?key|access[_.-]?key|\d{1,6})$
@@ -161,10 +161,11 @@ def not_a_secret(value: str) -> bool:
     ``REPLACE_ME``, ``AKIAIOSFODNN7EXAMPLE``, ``${DB_PASSWORD}``, ``{{ .Values.x }}``,
     ``vault:secret/db#password``, ``arn:aws:secretsmanager:...:secret:x``, ``$(cat f)``.
     """
-    value = value.strip().strip("\"'`").strip()
-    if not value:
+    value = value.strip().strip("\"'").strip()
+    bare = value.strip("`").strip()
+    if not bare:
         return True
-    return is_placeholder(value) or is_published_example(value) or is_reference(value)
+    return is_placeholder(bare) or is_published_example(bare) or is_reference(value)
 
 
 def is_placeholder(value: str) -> bool:
@@ -218,14 +219,10 @@ SAME_SECRET: dict[tuple[str, str], str] = {
     ("detect-secrets", "Private Key"): "private-key",
     ("secret-regex", "private-key"): "private-key",
     ("semgrep", "private-key-block"): "private-key",
-    ("detect-secrets", "AWS Access Key"): "aws-key",
-    ("secret-regex", "aws-access-key-id"): "aws-key",
-    ("secret-regex", "aws-secret-access-key"): "aws-key",
-    ("detect-secrets", "Secret Keyword"): "assigned-credential",
-    ("semgrep", "hardcoded-credential-assignment"): "assigned-credential",
-    ("semgrep", "hardcoded-credential-assignment-hcl"): "assigned-credential",
 }
-"""Rules of different scanners that report the same secret on the same line."""
+"""Rules of different scanners that report the same secret on the same line. Only private
+keys are merged: the other rules overlap only in part (the regex floor reads every encoding,
+semgrep every folder), and a test of each floor reads its own finding."""
 G = TypeVar("G")
 
 

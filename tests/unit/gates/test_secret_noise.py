@@ -1,4 +1,5 @@
-"""Which flagged values are digests, ids or references (pure, no scanner)."""
+"""Which flagged values are digests, ids, references, placeholders, published example keys
+or PEM bodies (pure, no scanner), and that the same shapes with real values stay secrets."""
 
 from __future__ import annotations
 
@@ -6,7 +7,16 @@ import hashlib
 
 import pytest
 
-from backend.gates.scanners.secret_noise import is_noise, is_reference_line
+from backend.gates.scanners.secret_noise import (
+    is_noise,
+    is_placeholder,
+    is_published_example,
+    is_reference,
+    is_reference_line,
+    not_a_secret,
+    pem_noise_lines,
+    private_key_start,
+)
 
 HEX = "Hex High Entropy String"
 B64 = "Base64 High Entropy String"
@@ -94,3 +104,165 @@ def test_references_are_not_hard_coded(line: str) -> None:
 )
 def test_literals_are_hard_coded(line: str) -> None:
     assert not is_reference_line(line)
+
+
+# --- by content only: placeholders, published examples, references (issue 33) -------------
+
+REAL = "Jx8qP2vR7mT4kW9zB3nC6dF1hL5sA0eY2uI7oG4t"
+"""A random value in the shape of an AWS secret access key: it must always stay a secret."""
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "changeme",
+        "CHANGE_ME",
+        "changeme-in-production",
+        "<your-api-key>",
+        "<password>",
+        "[API_KEY]",
+        "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+        "sk_live_xxxxxxxxxxxxxxxxxxxxxxxx",
+        "ghp_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+        "AKIAXXXXXXXXXXXXXXXX",
+        "********",
+        "sk-...",
+        "REPLACE_ME",
+        "replace-with-your-key",
+        "YOUR_API_KEY_HERE",
+        "your-slack-token-here",
+        "dummy-client-secret",
+        "example-token-0000",
+        "placeholder",
+        "redacted",
+        "password",
+        "1234567890a",
+        "%(db_password)s",
+    ],
+)
+def test_placeholders_are_not_secrets(value: str) -> None:
+    assert is_placeholder(value)
+    assert not_a_secret(value)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "AKIAIOSFODNN7EXAMPLE",
+        "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+        "AKIAI44QH8DHBEXAMPLE",
+        "je7MtGbClwBF/2Zp9Utk/h3yCo8nvbEXAMPLEKEY",
+        "sk_test_4eC39HqLyjWDarjtT1zdp7dc",
+    ],
+)
+def test_published_example_keys_are_not_secrets(value: str) -> None:
+    assert is_published_example(value)
+    assert not_a_secret(value)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "${DB_PASSWORD}",
+        "postgres://app:${DB_PASSWORD}@db:5432/app",
+        "${{ secrets.AWS_SECRET_ACCESS_KEY }}",
+        "{{ .Values.postgresql.auth.password }}",
+        "{{resolve:secretsmanager:prod/payments:SecretString:client_secret}}",
+        "arn:aws:secretsmanager:eu-west-1:123456789012:secret:prod/db-Xk3p9Q",
+        "arn:aws:ssm:eu-west-1:123456789012:parameter/prod/api_key",
+        "vault:secret/data/orders/db#password",
+        "ssm:/prod/payments/api_key",
+        "op://prod/stripe/credential",
+        "$(aws secretsmanager get-secret-value --secret-id prod/db)",
+        "`gh auth token`",
+        "get_secret_key()",
+        "request.headers['apikey']",
+    ],
+)
+def test_references_are_not_secrets(value: str) -> None:
+    assert is_reference(value)
+    assert not_a_secret(value)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        REAL,
+        "AKIA4TROYB7HJBHFH3ZR",
+        "ghp_R8kq2Wz7Lm4Xp9Tn3Vb6Yc1Hd5Jf0Gs2Qa7E",
+        "sk_live_51HqT3kLm8Np2Qr4St6Uv8Wx0Yz2Ab4Cd6Ef8Gh0",
+        "hunter2hunter2",
+        "pg-Pr0d-2024-Xq7z",
+        "${POSTGRES_PASSWORD:-Xy7pQ2mZ9vLw}",  # a default is a literal
+        'Client(api_key="SG.WBDgTJOjeoUzbvfwjbUfrs.uMohyqeMT55XBrwqkd1gWojABnl5D")',
+        "whywouldyouusehttpforpasswords",
+    ],
+)
+def test_real_looking_values_stay_secrets(value: str) -> None:
+    assert not not_a_secret(value)
+
+
+def test_random_tokens_are_never_placeholders() -> None:
+    import random
+    import string
+
+    rng = random.Random(33)
+    alphabet = string.ascii_letters + string.digits + "+/_-"
+    values = ["".join(rng.choice(alphabet) for _ in range(40)) for _ in range(3000)]
+    assert [v for v in values if not_a_secret(v)] == []
+
+
+@pytest.mark.parametrize(
+    ("kind", "line", "value"),
+    [
+        ("AWS Access Key", "aws_access_key_id = AKIAIOSFODNN7EXAMPLE", "AKIAIOSFODNN7EXAMPLE"),
+        ("GitHub Token", "GITHUB_TOKEN=ghp_" + "x" * 36, "ghp"),  # the detector hashes a prefix
+        ("Secret Keyword", "password: changeme", "changeme"),
+        ("Secret Keyword", "  password: vault:secret/data/db#password", "vault:secret/data/db"),
+        ("Secret Keyword", "LLM_SECRET_NAME=NEXUS-GPT4-API-KEY", "NEXUS-GPT4-API-KEY"),
+        ("Secret Keyword", "passwordVariable: 'PASSWORD'", "PASSWORD"),
+        ("Base64 High Entropy String", 'secret_key = "' + "x" * 40 + '"', "x" * 40),
+    ],
+)
+def test_detect_secrets_noise_is_judged_on_the_flagged_value(
+    kind: str, line: str, value: str
+) -> None:
+    assert is_noise(kind, "example.py", line, sha1(value))
+
+
+@pytest.mark.parametrize(
+    ("kind", "line", "value"),
+    [
+        ("AWS Access Key", "aws_access_key_id = AKIA4TROYB7HJBHFH3ZR", "AKIA4TROYB7HJBHFH3ZR"),
+        ("GitHub Token", "GITHUB_TOKEN=ghp_R8kq2Wz7Lm4Xp9Tn3Vb6Yc1Hd5Jf0Gs2Qa7E", "ghp"),
+        ("Secret Keyword", "password: Sup3rS3cret-Passw0rd", "Sup3rS3cret-Passw0rd"),
+        ("Secret Keyword", "secret_name_is = Sup3rS3cret-Passw0rd", "Sup3rS3cret-Passw0rd"),
+        ("Base64 High Entropy String", f'secret_key = "{REAL}"', REAL),
+    ],
+)
+def test_the_same_shapes_with_real_values_stay(kind: str, line: str, value: str) -> None:
+    # file names never excuse a secret: example.py, test_x.py, *.example
+    for file in ("example.py", "tests/test_upload.py", ".env.example", "docs/README.md"):
+        assert not is_noise(kind, file, line, sha1(value)), file
+
+
+def test_pem_bodies_and_certificates_are_noise_but_a_key_begin_line_is_not() -> None:
+    lines = [
+        "-----BEGIN CERTIFICATE-----",  # 1: public
+        "MIIBszCCAVmgAwIBAgIUQ",  # 2
+        "-----END CERTIFICATE-----",  # 3
+        'key = "" +',  # 4
+        '  "-----BEGIN RSA PRIVATE KEY-----\\n" +',  # 5: the key starts here
+        '  "MIICXAIBAAKBgQDY0fgw933NS9EZOKVbO0jXHapg\\n" +',  # 6
+        '  "-----END RSA PRIVATE KEY-----\\n"',  # 7
+        "after = 1",  # 8
+    ]
+    assert pem_noise_lines(lines) == {1, 2, 3, 6, 7}
+    assert private_key_start(lines, 4) == 5
+    assert private_key_start(lines, 5) == 5
+    assert private_key_start(lines, 8) is None
+
+
+def test_a_yaml_block_scalar_key_is_moved_to_its_begin_line() -> None:
+    lines = ["tls:", "  key: |", "    -----BEGIN EC PRIVATE KEY-----", "    MHcCAQEEIAL", "x"]
+    assert private_key_start(lines, 2) == 3
