@@ -181,11 +181,15 @@ def compose_targets(root: Path, files: Iterable[str]) -> list[str]:
     return found
 
 
-def is_template(root: Path, rel: str, files: Collection[str]) -> bool:
+def is_template(root: Path, rel: str) -> bool:
     """True for a Helm chart's template or a YAML file with Go template actions: not YAML
-    until rendered, so a YAML parser's error about it is no finding."""
-    if helm_chart_of(rel, files) is not None:
-        return True
+    until rendered, so a YAML parser's error about it is no finding. The chart is looked up
+    in the copy itself (``Chart.yaml`` beside ``templates/``), in constant time per file."""
+    for parent in PurePosixPath(rel).parents:
+        if parent.name == "templates" and any(
+            (root / parent.parent / c).is_file() for c in _CHARTS
+        ):
+            return True
     head = read_head(root / rel) if _YAML.search(rel) else None
     return head is not None and has_go_template(head)
 

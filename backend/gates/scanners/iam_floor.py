@@ -39,7 +39,7 @@ def _targets(ctx: ScanContext) -> tuple[list[str], list[str]]:
         for f in ctx.files
         if f.endswith(POLICY_SUFFIXES)
         and _mentions_iam(ctx.root / f)
-        and not is_template(ctx.root, f, ctx.files)  # Helm: not YAML until rendered
+        and not is_template(ctx.root, f)  # Helm: not YAML until rendered
     ]
     return terraform_dirs, documents
 

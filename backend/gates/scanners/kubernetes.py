@@ -303,7 +303,7 @@ def _template_note(rel: str) -> Finding:
 
 
 def _unreadable(rel: str, text: str, exc: yaml.YAMLError) -> Finding:
-    if "{{" in text:
+    if "{{" in text or "{%" in text:  # a template the patterns did not see (Jinja too)
         return _template_note(rel)
     mark = getattr(exc, "problem_mark", None)
     line = mark.line + 1 if mark is not None else None

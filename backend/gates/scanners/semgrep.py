@@ -98,7 +98,7 @@ def scan(ctx: ScanContext) -> ScanResult | None:
 def _template_note(ctx: ScanContext, finding: Finding) -> Finding:
     """A parse error on a Helm/Go template is a note: it is not YAML until rendered (the
     Kubernetes check says it was not checked)."""
-    if finding.rule != "semgrep-parse-error" or not is_template(ctx.root, finding.file, ctx.files):
+    if finding.rule != "semgrep-parse-error" or not is_template(ctx.root, finding.file):
         return finding
     why = "a Go template (Helm), not YAML until rendered: semgrep's YAML rules did not read it"
     return replace(finding, severity="info", message=why)

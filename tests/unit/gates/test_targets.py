@@ -200,9 +200,9 @@ def test_kubernetes_targets_split_manifests_charts_and_templates(tmp_path: Path)
         "charts/app": ["charts/app/templates/deploy.yaml", "charts/app/templates/static.yaml"]
     }
     assert found.templates == ["tmpl/app.yaml"]
-    assert is_template(tmp_path, "charts/app/templates/static.yaml", set(files))
-    assert is_template(tmp_path, "tmpl/app.yaml", set(files))
-    assert not is_template(tmp_path, "k8s/web.yml", set(files))
+    assert is_template(tmp_path, "charts/app/templates/static.yaml")
+    assert is_template(tmp_path, "tmpl/app.yaml")
+    assert not is_template(tmp_path, "k8s/web.yml")
     assert helm_chart_of("charts/app/values.yaml", set(files)) is None
     assert is_kustomization("overlay/Kustomization")
     assert not is_kustomization("k8s/web.yml")
