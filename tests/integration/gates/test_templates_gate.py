@@ -10,6 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from backend.gates.runner import run_gates
+from backend.gates.sandbox import RULE, Limits, run_sandboxed
+from backend.gates.scanners._base import ScanContext
 from tests.integration.gates.conftest import write_tree
 
 CHART = {
@@ -101,4 +103,20 @@ def test_compose_named_anything_and_manifests_are_checked(
     assert blocking == [
         ("compose", "compose-docker-socket", "deploy/stack.yml"),
         ("kubernetes", "k8s-image-latest", "ops/agent.yaml"),
+    ]
+
+
+def test_a_manifest_alias_bomb_is_exceeded_limits(scanners: dict[str, str], tmp_path: Path) -> None:
+    lines = ["apiVersion: v1", "kind: Pod", 'a: &a ["lol","lol","lol","lol","lol","lol","lol"]']
+    previous = "a"
+    for name in "bcdefg":
+        lines.append(f"{name}: &{name} [" + ",".join([f"*{previous}"] * 9) + "]")
+        previous = name
+    lines.append(f"spec:\n  containers: *{previous}")
+    root = write_tree(tmp_path, {"k8s/pod.yaml": "\n".join(lines) + "\n"})
+    ctx = ScanContext(root=root, files=("k8s/pod.yaml",))
+    result = run_sandboxed("kubernetes", ctx, Limits(memory_bytes=256 * 1024**2))
+    assert result is not None
+    assert [(f.rule, f.file, f.severity) for f in result.findings] == [
+        (RULE, "k8s/pod.yaml", "error")
     ]
