@@ -165,7 +165,11 @@ class _Script:
             for word in cmds[0].words:  # url='https://...'; sha256='...'
                 name, _, value = word.partition("=")
                 self.values[name] = value
-        cmds = [c for c in (_Cmd(_unwrapped(c.words), c.stdout, c.stdin) for c in cmds) if c.words]
+        cmds = [
+            _Cmd([_substituted(w, self.values) for w in words], c.stdout, c.stdin)
+            for c in cmds
+            if (words := _unwrapped(c.words))
+        ]
         if not cmds:
             return
         before = set(self.stage.verified)
@@ -182,8 +186,6 @@ class _Script:
             if streaming and i > 0:
                 self.streamed(cmd, name)
                 continue
-            if name in {"curl", "wget"}:
-                cmd = _Cmd([_substituted(w, self.values) for w in cmd.words], cmd.stdout)
             out = _download(cmd) if name in {"curl", "wget"} else None
             if out is None:
                 self.command(cmd, cmds[i - 1] if i else None)

@@ -112,6 +112,8 @@ def test_a_signed_remote_add_passes() -> None:
         ' && grep " n.tar.xz$" SHASUMS256.txt | sha256sum -c - && tar -xJf n.tar.xz',
         "RUN curl -fsSLo /usr/local/bin/k https://e.example/k && chmod 0755 /usr/local/bin/k",
         "RUN curl -fsSLo /tmp/k.deb https://e.example/k.deb && dpkg -i /tmp/k.deb",
+        # a name spelled through a variable the script set ($ARCH) is the same file
+        'RUN ARCH=x64 && curl -fsSLO "https://e.example/n-$ARCH.tgz" && tar -xzf n-x64.tgz',
     ],
 )
 def test_an_unverified_download_fails(run: str) -> None:
