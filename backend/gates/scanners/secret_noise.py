@@ -114,6 +114,9 @@ _NAME_KEYS = re.compile(
 )
 """A credential word followed by one of these names the secret (``LLM_SECRET_NAME``,
 ``passwordVariable``): its value is a name, not the secret."""
+_PUBLIC_KEYS = re.compile(r"(?i)(?:^|[_.-]|(?<=[a-z]))pub(?:lic|lishable)?[_.-]?(?:key|token)|csrf")
+"""A value named public (``public_key``, ``publicToken``, ``publishable_key``) or a CSRF
+token is published by design: no credential."""
 _KEY_BEFORE = re.compile(r"""([\w.-]+)["']?\s*(?:=>|:=|::=|[:=])\s*[\w.$]*\(?\s*["'`]?$""")
 _PEM = re.compile(r"-----(BEGIN|END) ([A-Z0-9 ]+?)-----")
 _ASSIGNED = re.compile(r"""[:=]\s*(?P<q>["']?)(?P<value>.+?)(?P=q)\s*[,;]?\s*(?:#.*)?$""")
@@ -124,9 +127,11 @@ def is_noise(kind: str, file: str, line: str, hashed_secret: str | None) -> bool
 
     Every detector: the flagged value (found on the line by ``hashed_secret``) is a
     placeholder, a published example key or a reference (:func:`not_a_secret`). The
-    keyword detector also: the line assigns a reference, or the credential word names the
-    secret rather than holding it (``SECRET_NAME=...``, ``passwordVariable: 'X'``). The
-    entropy detectors also: the value is a digest or an id and the line *says* so (a hash
+    keyword and entropy detectors also: the key names the secret rather than holding it
+    (``SECRET_NAME=...``, ``passwordVariable: 'X'``) or says it is public (``public_key``,
+    ``publicToken``, a CSRF token). The keyword detector also: the line assigns a
+    reference. The entropy detectors also: the value is a digest or an id and the line
+    *says* so (a hash
     keyword, an ``<algo>-``/``<algo>:`` prefix, a checksum file's layout, a lock file); a
     bare 40-hex string stays a finding, since old GitHub tokens look exactly like that.
 
@@ -147,11 +152,13 @@ def is_noise(kind: str, file: str, line: str, hashed_secret: str | None) -> bool
     token, start = _flagged(line, hashed_secret)
     if token is not None and not_a_secret(token):
         return True
-    if kind in KEYWORD_TYPES:
-        return is_reference_line(line) or (token is not None and names_the_secret(line, start))
-    if kind not in ENTROPY_TYPES or token is None:
+    if kind not in KEYWORD_TYPES | ENTROPY_TYPES:
         return False
-    return is_digest(token, line[:start], line, file)
+    if token is not None and (names_the_secret(line, start) or is_public(line, start)):
+        return True
+    if kind in KEYWORD_TYPES:
+        return is_reference_line(line)
+    return token is not None and is_digest(token, line[:start], line, file)
 
 
 def not_a_secret(value: str) -> bool:
@@ -185,6 +192,12 @@ def names_the_secret(line: str, start: int) -> bool:
     """True when the key before the value at ``start`` names a secret (``SECRET_NAME``)."""
     match = _KEY_BEFORE.search(line[:start])
     return match is not None and _NAME_KEYS.search(match.group(1)) is not None
+
+
+def is_public(line: str, start: int) -> bool:
+    """True when the key before the value at ``start`` says the value is public."""
+    match = _KEY_BEFORE.search(line[:start])
+    return match is not None and _PUBLIC_KEYS.search(match.group(1)) is not None
 
 
 def pem_noise_lines(lines: Sequence[str]) -> frozenset[int]:

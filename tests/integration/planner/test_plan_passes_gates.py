@@ -84,7 +84,8 @@ def _plant(files: dict[str, str]) -> dict[str, str]:
             1,
         )
     )
-    out["config/app.env"] = "AWS_ACCESS_KEY_ID=AKIAIOSFODNN7EXAMPLE\nLOG_LEVEL=info\n"
+    # a random key in AWS's format (AWS's documented example key is not a secret)
+    out["config/app.env"] = "AWS_ACCESS_KEY_ID=AKIA" + "Q7RZ3M5X2KD8HT4W\nLOG_LEVEL=info\n"
     return out
 
 

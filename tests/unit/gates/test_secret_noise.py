@@ -221,6 +221,9 @@ def test_random_tokens_are_never_placeholders() -> None:
         ("Secret Keyword", "  password: vault:secret/data/db#password", "vault:secret/data/db"),
         ("Secret Keyword", "LLM_SECRET_NAME=NEXUS-GPT4-API-KEY", "NEXUS-GPT4-API-KEY"),
         ("Secret Keyword", "passwordVariable: 'PASSWORD'", "PASSWORD"),
+        ("Base64 High Entropy String", f'  public_key: "{KEY}"', KEY),
+        ("Base64 High Entropy String", f'  publicToken: "{KEY}"', KEY),
+        ("Base64 High Entropy String", f"csrf-token={KEY}", KEY),
         ("Base64 High Entropy String", 'secret_key = "' + "x" * 40 + '"', "x" * 40),
     ],
 )
@@ -238,6 +241,8 @@ def test_detect_secrets_noise_is_judged_on_the_flagged_value(
         ("Secret Keyword", "password: Sup3rS3cret-Passw0rd", "Sup3rS3cret-Passw0rd"),
         ("Secret Keyword", "secret_name_is = Sup3rS3cret-Passw0rd", "Sup3rS3cret-Passw0rd"),
         ("Base64 High Entropy String", f'secret_key = "{REAL}"', REAL),
+        ("Base64 High Entropy String", f'  private_key: "{KEY}"', KEY),
+        ("Base64 High Entropy String", f'  republish_hook: "{KEY}"', KEY),
     ],
 )
 def test_the_same_shapes_with_real_values_stay(kind: str, line: str, value: str) -> None:
