@@ -30,7 +30,7 @@ _SUBSTITUTED = re.compile(
     r"|(?:^|[\s;&|(])\.)\s+(?:-\S+\s+)*[\"']?(?:\$\(|<\(|`)\s*(?:sudo\s+)?(curl|wget)\b"
 )
 """``sh -c "$(curl ...)"``, ``bash <(curl ...)``, ``eval "$(wget -qO- ...)"``."""
-_TAINTED = re.compile(r"\b(\w+)=[\"']?(?:\$\(|`)[^)`]*\b(?:curl|wget)\b")
+_TAINTED = re.compile(r"\b(\w+)=[\"']?(?:\$\(|`)[^)`]{0,400}?\b(?:curl|wget)\b")
 """A variable holding a download (``sha="$(curl .../x.sha256)"``): no pinned checksum."""
 _NON_POSIX = ("pwsh", "powershell", "cmd")
 _KEYWORDS = frozenset({"if", "then", "else", "elif", "do", "while", "until", "!", "{", "}"})
