@@ -82,7 +82,7 @@ _PLACEHOLDER_WORDS = re.compile(
         | fill[_.-]?(?:me|in)|set[_.-]?me|insert[_.-]|put[_.-]?your|enter[_.-]?your|todo
         | example|dummy|placeholder|redacted|sample|fake|not[_.-]?a[_.-]?(?:real|secret))
     | ^(?:password|passw(?:or)?d|secret|token|api[_.-]?key|pass|none|null|nil|empty|true
-       |false|default|admin|root|test|foo|bar|foobar|string|value|undefined|hidden|masked
+       |false|default|test|foo|bar|foobar|string|value|undefined|hidden|masked
        |secret[_.-]?key|private[_.-]?key|access[_.-]?key|\d{1,6})$
     """
 )
