@@ -52,7 +52,6 @@ _LOCK_FILE = re.compile(
     r"(?i)(?:\.lock|-lock\.json|\.lock\.json|-lock\.ya?ml|^go\.sum|^gradle\.lockfile)$"
 )
 _TOKEN = re.compile(r"[A-Za-z0-9+/_=.:-]{6,}")
-_CREDENTIAL_WORDS = re.compile(r"(?i)(?:password|passwd|secret|token|api_?key|private|credential)")
 
 # A value that names where the secret lives rather than holding it.
 _REFERENCE = re.compile(
@@ -109,8 +108,8 @@ PUBLISHED_EXAMPLES: frozenset[str] = frozenset(
 )
 """Keys the providers publish in their documentation: they grant nothing."""
 _NAME_KEYS = re.compile(
-    r"(?i)(?:[_.-]?(?:name|id|ids|length|size|file|path|url|uri|arn|variable|var|env|ref|"
-    r"version|type|format|header|field|prefix|suffix|hint|label))[\"']?\s*$"
+    r"(?i)(?:[_.-]?(?:name|id|ids|length|size|file|path|url|uri|arn|variable|ref|"
+    r"version|type|format|field|prefix|suffix|hint|label))[\"']?\s*$"
 )
 """A credential word followed by one of these names the secret (``LLM_SECRET_NAME``,
 ``passwordVariable``): its value is a name, not the secret."""
@@ -131,9 +130,9 @@ def is_noise(kind: str, file: str, line: str, hashed_secret: str | None) -> bool
     (``SECRET_NAME=...``, ``passwordVariable: 'X'``) or says it is public (``public_key``,
     ``publicToken``, a CSRF token). The keyword detector also: the line assigns a
     reference. The entropy detectors also: the value is a digest or an id and the line
-    *says* so (a hash
-    keyword, an ``<algo>-``/``<algo>:`` prefix, a checksum file's layout, a lock file); a
-    bare 40-hex string stays a finding, since old GitHub tokens look exactly like that.
+    *says* so (a hash keyword, an ``<algo>-``/``<algo>:`` prefix, a checksum file's layout,
+    a lock file); a bare 40-hex string stays a finding, since old GitHub tokens look exactly
+    like that.
 
     A value a specific detector recognises (an AWS key, a private key, a GitHub token) is
     a secret wherever it is written, lock files and SVG included, unless it is a

@@ -243,6 +243,8 @@ def test_detect_secrets_noise_is_judged_on_the_flagged_value(
         ("Base64 High Entropy String", f'secret_key = "{REAL}"', REAL),
         ("Base64 High Entropy String", f'  private_key: "{KEY}"', KEY),
         ("Base64 High Entropy String", f'  republish_hook: "{KEY}"', KEY),
+        ("Base64 High Entropy String", f'AUTH_HEADER="Bearer {KEY}"', KEY),
+        ("Secret Keyword", "SECRET_VAR=Sup3rS3cret-Passw0rd", "Sup3rS3cret-Passw0rd"),
     ],
 )
 def test_the_same_shapes_with_real_values_stay(kind: str, line: str, value: str) -> None:
