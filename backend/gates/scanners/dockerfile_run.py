@@ -367,10 +367,23 @@ class _Script:
                 self.stage.verified.add(sig)  # a clearsigned file vouches for itself
 
 
+_OPS = "();<>|&"
+_QUOTED_OPS = re.compile(r"(?<!\S)(['\"])([();<>|&]+)\1(?!\S)|\\([();<>|&])")
+_HIDDEN = {c: chr(0xE000 + i) for i, c in enumerate(_OPS)}
+_SHOWN = str.maketrans({v: k for k, v in _HIDDEN.items()})
+
+
+def _hide(ops: str) -> str:
+    return "".join(_HIDDEN[c] for c in ops)
+
+
 def _pipelines(script: str) -> list[tuple[list[_Cmd], str]]:
     """The script's pipelines in order, each a list of commands and the separator after it
     (``&&``, ``||``, ``;``...; ``""`` at the end)."""
     text = re.sub(r"\\\r?\n", " ", script).replace("\n", " ; ")
+    # quoted or escaped operators are words ("find ... -exec x '{}' ';'", "\\( -name a \\)"):
+    # hidden from the lexer as private-use characters, put back in the words after
+    text = _QUOTED_OPS.sub(lambda m: _hide(m.group(2) or m.group(3)), text)
     lex = shlex.shlex(text, posix=True, punctuation_chars=True)
     lex.whitespace_split = True
     lex.commenters = ""
@@ -381,7 +394,22 @@ def _pipelines(script: str) -> list[tuple[list[_Cmd], str]]:
     pipelines: list[tuple[list[_Cmd], str]] = []
     current: list[_Cmd] = [_Cmd([])]
     redirect: str | None = None
+    cases, pattern = 0, False  # inside "case x in a | b)": "|" separates patterns
     for token in tokens:
+        if pattern:
+            if token == ")":
+                pattern = False
+            elif token == "esac":
+                cases, pattern = cases - 1, False
+            continue
+        if token == "in" and current[0].words[:1] == ["case"]:
+            cases, pattern = cases + 1, True
+            current[-1].words.append(token)
+            continue
+        if token == "esac" and cases:
+            cases -= 1
+        if cases and token in {";;", ";&", ";;&"}:
+            pattern = True
         if redirect is not None:
             if ">" in redirect and "&" not in redirect[-1:]:
                 current[-1].stdout = token
@@ -389,7 +417,7 @@ def _pipelines(script: str) -> list[tuple[list[_Cmd], str]]:
                 current[-1].stdin = token
             redirect = None
             continue
-        if token and all(c in "();<>|&" for c in token):
+        if token and all(c in _OPS for c in token):
             if ("<" in token or ">" in token) and not token.endswith("("):
                 redirect = token
             elif token in {"|", "|&"}:
@@ -398,7 +426,7 @@ def _pipelines(script: str) -> list[tuple[list[_Cmd], str]]:
                 pipelines.append((current, token))
                 current = [_Cmd([])]
             continue
-        current[-1].words.append(token)
+        current[-1].words.append(token.translate(_SHOWN))
     pipelines.append((current, ""))
     return [(p, sep) for p, sep in pipelines if any(c.words for c in p)]
 

@@ -80,6 +80,7 @@ def test_a_signed_remote_add_passes() -> None:
     "run",
     [
         "RUN curl -fsSL https://get.example.com/install.sh | sh",
+        'RUN curl "https://get.example.com/install.sh"|"sh"',
         "RUN curl -o- https://e.example/install.sh | PROFILE=/x bash",
         "RUN wget -qO- https://e.example/install.sh | sudo -E bash -",
         "RUN curl -fsSL https://e.example/i.py | python3 -",
@@ -156,6 +157,10 @@ def test_a_remote_add_nothing_verifies_fails() -> None:
         (f'RUN echo "{SHA}  f" | sha256sum -c -', "", False),
         ("RUN grep ' f$' SUMS | sha256sum -c -", "", False),
         ("RUN Get-Item x | Select-Object", 'SHELL ["pwsh", "-c"]\n', False),
+        # "|" in case patterns, quoted or escaped operators: no pipe
+        ('RUN case "$a" in amd64 | arm64) echo 64 ;; armhf | i386) echo 32 ;; esac', "", False),
+        ("RUN tr '|' ' ' < /etc/a > /b && find / -exec ldd '{}' ';' -o \\( -name x \\)", "", False),
+        ("RUN find /usr -exec ldd '{}' ';' | awk '{ print $1 }'", "", True),
     ],
 )
 def test_pipes_without_pipefail(run: str, head: str, flagged: bool) -> None:
