@@ -2,9 +2,9 @@
 
 Checks: the final image runs as root (its effective user, resolved across stages,
 ``ARG``/``ENV`` and known non-root base images: :mod:`.dockerfile_user`), base images
-on ``latest`` or with no tag/digest at all, ``ADD`` of a remote URL without
-``--checksum``, and ``RUN`` scripts that use a download nothing verified or pipe without
-``pipefail`` where a failure would be hidden (:mod:`.dockerfile_run`).
+on ``latest`` or with no tag/digest at all, ``ADD`` of a remote URL that neither
+``--checksum`` nor a later ``RUN`` verifies, and ``RUN`` scripts that use a download nothing
+verified or pipe without ``pipefail`` where a failure would be hidden (:mod:`.dockerfile_run`).
 """
 
 from __future__ import annotations

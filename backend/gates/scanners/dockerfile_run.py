@@ -5,8 +5,8 @@ a pinned checksum (``echo "<sha256>  f" | sha256sum -c -``), a checksum list tha
 or comes with the repository, or ``gpg --verify`` of its signature. Piping one into a shell
 or ``tar`` verifies nothing. A pipe without ``pipefail`` hides a failing producer, unless it
 only carries a literal (``echo``) or ends in a checksum check, which fails on short input.
-Scripts are read word by word (``shlex``); variables are not expanded, names compare as
-written (or by base name when one side is relative).
+Scripts are read word by word (``shlex``); only variables the script itself sets are
+expanded, names compare as written (or by base name when one side is relative).
 """
 
 from __future__ import annotations
