@@ -123,8 +123,8 @@ def _kept(items: list[dict[str, Any]], lines: list[str], rel: str) -> list[dict[
             number = private_key_start(lines, number) or number
             item = {**item, "line_number": number}
             key_lines.add(number)
-        if number in pem or (number in key_lines and kind != "Private Key"):
-            continue
+        if kind != "Private Key" and (number in pem or number in key_lines):
+            continue  # a PEM body, a certificate, or the key's own line: reported once
         if is_noise(kind, rel, lines[number - 1], item.get("hashed_secret")):
             continue
         out.setdefault((number, str(item.get("hashed_secret") or kind)), item)

@@ -201,29 +201,31 @@ def is_public(line: str, start: int) -> bool:
 
 def pem_noise_lines(lines: Sequence[str]) -> frozenset[int]:
     """1-based lines of ``lines`` that belong to a PEM block but are not where a private key
-    starts: a block's body and END line, and the whole of a certificate or public key."""
+    starts: a block's body and END line, and the whole of a certificate or public key. A line
+    where a private key begins is never one of them (a one-line JSON bundle holds the
+    certificate and the key)."""
     out: set[int] = set()
+    starts: set[int] = set()
     opened: tuple[int, str] | None = None
     for number, text in enumerate(lines, 1):
         for match in _PEM.finditer(text):
             edge, label = match.groups()
             if edge == "BEGIN" and opened is None:
                 opened = (number, label)
-                if "PRIVATE KEY" not in label:
-                    out.add(number)
+                (starts if "PRIVATE KEY" in label else out).add(number)
             elif edge == "END" and opened is not None:
                 out.update(range(opened[0] + 1, number + 1))
                 opened = None
-    return frozenset(out)
+    return frozenset(out - starts)
 
 
 def private_key_start(lines: Sequence[str], line: int, reach: int = 3) -> int | None:
     """The BEGIN line of the private key reported at ``line`` (detect-secrets reports a
     YAML block scalar's key line, ``tls.key: |``, one or more lines above it)."""
     for number in range(line, min(line + reach, len(lines)) + 1):
-        match = _PEM.search(lines[number - 1])
-        if match and match.group(1) == "BEGIN" and "PRIVATE KEY" in match.group(2):
-            return number
+        for match in _PEM.finditer(lines[number - 1]):
+            if match.group(1) == "BEGIN" and "PRIVATE KEY" in match.group(2):
+                return number
     return None
 
 

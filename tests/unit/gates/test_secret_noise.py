@@ -270,6 +270,15 @@ def test_pem_bodies_and_certificates_are_noise_but_a_key_begin_line_is_not() -> 
     assert private_key_start(lines, 8) is None
 
 
+def test_a_key_after_a_certificate_on_the_same_line_is_not_noise() -> None:
+    bundle = (
+        '{"chain": "-----BEGIN CERTIFICATE-----\\nMIIB\\n-----END CERTIFICATE-----\\n'
+        '-----BEGIN PRIVATE KEY-----\\nMIIE\\n-----END PRIVATE KEY-----\\n"}'
+    )
+    assert pem_noise_lines([bundle]) == frozenset()
+    assert private_key_start([bundle], 1) == 1
+
+
 def test_a_yaml_block_scalar_key_is_moved_to_its_begin_line() -> None:
     lines = ["tls:", "  key: |", "    -----BEGIN EC PRIVATE KEY-----", "    MHcCAQEEIAL", "x"]
     assert private_key_start(lines, 2) == 3
