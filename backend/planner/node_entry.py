@@ -26,6 +26,8 @@ MAX_PACKAGE_BYTES = 1_000_000
 """A real package.json is a few kB; a larger one is not read (and not guessed from)."""
 MAX_DEPTH = 8
 """How many ``npm run`` hops a start script may take before the planner gives up."""
+MAX_RESOLUTIONS = 256
+"""How many scripts one module's resolution may read in all (chains may branch)."""
 PROD_SCRIPTS = ("start:prod", "start:production", "prod", "production", "serve")
 BUILD_DIRS = frozenset({"dist", "build", "out", "lib", ".next"})
 CONVENTIONAL = (
@@ -41,6 +43,7 @@ CONVENTIONAL = (
 )
 _TS = (".ts", ".tsx", ".mts", ".cts")
 _TOOL_PACKAGES = {"nest": "@nestjs/cli", "vue-cli-service": "@vue/cli-service"}
+_WRAPPERS = frozenset({"env", "cross-env", "cross-env-shell", "exec"})
 _SEPARATORS = frozenset({"&&", "||", ";", "&", ";;"})
 _EVAL = frozenset({"-e", "--eval", "-p", "--print", "-c", "--check", "-i", "--interactive"})
 _PRELOAD = frozenset({"-r", "--require", "--import", "--loader", "--experimental-loader"})
@@ -273,12 +276,18 @@ class _Context:
     pkg: Package
     notes: list[str]
     sources: dict[str, str]
+    resolutions: int = 0
 
 
 def resolve_script(ctx: _Context, name: str, via: tuple[str, ...] = ()) -> Found:
     """What ``npm run <name>`` ends up running: its last command, chains followed."""
     if name in via:
         ctx.notes.append(f"scripts {' → '.join((*via, name))} loops: ignored")
+        return None
+    ctx.resolutions += 1
+    if ctx.resolutions > MAX_RESOLUTIONS:
+        if ctx.resolutions == MAX_RESOLUTIONS + 1:
+            ctx.notes.append(f"scripts: over {MAX_RESOLUTIONS} script runs to follow: ignored")
         return None
     if len(via) >= MAX_DEPTH:
         ctx.notes.append(f"scripts {' → '.join(via)}: over {MAX_DEPTH} hops: ignored")
@@ -306,10 +315,10 @@ def resolve_script(ctx: _Context, name: str, via: tuple[str, ...] = ()) -> Found
 
 
 def _strip_wrappers(words: list[str]) -> list[str]:
-    """Drop env assignments, ``env``, ``cross-env``, ``npx`` and ``dotenv --``."""
+    """Drop env assignments, ``env``, ``cross-env``, ``exec``, ``npx`` and ``dotenv --``."""
     while words:
         head = words[0]
-        if re.match(r"^[A-Za-z_]\w*=", head) or head in {"env", "cross-env", "cross-env-shell"}:
+        if re.match(r"^[A-Za-z_]\w*=", head) or head in _WRAPPERS:
             words = words[1:]
         elif head == "npx" or words[:2] in (["npm", "exec"], ["pnpm", "exec"], ["yarn", "exec"]):
             words = words[1 if head == "npx" else 2 :]
@@ -348,7 +357,7 @@ def _command(ctx: _Context, words: list[str], via: tuple[str, ...], depth: int) 
     words = _strip_wrappers(words)
     if not words or depth > MAX_DEPTH:
         return None
-    if any("$(" in w or "`" in w for w in words) or words[0] in {"(", "{", "exec"}:
+    if any("$(" in w or "`" in w for w in words) or words[0] in {"(", "{"}:
         return Opaque(shlex.join(words), via)
     script, rest = _script_call(words, ctx.pkg.scripts)
     if script is not None:
@@ -400,7 +409,7 @@ def _launch(
         return inner
     if not file and runner == "nodemon":
         # nodemon without a script runs nodemon.json's `exec`, else package.json main.
-        configured = _jsonc(read_text(ctx.path / "nodemon.json")).get("exec")
+        configured = _jsonc(_small_text(ctx.path / "nodemon.json")).get("exec")
         if isinstance(configured, str) and configured.strip():
             return _command(ctx, words_of(configured) or [], via, depth + 1)
         file = ctx.pkg.main or ""
@@ -425,6 +434,9 @@ class NodeEntry:
     notes: list[str]
     compile: str | None = None
     """A compile step when the package has no build script (``tsc -p tsconfig.json``)."""
+
+    def __post_init__(self) -> None:
+        self.notes = list(dict.fromkeys(self.notes))  # a script read twice says it once
 
 
 def node_entry(path: Path, pkg: Package, sources: dict[str, str]) -> NodeEntry:
@@ -679,7 +691,7 @@ def _tsconfig(path: Path, name: str, depth: int = 0) -> dict:
     rel, _ = inside(path, name)
     if rel is None or depth > 4:
         return {}
-    data = _jsonc(read_text(path / rel))
+    data = _jsonc(_small_text(path / rel))
     options = data.get("compilerOptions")
     options = dict(options) if isinstance(options, dict) else {}
     base = posixpath.dirname(rel)
@@ -697,10 +709,19 @@ def _tsconfig(path: Path, name: str, depth: int = 0) -> dict:
     return options
 
 
+def _small_text(file: Path) -> str:
+    """A config file's text; ``""`` when missing or larger than a package.json may be."""
+    try:
+        return read_text(file) if file.stat().st_size <= MAX_PACKAGE_BYTES else ""
+    except OSError:
+        return ""
+
+
 def _jsonc(text: str) -> dict:
     """tsconfig is JSON with comments and trailing commas."""
-    string = r'("(?:\\.|[^"\\])*")'
-    text = re.sub(string + r"|//[^\n]*|/\*[\s\S]*?\*/", lambda m: m.group(1) or "", text)
+    # A string runs to its closing quote or to the end: one scan, never one per quote.
+    string = r'("(?:\\[\s\S]|[^"\\])*(?:"|\\?\Z))'
+    text = re.sub(string + r"|//[^\n]*|/\*[\s\S]*?(?:\*/|\Z)", lambda m: m.group(1) or "", text)
     text = re.sub(string + r"|,(\s*[}\]])", lambda m: m.group(1) or m.group(2), text)
     try:
         data = json.loads(text or "{}")

@@ -16,7 +16,7 @@ import pytest
 
 from backend.planner import WORKFLOW_PATH, propose
 from backend.planner.detect import inspect_module
-from backend.planner.node_entry import MAX_DEPTH, inside, read_package
+from backend.planner.node_entry import MAX_DEPTH, MAX_RESOLUTIONS, inside, read_package
 
 _SERVER = "require('http').createServer().listen(process.env.PORT || 3000)\n"
 _TSCONFIG = {"compilerOptions": {"outDir": "./dist", "rootDir": "./src"}}
@@ -587,3 +587,31 @@ def test_the_repository_expose_wins_over_the_framework_default(tmp_path: Path) -
     pkg |= {"dependencies": {"express": "^4.21.2"}}
     files = {"src/index.ts": "server.listen(env.PORT);\n", "Dockerfile": "EXPOSE 8080\n"}
     assert inspect_module(_repo(tmp_path, pkg, files), "node").port == 8080
+
+
+def test_branching_chains_are_bounded(tmp_path: Path) -> None:
+    """Each script runs the next one fifty times: 50**8 paths if followed naively."""
+    scripts = {f"s{i}": " && ".join([f"npm run s{i + 1}"] * 50) for i in range(MAX_DEPTH)}
+    pkg = {"scripts": {**scripts, "start": "npm run s0", f"s{MAX_DEPTH}": "node x.js"}}
+    facts = inspect_module(_repo(tmp_path, pkg, {"index.js": _SERVER}), "node")
+    assert facts.start is not None
+    assert facts.start.command(None) == ["node", "index.js"]
+    assert f"scripts: over {MAX_RESOLUTIONS} script runs to follow: ignored" in facts.notes
+
+
+def test_exec_in_a_script_is_a_wrapper(tmp_path: Path) -> None:
+    pkg = {"scripts": {"start": "exec node --enable-source-maps server.js"}}
+    start = _run(_repo(tmp_path, pkg, {"server.js": _SERVER}))[0]
+    assert start == ["node", "--enable-source-maps", "server.js"]
+
+
+@pytest.mark.parametrize(
+    "body",
+    ['"\\"' * 200_000, "/*x" * 200_000, '"' * 400_001],
+    ids=["escaped-quotes", "open-comments", "odd-quotes"],
+)
+def test_a_pathological_tsconfig_is_read_in_one_pass(tmp_path: Path, body: str) -> None:
+    """Unclosed strings and comments: one scan each (quadratic, this took hours)."""
+    pkg = {"scripts": {"start": "ts-node src/index.ts", "build": "tsc"}}
+    files = {"src/index.ts": _SERVER, "tsconfig.json": body}
+    assert _run(_repo(tmp_path, pkg, files))[0] == ["node", "src/index.js"]  # no outDir
