@@ -13,6 +13,8 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from backend.planner import WORKFLOW_PATH, propose
 from backend.planner.detect import inspect_module
@@ -615,3 +617,84 @@ def test_a_pathological_tsconfig_is_read_in_one_pass(tmp_path: Path, body: str) 
     pkg = {"scripts": {"start": "ts-node src/index.ts", "build": "tsc"}}
     files = {"src/index.ts": _SERVER, "tsconfig.json": body}
     assert _run(_repo(tmp_path, pkg, files))[0] == ["node", "src/index.js"]  # no outDir
+
+
+_WORDS = st.sampled_from(
+    [
+        "node",
+        "nodemon",
+        "ts-node",
+        "tsx",
+        "npm",
+        "run",
+        "yarn",
+        "pnpm",
+        "start",
+        "serve",
+        "a",
+        "-r",
+        "--exec",
+        "--",
+        "&&",
+        ";",
+        "|",
+        "NODE_ENV=production",
+        "cross-env",
+        ".",
+        "server.js",
+        "../x.js",
+        "/etc/passwd",
+        "~/x.js",
+        "src/index.ts",
+        "dist/main",
+        "'",
+        '"',
+        "$(id)",
+        "-e",
+        "x.js",
+        "--require=./p.js",
+        "watch",
+        "exec",
+        "npx",
+    ]
+)
+_SCRIPT = st.lists(_WORDS, max_size=8).map(" ".join)
+_VALUE = st.one_of(
+    st.none(),
+    st.integers(),
+    st.booleans(),
+    _SCRIPT,
+    st.lists(_SCRIPT, max_size=2),
+    st.dictionaries(st.sampled_from(["a", "web", "x"]), _SCRIPT, max_size=2),
+)
+
+
+@settings(
+    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    scripts=st.one_of(
+        st.dictionaries(st.sampled_from(["start", "serve", "a", "build", "start:prod"]), _SCRIPT),
+        _VALUE,
+    ),
+    main=_VALUE,
+    bin_=_VALUE,
+)
+def test_any_package_json_gives_a_start_inside_the_project_or_none(
+    tmp_path: Path, scripts: object, main: object, bin_: object
+) -> None:
+    repo = tmp_path / "p"
+    repo.mkdir(exist_ok=True)
+    for rel in ("server.js", "x.js", "src/index.ts", "p.js"):
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text("")
+    (repo / "package.json").write_text(json.dumps({"scripts": scripts, "main": main, "bin": bin_}))
+    facts = inspect_module(repo, "node")
+    if facts.start is None or facts.start.argv[0] != "node":
+        return
+    for arg in facts.start.argv[1:]:
+        path = arg.split("=", 1)[1] if arg.startswith("--require=") else arg
+        if arg.startswith("--") and not arg.startswith("--require="):
+            continue
+        assert not path.startswith(("/", "~", "-")), facts.start.argv
+        assert ".." not in Path(path).parts, facts.start.argv
