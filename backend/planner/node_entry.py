@@ -536,6 +536,10 @@ def _from_launch(ctx: _Context, launch: Launch, origin: str) -> NodeEntry | None
         found = _resolve(ctx.path, rel, (".js", ".cjs", ".mjs"))
         if found is None and _built_path(ctx, rel):
             found = rel  # produced by the build script (`node dist/main` → dist/main.js)
+            corrected = emitted(ctx, rel)
+            if corrected is not None:
+                found = corrected[0]
+                ctx.notes.append(f"{source} runs {rel}, but {corrected[1]}")
         if found is None:
             ctx.notes.append(f"{source.split(' (via')[0]} runs {rel}, which does not exist")
             return None
@@ -649,15 +653,9 @@ def build_output(ctx: _Context, src: str) -> tuple[str | None, str | None, str]:
         return None, None, "no build script compiles it"
     for words in _build_segments(ctx):
         tool = PurePosixPath(words[0]).name
-        if tool == "tsc" and not {"--noEmit", "-w", "--watch"} & set(words):
-            project = _option(words, "-p", "--project") or "tsconfig.json"
-            if (ctx.path / project).is_dir():
-                project = posixpath.join(project, "tsconfig.json")
-            out, why = _tsc_output(ctx, project, _option(words, "--outDir"), src)
-            return (out, None, "") if out else (None, None, why)
-        if tool == "nest" and words[1:2] == ["build"]:
-            name = "tsconfig.build.json" if (ctx.path / "tsconfig.build.json").is_file() else None
-            out, why = _tsc_output(ctx, name or "tsconfig.json", None, src)
+        project = _tsc_project(ctx, words)
+        if project is not None:
+            out, why = _tsc_output(ctx, project[0], project[1], src)
             return (out, None, "") if out else (None, None, why)
         if tool in {"babel", "swc"}:
             out_dir = _option(words, "-d", "--out-dir")
@@ -678,6 +676,47 @@ def build_output(ctx: _Context, src: str) -> tuple[str | None, str | None, str]:
                 return _checked(ctx, posixpath.join(out_dir, _js_name(PurePosixPath(src).name)))
     build = ctx.pkg.scripts["build"]
     return None, None, f"the build script ({build}) is not one the planner maps"
+
+
+def _tsc_project(ctx: _Context, words: list[str]) -> tuple[str, str | None] | None:
+    """The tsconfig (and ``--outDir``) of a build command running tsc or ``nest build``."""
+    tool = PurePosixPath(words[0]).name
+    if tool == "tsc" and not {"--noEmit", "-w", "--watch"} & set(words):
+        project = _option(words, "-p", "--project") or "tsconfig.json"
+        if (ctx.path / project).is_dir():
+            project = posixpath.join(project, "tsconfig.json")
+        return project, _option(words, "--outDir")
+    if tool == "nest" and words[1:2] == ["build"]:
+        build = (ctx.path / "tsconfig.build.json").is_file()
+        return ("tsconfig.build.json" if build else "tsconfig.json"), None
+    return None
+
+
+def emitted(ctx: _Context, rel: str) -> tuple[str, str] | None:
+    """When a start runs a tsc output that tsc does not write (tsconfig ``rootDir`` names
+    where sources sit): the file it does write for the one source of that name, and a note.
+    """
+    project = next(filter(None, (_tsc_project(ctx, w) for w in _build_segments(ctx))), None)
+    if project is None or not (ctx.path / project[0]).is_file():
+        return None
+    if not isinstance(_tsconfig(ctx.path, project[0]).get("rootDir"), str):
+        return None  # tsc's layout then depends on every input file: not second-guessed
+    stem = PurePosixPath(rel).name.split(".")[0]
+    outputs = {
+        src: _tsc_output(ctx, project[0], project[1], src)[0]
+        for src in sorted(ctx.sources)
+        if src.endswith(_TS) and not src.endswith(".d.ts") and PurePosixPath(src).stem == stem
+    }
+    wanted = rel if rel.endswith((".js", ".mjs", ".cjs")) else f"{rel}.js"
+    if wanted in outputs.values() or len(outputs) != 1:
+        return None
+    src, out = next(iter(outputs.items()))
+    if out is None:
+        return None
+    return (
+        out,
+        f"the build (tsc, {project[0]}) writes {src} to {out}: the image runs {out}",
+    )
 
 
 def _checked(ctx: _Context, rel: str) -> tuple[str | None, str | None, str]:
@@ -754,20 +793,21 @@ def _tsc_output(
 
 
 def _common_root(ctx: _Context, include: object, src: str) -> str:
-    """tsc's default rootDir: the longest common directory of the input files."""
-    dirs: list[str] = []
+    """tsc's default rootDir: the longest common directory of the input files (those under
+    ``include``'s literal prefixes when it is given)."""
+    prefixes = ["."]
     if isinstance(include, list) and include:
+        prefixes = []
         for pattern in include:
             literal = re.split(r"[*?{]", str(pattern), maxsplit=1)[0]
-            if literal.endswith(_TS):
-                literal = posixpath.dirname(literal)
-            dirs.append(posixpath.normpath(literal or "."))
-    else:
-        dirs = [
-            posixpath.dirname(rel) or "."
-            for rel in ctx.sources
-            if rel.endswith(_TS) and not rel.endswith(".d.ts")
-        ]
+            prefixes.append(posixpath.normpath(literal or "."))
+    dirs = [
+        posixpath.dirname(rel) or "."
+        for rel in ctx.sources
+        if rel.endswith(_TS)
+        and not rel.endswith(".d.ts")
+        and any(p == "." or rel == p or rel.startswith(p + "/") for p in prefixes)
+    ]
     dirs.append(posixpath.dirname(src) or ".")
     try:
         common = os.path.commonpath([d if d != "." else "" for d in dirs])

@@ -173,6 +173,28 @@ def test_typescript_boilerplate_start_on_the_build_output(tmp_path: Path) -> Non
     assert _run(_repo(tmp_path, pkg, {"src/main.ts": ""}))[0] == ["node", "build/src/main.js"]
 
 
+def test_a_start_on_an_output_tsc_does_not_write_is_corrected(tmp_path: Path) -> None:
+    """jsynowiec/node-typescript-boilerplate@8b27c174543eedf5d83e1038adc1664dc53ed9c0 with its
+    tsconfig: ``rootDir: src``, ``outDir: build``, ``include: ["src"]`` (comments, trailing
+    commas): tsc writes src/main.ts to build/main.js, the start script runs build/src/main.js."""
+    pkg = {"scripts": {"start": "node build/src/main.js", "build": "tsc -p tsconfig.json"}}
+    tsconfig = '{\n  "compilerOptions": {\n    // output\n    "rootDir": "src",\n'
+    tsconfig += '    "outDir": "build",\n    "incremental": true,\n  },\n  "include": ["src"],\n}\n'
+    start, notes = _run(_repo(tmp_path, pkg, {"src/main.ts": _SERVER, "tsconfig.json": tsconfig}))
+    assert start == ["node", "build/main.js"]
+    assert notes == [
+        "package.json start runs build/src/main.js, but the build (tsc, tsconfig.json) writes "
+        "src/main.ts to build/main.js: the image runs build/main.js"
+    ]
+
+
+def test_a_start_on_the_output_tsc_writes_is_kept(tmp_path: Path) -> None:
+    pkg = {"scripts": {"start": "node build/main", "build": "tsc"}}
+    tsconfig = json.dumps({"compilerOptions": {"rootDir": "src", "outDir": "build"}})
+    files = {"src/main.ts": _SERVER, "src/util/main.ts": "", "tsconfig.json": tsconfig}
+    assert _run(_repo(tmp_path, pkg, files)) == (["node", "build/main"], [])
+
+
 @pytest.mark.parametrize(
     ("start", "build", "argv"),
     [
