@@ -244,7 +244,15 @@ Found = Launch | Opaque | None
 
 
 def words_of(command: str) -> list[str] | None:
-    """Shell words of a script (operators ``&&``, ``;``, ``|`` are words), None if unparsable."""
+    """Shell words of a script, the way ``sh`` splits them.
+
+    Args:
+        command: a ``scripts`` entry.
+
+    Returns:
+        The words (operators ``&&``, ``;``, ``|`` are words of their own), or None when the
+        quotes do not balance.
+    """
     lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
     lexer.whitespace_split = True
     lexer.commenters = ""
@@ -255,7 +263,15 @@ def words_of(command: str) -> list[str] | None:
 
 
 def segments_of(words: list[str]) -> list[list[str]]:
-    """The commands of a chain; a pipeline or redirection keeps only its first command."""
+    """The commands of a chain.
+
+    Args:
+        words: from :func:`words_of`.
+
+    Returns:
+        One word list per command of ``&&``/``||``/``;``/``&``; a pipeline or redirection
+        keeps only its first command (the server; ``| pino-pretty`` only formats its logs).
+    """
     out: list[list[str]] = [[]]
     for word in words:
         if word in _SEPARATORS:
@@ -279,7 +295,7 @@ class _Context:
     resolutions: int = 0
 
 
-def resolve_script(ctx: _Context, name: str, via: tuple[str, ...] = ()) -> Found:
+def _resolve_script(ctx: _Context, name: str, via: tuple[str, ...] = ()) -> Found:
     """What ``npm run <name>`` ends up running: its last command, chains followed."""
     if name in via:
         ctx.notes.append(f"scripts {' → '.join((*via, name))} loops: ignored")
@@ -361,7 +377,7 @@ def _command(ctx: _Context, words: list[str], via: tuple[str, ...], depth: int) 
         return Opaque(shlex.join(words), via)
     script, rest = _script_call(words, ctx.pkg.scripts)
     if script is not None:
-        return resolve_script(ctx, script, via)
+        return _resolve_script(ctx, script, via)
     if rest is not words:
         return _command(ctx, rest, via, depth + 1) if rest else None
     runner = PurePosixPath(words[0]).name
@@ -456,10 +472,10 @@ def node_entry(path: Path, pkg: Package, sources: dict[str, str]) -> NodeEntry:
         return NodeEntry(procfile, ctx.notes)
     if not pkg.data:
         return NodeEntry(None, ctx.notes)  # unreadable: npm could not start it either
-    found = resolve_script(ctx, "start") if "start" in pkg.scripts else None
+    found = _resolve_script(ctx, "start") if "start" in pkg.scripts else None
     if not isinstance(found, Launch) or found.dev:
         for name in PROD_SCRIPTS:
-            prod = resolve_script(ctx, name) if name in pkg.scripts else None
+            prod = _resolve_script(ctx, name) if name in pkg.scripts else None
             if isinstance(prod, Launch) and not prod.dev:
                 entry = _from_launch(ctx, prod, f"package.json {name}")
                 if entry is not None:
@@ -523,7 +539,7 @@ def _from_launch(ctx: _Context, launch: Launch, origin: str) -> NodeEntry | None
         if src is None:
             ctx.notes.append(f"{source} runs {rel}, which does not exist")
             return None
-        built, compile_step, why = build_output(ctx, src)
+        built, compile_step, why = _build_output(ctx, src)
         if built is None:
             ctx.notes.append(
                 f"{source} compiles {src} at run time with {launch.runner}, and {why}: "
@@ -536,7 +552,7 @@ def _from_launch(ctx: _Context, launch: Launch, origin: str) -> NodeEntry | None
         found = _resolve(ctx.path, rel, (".js", ".cjs", ".mjs"))
         if found is None and _built_path(ctx, rel):
             found = rel  # produced by the build script (`node dist/main` → dist/main.js)
-            corrected = emitted(ctx, rel)
+            corrected = _emitted(ctx, rel)
             if corrected is not None:
                 found = corrected[0]
                 ctx.notes.append(f"{source} runs {rel}, but {corrected[1]}")
@@ -637,7 +653,7 @@ def _js_name(rel: str) -> str:
     return stem + {".mts": ".mjs", ".cts": ".cjs"}.get(ext, ".js")
 
 
-def build_output(ctx: _Context, src: str) -> tuple[str | None, str | None, str]:
+def _build_output(ctx: _Context, src: str) -> tuple[str | None, str | None, str]:
     """Where the build puts ``src`` compiled, a compile step when there is no build script,
     or why neither is known.
 
@@ -692,7 +708,7 @@ def _tsc_project(ctx: _Context, words: list[str]) -> tuple[str, str | None] | No
     return None
 
 
-def emitted(ctx: _Context, rel: str) -> tuple[str, str] | None:
+def _emitted(ctx: _Context, rel: str) -> tuple[str, str] | None:
     """When a start runs a tsc output that tsc does not write (tsconfig ``rootDir`` names
     where sources sit): the file it does write for the one source of that name, and a note.
     """
