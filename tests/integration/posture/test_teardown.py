@@ -77,8 +77,8 @@ def private_cluster() -> Iterator[str]:
     )
     admin = f"host={root} port={port} user=postgres dbname=postgres"
     with psycopg.connect(admin, autocommit=True) as conn:
-        # What the operator does on a cluster the tool roles share (README, "Tool roles"):
-        # no database but the ERP's lets them in; `audit grants` checks every database.
+        # What `cadencia db confine` does on a cluster the deployment owns (README, "Least-
+        # privilege posture"): no database but the ERP's lets the tool roles in.
         conn.execute("REVOKE CONNECT, TEMPORARY ON DATABASE postgres, template1 FROM PUBLIC")
     try:
         yield admin
