@@ -222,7 +222,9 @@ def _node(module: Module, facts: ModuleFacts) -> Stages:
         build.append(f"RUN {facts.build_command} && {prune}")
     else:
         build.append(f"RUN {prune}")
-    argv = start_command(module, facts) or ["node", module.entry or facts.entry or "index.js"]
+    entry = module.entry or facts.entry or "index.js"
+    # A module map's entry named like an option must stay a file name for node.
+    argv = start_command(module, facts) or ["node", f"./{entry}" if entry[0] == "-" else entry]
     env = "ENV NODE_ENV=production" + (f" \\\n    PORT={module.port}" if module.port else "")
     if argv[0] == "npm":
         # npm writes its cache and logs under $HOME; the root filesystem is read-only.

@@ -16,6 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from backend.module_map import Module, ModuleMap
 from backend.planner import WORKFLOW_PATH, propose
 from backend.planner.detect import inspect_module
 from backend.planner.node_entry import MAX_DEPTH, MAX_RESOLUTIONS, inside, read_package
@@ -720,3 +721,13 @@ def test_any_package_json_gives_a_start_inside_the_project_or_none(
             continue
         assert not path.startswith(("/", "~", "-")), facts.start.argv
         assert ".." not in Path(path).parts, facts.start.argv
+
+
+def test_a_module_map_entry_named_like_an_option_stays_a_file(tmp_path: Path) -> None:
+    repo = _repo(tmp_path, {"name": "web"}, {"--inspect=0.0.0.0.js": _SERVER, "index.js": ""})
+    module_map = ModuleMap(
+        modules=[
+            Module(name="web", path=".", language="node", kind="job", entry="--inspect=0.0.0.0.js")
+        ]
+    )
+    assert propose(repo, module_map).modules[0].start == ["node", "./--inspect=0.0.0.0.js"]
