@@ -14,12 +14,12 @@ import re
 import shlex
 from collections import defaultdict
 from collections.abc import Callable
-from pathlib import PurePosixPath
 from typing import Any
 
 import yaml
 
-from backend.gates.targets import is_dockerfile
+from backend.gates.scanners.compose import exposes_socket, host_path
+from backend.gates.targets import is_compose, is_dockerfile, looks_like_compose
 from backend.planner.dockerfiles import PINNED_BY_REPOSITORY, RUNTIME_UID
 
 Finding = dict[str, object]
@@ -54,7 +54,7 @@ def correct(files: dict[str, str], findings: list[Finding]) -> dict[str, str]:
         keys = {_key(f) for f in named if not _is_secret(f)}
         if _is_dockerfile(path):
             text = _fix_dockerfile(text, keys)
-        elif _is_compose(path):
+        elif _is_compose(path, text):
             text = _fix_compose(text, keys)
         elif _is_workflow(path):
             text = _fix_workflow(text, keys)
@@ -101,9 +101,11 @@ def _is_dockerfile(path: str) -> bool:
     return is_dockerfile(path)  # the gate's own rule, so a flagged Dockerfile is corrected
 
 
-def _is_compose(path: str) -> bool:
-    name = PurePosixPath(path).name
-    return name in {"compose.yaml", "compose.yml", "docker-compose.yaml", "docker-compose.yml"}
+def _is_compose(path: str, text: str) -> bool:
+    # the gate's own rule (by name, or by content whatever the name): what it checked is fixed
+    return is_compose(path) or (
+        path.lower().endswith((".yml", ".yaml")) and looks_like_compose(text)
+    )
 
 
 def _is_workflow(path: str) -> bool:
@@ -161,7 +163,7 @@ def _scrub_line(path: str, lines: list[str], index: int) -> None:
         lines[index] = f"# secret {key} removed from the image; provide it at run time"
     elif _is_workflow(path):
         lines[index] = f"{lead}{key}: ${{{{ secrets.{key} }}}}"
-    elif _is_compose(path):
+    elif _is_compose(path, "\n".join(lines)):
         sep = "=" if "=" in m.group("sep") else ": "
         lines[index] = f"{lead}{key}{sep}${{{key}:?set {key} in the environment}}"
     else:
@@ -300,7 +302,7 @@ def _fix_compose(text: str, keys: set[str]) -> str:
         ).startswith("host"):
             service.pop("network_mode")
         if _any(keys, "docker.sock", "docker socket", "docker-socket"):
-            volumes = [v for v in service.get("volumes", []) if "docker.sock" not in str(v)]
+            volumes = [v for v in service.get("volumes", []) if not _mounts_socket(v)]
             service["volumes"] = volumes
             if not volumes:
                 service.pop("volumes")
@@ -309,6 +311,18 @@ def _fix_compose(text: str, keys: set[str]) -> str:
         if _any(keys, "cap_add", "sys_admin", "capabilit"):
             service.pop("cap_add", None)
     return "# Corrected by the Cadência Infra agent.\n" + yaml.safe_dump(doc, sort_keys=False)
+
+
+def _mounts_socket(volume: object) -> bool:
+    """A bind of a runtime socket or a folder above one (``/``, ``/var/run``...), as the gate
+    judges it (``exposes_socket``), in short (``/var/run:/x``) or long syntax."""
+    if isinstance(volume, dict):
+        source = str(volume.get("source") or "")
+    else:
+        source = str(volume).split(":", 1)[0]
+    if source.startswith("\\\\"):  # a Windows named pipe: \\.\pipe\docker_engine
+        source = source.replace("\\", "/")
+    return source.startswith("/") and exposes_socket(host_path(source))
 
 
 def _loopback_port(entry: object) -> object:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+import pytest
 import yaml
 
 from backend.planner.fixer import correct
@@ -274,3 +275,33 @@ def test_private_key_and_aws_key_floor() -> None:
     assert "PRIVATE KEY" not in out["deploy/key.pem"]
     assert "MIIB" not in out["deploy/key.pem"]
     assert out["config/app.env"] == "LOG=1\nAWS_ACCESS_KEY_ID=\n"
+
+
+SOCKET_FOLDERS = """services:
+  agent:
+    image: agent:1.4.2
+    volumes:
+      - /:/host:ro
+      - //var/./run/:/var/run
+      - type: bind
+        source: /run/containerd
+        target: /run/containerd
+      - /srv/agent/data:/data
+      - cache:/cache
+"""
+
+
+@pytest.mark.parametrize("path", ["compose.yaml", "deploy/stack.yml", "infra/app/prod.YAML"])
+def test_socket_folders_are_unmounted_in_any_compose_shaped_file(path: str) -> None:
+    """What the gate calls socket exposure (a socket's folder, the host root) is what goes,
+    whatever the compose file is called; other mounts stay."""
+    finding = _f(path, "compose-docker-socket", 5)
+    out = correct({path: SOCKET_FOLDERS}, [finding])[path]
+    volumes = yaml.safe_load(out)["services"]["agent"]["volumes"]
+    assert volumes == ["/srv/agent/data:/data", "cache:/cache"]
+
+
+def test_a_yaml_that_is_not_compose_is_not_rewritten_as_compose() -> None:
+    text = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: x\nspec:\n  containers: []\n"
+    finding = _f("k8s/pod.yaml", "compose-docker-socket", 1)
+    assert correct({"k8s/pod.yaml": text}, [finding]) == {"k8s/pod.yaml": text}
