@@ -14,7 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from backend.exceptions import ValidationError
-from backend.tools.registry import ToolName
+from backend.tools.names import ToolName
 
 Severity = Literal["error", "warning"]
 Tool = ToolName

@@ -24,18 +24,23 @@ from backend.tools.erp_tools import (
     valor_do_pedido,
 )
 from backend.tools.exceptions import UnknownToolError
+from backend.tools.names import (  # re-exported: the registry is where callers look
+    ATUALIZAR_CADASTRO as ATUALIZAR_CADASTRO,
+)
+from backend.tools.names import (
+    CONSULTAR_STATUS_PEDIDO as CONSULTAR_STATUS_PEDIDO,
+)
+from backend.tools.names import (
+    EMITIR_REEMBOLSO as EMITIR_REEMBOLSO,
+)
+from backend.tools.names import TOOL_NAMES as TOOL_NAMES
+from backend.tools.names import ToolName as ToolName
 from backend.tools.specs import CadastroArgs, ConsultarArgs, ReembolsoArgs, ToolArgs
 
-ToolName = Literal["consultar-status-pedido", "emitir-reembolso", "atualizar-cadastro"]
 ToolKind = Literal["read", "irreversible", "reversible"]
 EntityField = Literal["pedidoId", "clienteId"]
 ClaimScope = Literal["none", "entity", "conversation_payload"]
 SecretName = Literal["gateway"]
-
-CONSULTAR_STATUS_PEDIDO: ToolName = "consultar-status-pedido"
-EMITIR_REEMBOLSO: ToolName = "emitir-reembolso"
-ATUALIZAR_CADASTRO: ToolName = "atualizar-cadastro"
-TOOL_NAMES: tuple[ToolName, ...] = (CONSULTAR_STATUS_PEDIDO, EMITIR_REEMBOLSO, ATUALIZAR_CADASTRO)
 
 _ROLE_PREFIX = "cadencia_agente_"
 
