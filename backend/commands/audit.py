@@ -59,6 +59,12 @@ def register_iam(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]
         help="tool whose role the JSON policies belong to (consulta, reembolso, cadastro); "
         "default: guessed from role/file name, else the role counts as shared",
     )
+    parser.add_argument(
+        "--general",
+        action="store_true",
+        help="policies of any service, not Lab 87's tool roles: only the general rules and "
+        "parliament's (no 'grant a tool never uses'); the rules the gate applies to a PR",
+    )
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.set_defaults(handler=run_iam)
 
@@ -68,11 +74,17 @@ NO_POLICY_EXIT = 3
 
 def run_iam(args: argparse.Namespace) -> int:
     """Run the IAM audit; 0 clean, 1 violation, 3 no policy found (input errors → 2)."""
+    from backend.exceptions import ValidationError
     from backend.posture.iam import audit_iam
     from backend.posture.iam_tools import parse_tool
 
+    if args.general and args.tool:
+        raise ValidationError(
+            "--general judges any policy by the general rules; --tool names a Lab 87 "
+            "tool's role: give one or the other"
+        )
     tool = parse_tool(args.tool) if args.tool else None
-    report = audit_iam(args.paths, tool=tool)
+    report = audit_iam(args.paths, tool=tool, lab_rules=not args.general)
     if args.json:
         print(json.dumps(report.model_dump(mode="json"), indent=2, ensure_ascii=False))
     else:

@@ -163,13 +163,17 @@ def audit_sources(
     return findings
 
 
-def audit_iam(paths: Iterable[str | Path], tool: Tool | None = None) -> IamReport:
+def audit_iam(
+    paths: Iterable[str | Path], tool: Tool | None = None, *, lab_rules: bool = True
+) -> IamReport:
     """Audit IAM policy files and Terraform directories.
 
     Args:
         paths: policy JSON files and/or Terraform directories.
         tool: the tool whose role the JSON policies belong to, when the file or role
             name does not say; ``None`` treats unknown roles as shared by all tools.
+        lab_rules: also the rules that know Lab 87's tools (a grant a tool never uses);
+            ``False`` judges policies of any service as the gate does.
 
     Returns:
         The report; ``verdict`` is ``fail`` when any finding is an error,
@@ -180,8 +184,8 @@ def audit_iam(paths: Iterable[str | Path], tool: Tool | None = None) -> IamRepor
         ValidationError: a file cannot be parsed.
     """
     path_list = [Path(p) for p in paths]
-    sources, findings, files = collect_sources(path_list, tool)
-    findings = audit_sources(sources) + findings
+    sources, findings, files = collect_sources(path_list, tool, lab_rules=lab_rules)
+    findings = audit_sources(sources, lab_rules=lab_rules) + findings
     findings.sort(key=lambda f: (f.file, f.policy, f.statement, f.rule))
     policies = [
         AuditedPolicy(

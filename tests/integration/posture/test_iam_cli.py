@@ -81,3 +81,46 @@ def test_seed_terraform_fails() -> None:
     assert result.returncode == 1
     rules = {f["rule"] for f in json.loads(result.stdout)["findings"]}
     assert {"rds_db_arn_format", "missing_action"} <= rules
+
+
+CORPUS = ROOT / "tests" / "fixtures" / "corpus" / "iam"
+
+
+def _verdicts(paths: list[Path], *flags: str) -> dict[str, bool]:
+    """Each file's verdict from one ``audit iam`` run over all of them: True when failed."""
+    result = cadencia(*flags, "--json", *map(str, paths))
+    assert result.returncode in (0, 1), result.stderr
+    report = json.loads(result.stdout)
+    failed = {f["file"] for f in report["findings"] if f["severity"] == "error"}
+    return {str(p): str(p) in failed for p in paths}
+
+
+def test_general_rules_on_the_public_iam_corpus_meet_the_floors() -> None:
+    """``--general`` judges any service's policies as the gate does: on the corpus (AWS
+    documentation, cloudsplaining and parliament shapes; JSON, CloudFormation and
+    Terraform) precision and recall >= 0.95, one run per folder."""
+    bad = sorted((CORPUS / "bad").iterdir())
+    good = sorted((CORPUS / "good").iterdir())
+    caught = _verdicts(bad, "--general")
+    alarms = _verdicts(good, "--general")
+    hits = sum(caught.values())
+    false_alarms = [p for p, failed in alarms.items() if failed]
+    precision = hits / (hits + len(false_alarms))
+    recall = hits / len(bad)
+    missed = [p for p, failed in caught.items() if not failed]
+    assert precision >= 0.95, false_alarms
+    assert recall >= 0.95, missed
+
+
+def test_general_and_tool_together_are_a_usage_error() -> None:
+    result = cadencia("--general", "--tool", "consulta", str(SEED))
+    assert result.returncode == 2
+    assert "give one or the other" in result.stderr
+
+
+def test_lab_rules_still_apply_without_general() -> None:
+    """Without ``--general`` a public read-only policy is judged as a Lab 87 tool role: its
+    grants no tool uses fail it, and ``--general`` lets the same file pass."""
+    policy = CORPUS / "good" / "aws-ec2-describe-readonly.json"
+    assert cadencia(str(policy)).returncode == 1
+    assert cadencia("--general", str(policy)).returncode == 0
