@@ -12,6 +12,7 @@ its BEGIN line, or of a public certificate. File names and paths never decide: a
 from __future__ import annotations
 
 import hashlib
+import itertools
 import re
 from collections.abc import Sequence
 from pathlib import PurePosixPath
@@ -93,7 +94,9 @@ _PLACEHOLDER_SHAPES = re.compile(
     | ^%\(?[\w.]+\)?s?$ | ^%[\w.]+%$                          # %(name)s, %NAME%
     """
 )
-_SEQUENCES = ("0123456789" * 2, "abcdefghijklmnopqrstuvwxyz", "qwertyuiop", "1234567890" * 2)
+_SEQUENCES = ("01234567890", "abcdefghijklmnopqrstuvwxyz", "qwertyuiop")
+_LONGEST_PLACEHOLDER = 200
+"""A longer value is judged only as a reference or an example key (and regexes stay fast)."""
 PUBLISHED_EXAMPLES: frozenset[str] = frozenset(
     {
         # AWS documentation's example access keys (IAM user guide, CLI docs)
@@ -171,6 +174,8 @@ def not_a_secret(value: str) -> bool:
     bare = value.strip("`").strip()
     if not bare:
         return True
+    if len(bare) > _LONGEST_PLACEHOLDER:
+        return is_reference(value[: _LONGEST_PLACEHOLDER * 10])
     return is_placeholder(bare) or is_published_example(bare) or is_reference(value)
 
 
@@ -343,13 +348,13 @@ _WORD = re.compile(r"[A-Za-z0-9_+/.*-]+=*")
 
 
 def _covers(plain: str, sequence: str) -> bool:
-    """True when a run of ``sequence`` makes up at least 80% of ``plain``."""
-    best = 0
-    for i in range(len(plain)):
-        for j in range(len(plain), i + best, -1):
-            if plain[i:j] in sequence:
-                best = j - i
-                break
+    """True when one run of consecutive characters of ``sequence`` (``123456``, ``abcdef``,
+    ``qwerty``) makes up at least 80% of ``plain`` (linear: one pass)."""
+    following = dict(itertools.pairwise(sequence))
+    best = run = 1 if plain else 0
+    for a, b in itertools.pairwise(plain):
+        run = run + 1 if following.get(a) == b else 1
+        best = max(best, run)
     return best >= 6 and best >= 0.8 * len(plain)
 
 

@@ -282,3 +282,12 @@ def test_a_key_after_a_certificate_on_the_same_line_is_not_noise() -> None:
 def test_a_yaml_block_scalar_key_is_moved_to_its_begin_line() -> None:
     lines = ["tls:", "  key: |", "    -----BEGIN EC PRIVATE KEY-----", "    MHcCAQEEIAL", "x"]
     assert private_key_start(lines, 2) == 3
+
+
+def test_long_values_are_judged_in_linear_time() -> None:
+    import time
+
+    start = time.perf_counter()
+    assert not not_a_secret("k7" * 100_000)  # a minified line, a blob: still judged
+    assert not is_reference_line("password = " + "a1" * 100_000)
+    assert time.perf_counter() - start < 2.0
