@@ -96,7 +96,7 @@ _PLACEHOLDER_SHAPES = re.compile(
 )
 _SEQUENCES = ("01234567890", "abcdefghijklmnopqrstuvwxyz", "qwertyuiop")
 _LONGEST_PLACEHOLDER = 200
-"""A longer value is judged only as a reference or an example key (and regexes stay fast)."""
+"""A longer value is judged only as a reference (so the regexes stay fast)."""
 PUBLISHED_EXAMPLES: frozenset[str] = frozenset(
     {
         # AWS documentation's example access keys (IAM user guide, CLI docs)
@@ -131,11 +131,11 @@ def is_noise(kind: str, file: str, line: str, hashed_secret: str | None) -> bool
     placeholder, a published example key or a reference (:func:`not_a_secret`). The
     keyword and entropy detectors also: the key names the secret rather than holding it
     (``SECRET_NAME=...``, ``passwordVariable: 'X'``) or says it is public (``public_key``,
-    ``publicToken``, a CSRF token). The keyword detector also: the line assigns a
-    reference. The entropy detectors also: the value is a digest or an id and the line
-    *says* so (a hash keyword, an ``<algo>-``/``<algo>:`` prefix, a checksum file's layout,
-    a lock file); a bare 40-hex string stays a finding, since old GitHub tokens look exactly
-    like that.
+    ``publicToken``, a CSRF token). The keyword detector also, when the flagged value is
+    not found on the line: the line assigns a reference or a placeholder. The entropy
+    detectors also: the value is a digest or an id and the line *says* so (a hash keyword,
+    an ``<algo>-``/``<algo>:`` prefix, a checksum file's layout, a lock file); a bare
+    40-hex string stays a finding, since old GitHub tokens look exactly like that.
 
     A value a specific detector recognises (an AWS key, a private key, a GitHub token) is
     a secret wherever it is written, lock files and SVG included, unless it is a
@@ -158,8 +158,8 @@ def is_noise(kind: str, file: str, line: str, hashed_secret: str | None) -> bool
         return False
     if token is not None and (names_the_secret(line, start) or is_public(line, start)):
         return True
-    if kind in KEYWORD_TYPES:
-        return is_reference_line(line)
+    if kind in KEYWORD_TYPES:  # the line is read only when the flagged value is not found
+        return token is None and is_reference_line(line)
     return token is not None and is_digest(token, line[:start], line, file)
 
 

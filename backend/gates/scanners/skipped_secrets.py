@@ -64,7 +64,7 @@ def scan_skipped(root: Path, files: Iterable[str]) -> list[Finding]:
                     value = whole_token(line, str(hit.secret_value or ""))
                     if hit.type in ENTROPY_TYPES or not_a_secret(value):
                         continue
-                    if hit.type in KEYWORD_TYPES and is_reference_line(line):
+                    if hit.type in KEYWORD_TYPES and not value and is_reference_line(line):
                         continue
                     found.setdefault(value, hit.type)
                 findings.extend(

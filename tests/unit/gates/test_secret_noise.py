@@ -245,6 +245,11 @@ def test_detect_secrets_noise_is_judged_on_the_flagged_value(
         ("Base64 High Entropy String", f'  republish_hook: "{KEY}"', KEY),
         ("Base64 High Entropy String", f'AUTH_HEADER="Bearer {KEY}"', KEY),
         ("Secret Keyword", "SECRET_VAR=Sup3rS3cret-Passw0rd", "Sup3rS3cret-Passw0rd"),
+        (  # an example.com elsewhere on the line excuses nothing
+            "Secret Keyword",
+            "u = User({ email: 'a@example.com', password: 'Sup3rS3cret-Passw0rd' })",
+            "Sup3rS3cret-Passw0rd",
+        ),
     ],
 )
 def test_the_same_shapes_with_real_values_stay(kind: str, line: str, value: str) -> None:
