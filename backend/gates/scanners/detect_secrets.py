@@ -18,6 +18,8 @@ from backend.gates.scanners.secret_noise import (
     DETECT_SECRETS_FLAGS,
     ENTROPY_TYPES,
     KEYWORD_TYPES,
+    flagged_value,
+    is_key_fingerprint,
     is_noise,
     pem_noise_lines,
     private_key_start,
@@ -103,6 +105,11 @@ def parse(stdout: str, stderr: str = "", root: Path | None = None) -> list[Findi
     return findings
 
 
+def _fingerprint(lines: list[str], number: int, hashed: str | None) -> bool:
+    token, _ = flagged_value(lines[number - 1], hashed)
+    return token is not None and is_key_fingerprint(token, lines, number)
+
+
 def _rank(kind: str) -> int:
     """Lower is more specific: a named detector, then entropy, then the keyword detector."""
     return 2 if kind in KEYWORD_TYPES else 1 if kind in ENTROPY_TYPES else 0
@@ -126,6 +133,8 @@ def _kept(items: list[dict[str, Any]], lines: list[str], rel: str) -> list[dict[
         if kind != "Private Key" and (number in pem or number in key_lines):
             continue  # a PEM body, a certificate, or the key's own line: reported once
         if is_noise(kind, rel, lines[number - 1], item.get("hashed_secret")):
+            continue
+        if kind in ENTROPY_TYPES and _fingerprint(lines, number, item.get("hashed_secret")):
             continue
         out.setdefault((number, str(item.get("hashed_secret") or kind)), item)
     return unjudged + sorted(out.values(), key=lambda i: (i["line_number"], _rank(i["type"])))

@@ -121,6 +121,7 @@ _PUBLIC_KEYS = re.compile(r"(?i)(?:^|[_.-]|(?<=[a-z]))pub(?:lic|lishable)?[_.-]?
 token is published by design: no credential."""
 _KEY_BEFORE = re.compile(r"""([\w.-]+)["']?\s*(?:=>|:=|::=|[:=])\s*[\w.$]*\(?\s*["'`]?$""")
 _PEM = re.compile(r"-----(BEGIN|END) ([A-Z0-9 ]+?)-----")
+_GPG_USE = re.compile(r"\bgpg2?\b.*--(?:recv-keys?|export|verify|keyserver|import)|fingerprint")
 _ASSIGNED = re.compile(r"""[:=]\s*(?P<q>["']?)(?P<value>.+?)(?P=q)\s*[,;]?\s*(?:#.*)?$""")
 
 
@@ -151,7 +152,7 @@ def is_noise(kind: str, file: str, line: str, hashed_secret: str | None) -> bool
             of the line was flagged. Without it (or when no token matches), only the
             line-wide rules apply: unsure means a secret.
     """
-    token, start = _flagged(line, hashed_secret)
+    token, start = flagged_value(line, hashed_secret)
     if token is not None and not_a_secret(token):
         return True
     if kind not in KEYWORD_TYPES | ENTROPY_TYPES:
@@ -234,6 +235,22 @@ def private_key_start(lines: Sequence[str], line: int, reach: int = 3) -> int | 
     return None
 
 
+def is_key_fingerprint(token: str, lines: Sequence[str], line: int, reach: int = 4) -> bool:
+    """True when ``token`` (on 1-based ``line``) is a PGP key id or fingerprint: 16 or 40
+    hex digits that a gpg command within ``reach`` lines imports, exports or verifies
+    (``key='B97B…4CF8'; … gpg --recv-keys "$key"``), or that the lines just above spell
+    out as a ``Key fingerprint``."""
+    if len(token) not in (16, 40) or not re.fullmatch(r"[0-9A-Fa-f]+", token):
+        return False
+    near = lines[max(0, line - 1 - reach) : line + reach]
+    upper = token.upper()
+    return any(
+        _GPG_USE.search(text)
+        or (upper not in text.upper() and upper in re.sub(r"\s+", "", text).upper())
+        for text in near
+    )
+
+
 SAME_SECRET: dict[tuple[str, str], str] = {
     ("detect-secrets", "Private Key"): "private-key",
     ("secret-regex", "private-key"): "private-key",
@@ -307,7 +324,7 @@ def is_reference(value: str) -> bool:
     return _REFERENCE.match(value.strip()) is not None
 
 
-def _flagged(line: str, hashed_secret: str | None) -> tuple[str | None, int]:
+def flagged_value(line: str, hashed_secret: str | None) -> tuple[str | None, int]:
     """The value detect-secrets hashed to ``hashed_secret`` and where it starts on ``line``."""
     if not hashed_secret:
         return None, 0
@@ -370,7 +387,9 @@ def _candidates(text: str) -> list[str]:
 __all__ = [
     "DETECT_SECRETS_FLAGS",
     "PUBLISHED_EXAMPLES",
+    "flagged_value",
     "is_digest",
+    "is_key_fingerprint",
     "is_noise",
     "is_placeholder",
     "is_published_example",

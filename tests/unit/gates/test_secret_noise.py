@@ -8,6 +8,7 @@ import hashlib
 import pytest
 
 from backend.gates.scanners.secret_noise import (
+    is_key_fingerprint,
     is_noise,
     is_placeholder,
     is_published_example,
@@ -296,3 +297,14 @@ def test_long_values_are_judged_in_linear_time() -> None:
     assert not not_a_secret("k7" * 100_000)  # a minified line, a blob: still judged
     assert not is_reference_line("password = " + "a1" * 100_000)
     assert time.perf_counter() - start < 2.0
+
+
+def test_a_key_fingerprint_is_known_by_the_gpg_command_that_uses_it() -> None:
+    fpr = "B97B0AFCAA1A47F044F244A07FCC7D46ACCC4CF8"
+    lines = [f"\tkey='{fpr}'; \\", '\tgpg --batch --keyserver k --recv-keys "$key"; \\']
+    assert is_key_fingerprint(fpr, lines, 1)
+    spelled = ["#  Key = B97B 0AFC AA1A 47F0 44F2  44A0 7FCC 7D46 ACCC 4CF8", f"key='{fpr}'"]
+    assert is_key_fingerprint(fpr, spelled, 2)
+    # the same 40 hex digits with no gpg around: an old GitHub token looks like that
+    assert not is_key_fingerprint(fpr, [f"github_token = '{fpr}'", "curl -H x"], 1)
+    assert not is_key_fingerprint("Jx8qP2vR7mT4kW9z", lines, 1)  # not hex
