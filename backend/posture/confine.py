@@ -434,7 +434,8 @@ def _plan_shared(
 
 
 def _reload_commands(hba: HbaView) -> list[str]:
-    out = ["SELECT pg_reload_conf();"]
+    # printed, not run: what an operator runs as a superuser once pg_hba.conf is edited
+    out = [load_queries("postgres")["confine_reload"].strip() + ";"]
     data = hba.data_directory
     found = _DEBIAN_DATA.match(data or "")
     if found:

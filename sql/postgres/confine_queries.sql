@@ -80,3 +80,6 @@ REVOKE CONNECT ON DATABASE {db} FROM PUBLIC
 
 -- name: confine_revoke_tools
 REVOKE ALL ON DATABASE {db} FROM {roles}
+
+-- name: confine_reload
+SELECT pg_reload_conf()
