@@ -10,6 +10,7 @@ The floor (:func:`check_policy`) stays under parliament, which misses ``Action "
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
 
@@ -32,8 +33,23 @@ def targets(ctx: ScanContext) -> list[str]:
     return terraform_dirs + documents
 
 
+# Terraform grants IAM only through an aws_iam_* resource or data source, a resource's own
+# policy argument (bucket, key, queue policies, managed_policy_arns), a policy JSON's
+# Statement or a module input; a directory whose .tf files say none of these has no IAM, and
+# parsing HCL costs a third of a second before the first statement.
+_TF_MARKERS = re.compile(r"iam|polic|statement|module", re.IGNORECASE)
+
+
 def _targets(ctx: ScanContext) -> tuple[list[str], list[str]]:
-    terraform_dirs = sorted({str(PurePosixPath(f).parent) for f in ctx.files if f.endswith(".tf")})
+    tf_files: dict[str, list[str]] = {}
+    for f in ctx.files:
+        if f.endswith(".tf"):
+            tf_files.setdefault(str(PurePosixPath(f).parent), []).append(f)
+    terraform_dirs = sorted(
+        folder
+        for folder, files in tf_files.items()
+        if any(_tf_mentions_iam(ctx.root / f) for f in files)
+    )
     documents = [
         f
         for f in ctx.files
@@ -42,6 +58,14 @@ def _targets(ctx: ScanContext) -> tuple[list[str], list[str]]:
         and not is_template(ctx.root, f)  # Helm: not YAML until rendered
     ]
     return terraform_dirs, documents
+
+
+def _tf_mentions_iam(path: Path) -> bool:
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return True  # unreadable: let the reader say so
+    return bool(_TF_MARKERS.search(text))
 
 
 def scan(ctx: ScanContext) -> ScanResult | None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from backend.gates.scanners.compose import check_compose, published_on_all_interfaces
@@ -219,3 +221,22 @@ def test_iam_floor_catches_what_parliament_misses() -> None:
         ("iam-allow-notaction", "statement 1 uses Allow with NotAction: it grants everything else"),
     ]
     assert check_policy({"Statement": {"Effect": "Allow", "Action": "s3:GetObject"}}) == []
+
+
+def test_iam_floor_reads_only_terraform_folders_that_can_hold_iam(tmp_path: Path) -> None:
+    """A folder of .tf files with no aws_iam_*, policy, Statement or module is not parsed
+    (python-hcl2 costs a third of a second per tree); any of those words makes it a target."""
+    from backend.gates.scanners import iam_floor
+    from backend.gates.scanners._base import ScanContext
+
+    files = {
+        "net/main.tf": 'resource "null_resource" "x" {\n  triggers = { a = "b" }\n}\n',
+        "roles/main.tf": 'resource "aws_iam_role" "r" {\n  name = "r"\n}\n',
+        "bucket/main.tf": 'resource "aws_s3_bucket_policy" "p" {\n  bucket = "b"\n}\n',
+        "mods/main.tf": 'module "ci" {\n  source = "./m"\n  arns = ["arn:aws:iam::aws:x"]\n}\n',
+    }
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text, encoding="utf-8")
+    ctx = ScanContext(root=tmp_path, files=tuple(sorted(files)))
+    assert iam_floor.targets(ctx) == ["bucket", "mods", "roles"]
