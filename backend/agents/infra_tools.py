@@ -1,11 +1,11 @@
 """The Infra agent's two tools, and its offline "model" over the rule-based planner.
 
 The registry is exactly ``validate_infra_file`` + ``propose_infra_pr``, no terminal.
-``validate_infra_file`` lints one file directly (hadolint, or the QA gate's built-in
-checks), with no ``decide()``; a missing hadolint reports ``skipped`` and never breaks the
-turn. ``propose_infra_pr`` goes to the PR pipeline the backend hands in, where ``decide()``
-rules and a correction is told apart from a first proposal. :meth:`InfraAgentTools.registry`
-gives the callables the agent runtime's tool registry expects.
+``validate_infra_file`` lints one file directly (a Dockerfile: hadolint and the gate's
+Dockerfile checks; others: the QA gate's built-in checks), with no ``decide()``; a missing
+hadolint reports ``skipped`` and never breaks the turn. ``propose_infra_pr`` goes to the
+PR pipeline the backend hands in, where ``decide()`` rules and a correction is told apart
+from a first proposal. :meth:`InfraAgentTools.registry` gives the runtime's callables.
 """
 
 from __future__ import annotations
@@ -23,9 +23,11 @@ from backend.agents.team import INFRA
 from backend.exceptions import ValidationError
 from backend.gates.findings import ScanResult
 from backend.gates.runner import run_qa
-from backend.gates.scanners import hadolint
-from backend.gates.scanners._base import ToolFailed, find_binary, tool_env
+from backend.gates.sandbox import run_sandboxed
+from backend.gates.scanners import dockerfile, hadolint
+from backend.gates.scanners._base import ScanContext, ToolFailed, find_binary, tool_env
 from backend.gates.targets import is_dockerfile
+from backend.gates.workspace import prepared_copy
 from backend.module_map import ModuleMap, parse_module_map
 from backend.repo_paths import validate_path
 
@@ -40,7 +42,9 @@ def validate_infra_file(
 ) -> dict[str, Any]:
     """Lint one proposed file before it is proposed.
 
-    Dockerfiles go to hadolint (trusted config, ignore pragmas disabled) over stdin;
+    Dockerfiles go to hadolint (trusted config, ignore pragmas disabled) over stdin and to
+    the QA gate's own Dockerfile checks (sandboxed, as the gate runs them), so what the gate
+    will fail (an unverified download, a pipe without pipefail) is seen before the PR;
     compose/Terraform files get the QA gate's built-in checks. Nothing is executed.
 
     Returns:
@@ -60,16 +64,28 @@ def validate_infra_file(
             "findings": [f.to_json() for f in result.findings],
             "detail": None if result.scans else "no QA check applies to this file",
         }
-    scan = _hadolint(path, content, timeout_s)
+    scans = [_hadolint(path, content, timeout_s), _dockerfile_checks(path, content, timeout_s)]
+    statuses = {scan.status for scan in scans}
+    status = "fail" if "fail" in statuses else "skipped" if "skipped" in statuses else "pass"
     out: dict[str, Any] = {
         "path": path,
-        "status": scan.status,
-        "tool": hadolint.TOOL,
-        "findings": [f.to_json() for f in scan.findings],
+        "status": status,
+        "tool": "+".join(scan.tool for scan in scans),
+        "findings": [f.to_json() for scan in scans for f in scan.findings],
     }
-    if scan.detail:
-        out["detail"] = scan.detail
+    details = [scan.detail for scan in scans if scan.detail]
+    if details:
+        out["detail"] = "; ".join(details)
     return out
+
+
+def _dockerfile_checks(path: str, content: str, timeout_s: float) -> ScanResult:
+    """The QA gate's own Dockerfile checks (verified downloads, pipefail, root, pinned
+    bases), in their sandboxed child as the gate runs them, on a one-file copy."""
+    with prepared_copy({path: content}) as ws:
+        ctx = ScanContext(root=ws.root, files=ws.files, timeout_s=timeout_s)
+        result = run_sandboxed(dockerfile.TOOL, ctx)
+    return result if result is not None else ScanResult.from_findings(dockerfile.TOOL, [])
 
 
 def _hadolint(path: str, content: str, timeout_s: float) -> ScanResult:

@@ -171,7 +171,7 @@ def test_a_failing_background_run_is_recorded_as_an_event(
 def test_validate_infra_file_runs_hadolint_directly(monkeypatch: pytest.MonkeyPatch) -> None:
     bad = validate_infra_file("services/api/Dockerfile", "FROM python:latest\nUSER root\n")
     assert bad["status"] == "fail"
-    assert bad["tool"] == "hadolint"
+    assert bad["tool"] == "hadolint+dockerfile"
     assert {"DL3007", "DL3002"} <= {f["rule"] for f in bad["findings"]}
     assert {f["file"] for f in bad["findings"]} == {"services/api/Dockerfile"}
     good = validate_infra_file("Dockerfile", CLEAN_FILES["Dockerfile"])
@@ -182,8 +182,11 @@ def test_validate_infra_file_runs_hadolint_directly(monkeypatch: pytest.MonkeyPa
     assert compose["status"] == "fail"
 
     monkeypatch.setattr("backend.agents.infra_tools.find_binary", lambda *a, **k: None)
-    skipped = validate_infra_file("Dockerfile", "FROM python:latest\n")
+    # a file the built-in checks pass: without hadolint it is not a pass but "skipped"
+    # (with one they fail, "fail" wins, as in the gate)
+    skipped = validate_infra_file("Dockerfile", CLEAN_FILES["Dockerfile"])
     assert skipped["status"] == "skipped"
+    assert validate_infra_file("Dockerfile", "FROM python:latest\n")["status"] == "fail"
     assert "hadolint" in skipped["detail"]
     assert _base.find_binary("hadolint") is not None  # only the agent's lookup was removed
 
@@ -202,3 +205,21 @@ def test_plan_and_propose_reads_the_module_map(sqlite_db: Database, tmp_path: Pa
     assert {"Dockerfile", "compose.yaml", ".github/workflows/ci.yml"} <= paths
     assert world.commits_on_branch() == 1
     assert "api:" in world.git("show", f"{BRANCH}:compose.yaml")
+
+
+def test_validate_infra_file_sees_what_the_gate_s_dockerfile_checks_fail() -> None:
+    """An unverified download (a rule of the gate's own Dockerfile checks, not hadolint's) is
+    reported to the agent before it proposes; the same download verified passes."""
+    head = "FROM debian:12.5-slim\nRUN apt-get update && apt-get install -y curl\n"
+    unverified = head + "RUN curl -fsSL https://example.com/install.sh | sh\nUSER 10001\n"
+    verified = head + (
+        "RUN curl -fsSLo /tmp/tool.tgz https://example.com/tool.tgz \\\n"
+        ' && echo "93dcc18adc78c65a028a84799ecf8ad40c936fdfc5f2a57b1acda5a8117fa82c  '
+        '/tmp/tool.tgz" | sha256sum -c - \\\n'
+        " && tar -xzf /tmp/tool.tgz -C /usr/local/bin\nUSER 10001\n"
+    )
+    bad = validate_infra_file("Dockerfile", unverified)
+    assert bad["status"] == "fail"
+    assert "dockerfile-unverified-download" in {f["rule"] for f in bad["findings"]}
+    good = validate_infra_file("Dockerfile", verified)
+    assert "dockerfile-unverified-download" not in {f["rule"] for f in good["findings"]}, good
