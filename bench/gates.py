@@ -132,6 +132,7 @@ def direct_commands(root: Path) -> list[list[str]]:
 
 
 def _run(cmd: list[str], root: Path) -> None:
+    # cmd is an adapter's own command(): each ends its options with "--" before the paths
     subprocess.run(cmd, cwd=root, env=tool_env(), stdin=subprocess.DEVNULL,
                    capture_output=True, text=True, timeout=300, check=False)  # fmt: skip
 

@@ -80,6 +80,9 @@ def _write(root: Path, pkg: dict, files: dict[str, str]) -> Path:
 
 
 def _ran(argv: list[str], cwd: Path) -> list[str]:
+    # argv is npm's or the planner's start: node options first, then the entry file, which
+    # the planner writes as ./-x.js when its name starts with "-" (node takes no "--" there,
+    # since the options before the file are the start's own)
     done = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0, (argv, done.stdout, done.stderr)
     return [line for line in done.stdout.splitlines() if line.startswith("RAN:")]

@@ -54,7 +54,7 @@ def cluster() -> Iterator[str]:
         "CADENCIA_TEST_PG_PORT": str(_free_port()),
     }
     run = subprocess.run(
-        ["bash", str(REPO / "scripts" / "start-postgres.sh")],
+        ["bash", "--", str(REPO / "scripts" / "start-postgres.sh")],
         env=env,
         capture_output=True,
         text=True,

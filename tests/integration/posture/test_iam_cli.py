@@ -88,7 +88,7 @@ CORPUS = ROOT / "tests" / "fixtures" / "corpus" / "iam"
 
 def _verdicts(paths: list[Path], *flags: str) -> dict[str, bool]:
     """Each file's verdict from one ``audit iam`` run over all of them: True when failed."""
-    result = cadencia(*flags, "--json", *map(str, paths))
+    result = cadencia(*flags, "--json", "--", *map(str, paths))  # a name is never an option
     assert result.returncode in (0, 1), result.stderr
     report = json.loads(result.stdout)
     failed = {f["file"] for f in report["findings"] if f["severity"] == "error"}
