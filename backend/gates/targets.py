@@ -82,12 +82,8 @@ def dockerfile_targets(root: Path, files: Iterable[str]) -> list[str]:
         if is_dockerfile(rel):
             found.append(rel)
             continue
-        try:
-            with (root / rel).open("rb") as handle:
-                head = handle.read(_SNIFF_BYTES)
-        except OSError:
-            continue
-        if looks_like_dockerfile(head.decode("utf-8", errors="replace")):
+        head = read_head(root / rel, _SNIFF_BYTES)
+        if head is not None and looks_like_dockerfile(head):
             found.append(rel)
     return found
 
